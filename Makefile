@@ -1,0 +1,99 @@
+# nprof — build out of tree into build/. `make` builds, `make check` tests,
+# `make run` profiles the demo. See docs/layout.md for the tree.
+
+BUILD    ?= build
+CC       ?= cc
+CXX      ?= c++
+CFLAGS   ?= -O2 -g
+WARN     := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow \
+            -Wstrict-prototypes -Wmissing-prototypes -Wformat=2
+ALL_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -fno-omit-frame-pointer \
+            -fvisibility=hidden -Iinclude -Isrc -I$(BUILD)/gen -MMD -MP
+LIBS     := -lelf -liberty -lz -lm -lpthread
+
+# The layers, bottom up (docs/layout.md). Every .c in these folders goes
+# into the core library that the CLI, the tests and later the daemon link.
+CORE_DIRS := src/base src/unwind src/profile src/symbolize src/output src/engine
+CORE_SRC  := $(foreach d,$(CORE_DIRS),$(wildcard $(d)/*.c))
+CORE_OBJ  := $(CORE_SRC:%.c=$(BUILD)/%.o)
+CORE_LIB  := $(BUILD)/libnprof-core.a
+
+CLI_SRC   := $(wildcard src/cli/*.c)
+CLI_OBJ   := $(CLI_SRC:%.c=$(BUILD)/%.o)
+NPROF     := $(BUILD)/nprof
+
+# --help text comes from the man page source: the first ``` block of each
+# docs/nprof*.1.md becomes a C string (scripts/md2help).
+HELP_MD   := $(wildcard docs/nprof*.1.md)
+HELP_H    := $(HELP_MD:docs/%.1.md=$(BUILD)/gen/help/%.h)
+
+UNIT_SRC  := $(wildcard tests/unit/*_test.c)
+UNIT_BIN  := $(UNIT_SRC:%.c=$(BUILD)/%)
+
+.PHONY: all check run clean progs unit bench fuzz fuzz-long
+all: $(NPROF) progs unit fuzz
+
+$(BUILD)/%.o: %.c | $(HELP_H)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(CORE_LIB): $(CORE_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(NPROF): $(CLI_OBJ) $(CORE_LIB)
+	$(CC) $(ALL_CFLAGS) -o $@ $(CLI_OBJ) $(CORE_LIB) $(LIBS)
+
+$(BUILD)/gen/help/%.h: docs/%.1.md scripts/md2help
+	@mkdir -p $(@D)
+	scripts/md2help $< > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/tests/unit/%: tests/unit/%.c tests/unit/test.h $(CORE_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(CORE_LIB) $(LIBS)
+
+unit: $(UNIT_BIN)
+
+# libFuzzer targets: tests/fuzz/<name>_fuzz.c, built with clang, ASan and
+# UBSan against the core sources compiled the same way. `make check` runs
+# each for FUZZ_SECONDS on its corpus (tests/fuzz/corpus/<name>/);
+# `make fuzz-long` runs them for FUZZ_LONG_SECONDS.
+FUZZ_CC     := clang
+FUZZ_FLAGS  := -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer-no-link,address,undefined \
+               -fno-sanitize-recover=undefined -Iinclude -Isrc -I$(BUILD)/gen -MMD -MP
+FUZZ_SRC    := $(wildcard tests/fuzz/*_fuzz.c)
+FUZZ_BIN    := $(FUZZ_SRC:%.c=$(BUILD)/%)
+FUZZ_CORE   := $(CORE_SRC:%.c=$(BUILD)/fuzz-obj/%.o)
+FUZZ_SECONDS ?= 10
+FUZZ_LONG_SECONDS ?= 600
+
+$(BUILD)/fuzz-obj/%.o: %.c | $(HELP_H)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -c $< -o $@
+
+$(BUILD)/tests/fuzz/%: tests/fuzz/%.c $(FUZZ_CORE)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_CORE) $(LIBS)
+
+fuzz: $(FUZZ_BIN)
+
+fuzz-long: $(FUZZ_BIN)
+	FUZZ_SECONDS=$(FUZZ_LONG_SECONDS) tests/fuzz/run-all $(BUILD)
+
+include tests/progs/progs.mk
+
+check: all
+	tests/run $(BUILD)
+
+run: 
+	scripts/install-deps --if-missing
+	$(MAKE) $(NPROF) progs
+	scripts/demo $(BUILD)
+
+bench: all
+	bench/record-overhead $(BUILD)
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,22 @@
+/* cli: what the subcommands share: how they report, and their entry points.
+ *
+ * The CLI is the edge: it is the only place that prints errors. Each
+ * message is one line, "nprof: " then the cause and the fix. */
+#ifndef NPROF_CLI_CLI_H
+#define NPROF_CLI_CLI_H
+
+enum cli_exit {
+	EXIT_OK = 0,
+	EXIT_FAILED = 1, /* the operation ran and failed */
+	EXIT_USAGE = 2,	 /* the command line was wrong */
+};
+
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Prints the error and a pointer to --help; returns EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+int cmd_record(int argc, char **argv);
+
+#endif

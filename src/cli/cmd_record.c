@@ -1,0 +1,365 @@
+/* nprof record: sample a running process or a command, write a profile.
+ * The options and their meaning are documented in docs/nprof-record.1.md,
+ * which is also where --help comes from. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/units.h"
+#include "cli/cli.h"
+#include "cli/spawn.h"
+#include "engine/engine.h"
+#include "help/nprof-record.h"
+#include "output/output.h"
+
+/* Below this a cpu interval floods the target with timer interrupts. */
+#define MIN_CPU_INTERVAL_NS 10000ull
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+struct record_args {
+	struct record_options rec;
+	const char *format_name;
+	const char *file;
+	bool duration_given;
+	pid_t pid;
+	char **command; /* argv after "--", or NULL */
+};
+
+enum long_only { OPT_CSTACK = 1000 };
+
+static int parse_duration(const char *arg, uint64_t *ret_ns)
+{
+	/* A bare number is seconds, as in asprof's -d. */
+	return units_parse_duration_ns(arg, 1000000000ull, ret_ns);
+}
+
+static int parse_interval(const char *event, const char *arg, uint64_t *ret)
+{
+	if (!strcmp(event, "cpu")) {
+		/* A bare number is nanoseconds, as in asprof's -i. */
+		int r = units_parse_duration_ns(arg, 1, ret);
+
+		if (r == 0 && *ret < MIN_CPU_INTERVAL_NS)
+			return -ERANGE;
+		return r;
+	}
+	if (units_parse_count(arg, ret) < 0 || *ret == 0)
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_pid(const char *arg, pid_t *ret)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v <= 0 || v > INT_MAX)
+		return -EINVAL;
+	*ret = (pid_t)v;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct record_args *a)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "cstack", required_argument, NULL, OPT_CSTACK },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *interval = NULL;
+	int c;
+
+	a->rec.event = "cpu";
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+:e:d:i:o:f:tsj:h", longopts,
+				NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			a->rec.event = optarg;
+			break;
+		case 'd':
+			if (parse_duration(optarg, &a->rec.duration_ns) < 0)
+				return cli_usage_error("record",
+					"-d %s: not a duration; use seconds (10, 1.5) or a unit (500ms, 2m)",
+					optarg);
+			a->duration_given = true;
+			break;
+		case 'i':
+			interval = optarg;
+			break;
+		case 'o':
+			a->format_name = optarg;
+			break;
+		case 'f':
+			a->file = optarg;
+			break;
+		case 't':
+			a->rec.per_thread = true;
+			break;
+		case 's':
+			a->rec.simple_names = true;
+			break;
+		case 'j': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+
+			if (end == optarg || *end || v < 1 || v > 65535)
+				return cli_usage_error("record",
+					"-j %s: not a stack depth; use a number from 1 to 65535",
+					optarg);
+			a->rec.max_depth = (unsigned)v;
+			break;
+		}
+		case OPT_CSTACK:
+			if (!strcmp(optarg, "auto"))
+				a->rec.cstack = CSTACK_AUTO;
+			else if (!strcmp(optarg, "fp"))
+				a->rec.cstack = CSTACK_FP;
+			else if (!strcmp(optarg, "dwarf"))
+				a->rec.cstack = CSTACK_DWARF;
+			else
+				return cli_usage_error("record",
+					"--cstack %s: unknown mode; use fp, dwarf or auto",
+					optarg);
+			break;
+		case 'h':
+			fputs(nprof_record_help, stdout);
+			exit(EXIT_OK);
+		case ':':
+			return cli_usage_error("record", "option -%c needs a value",
+					       optopt);
+		default:
+			if (optopt)
+				return cli_usage_error("record",
+					"unknown option -%c", optopt);
+			return cli_usage_error("record", "unknown option %s",
+					       argv[optind - 1]);
+		}
+	}
+
+	if (!engine_event_known(a->rec.event)) {
+		char buf[256];
+
+		return cli_usage_error("record",
+			"-e %s: unknown event; available here: %s",
+			a->rec.event, engine_available_events(buf, sizeof(buf)));
+	}
+	if (interval) {
+		int r = parse_interval(a->rec.event, interval, &a->rec.interval);
+
+		if (r == -ERANGE)
+			return cli_usage_error("record",
+				"-i %s: below 10us, which would swamp the target with interrupts; use 1ms or more",
+				interval);
+		if (r < 0)
+			return cli_usage_error("record",
+				"-i %s: not an interval for %s; use %s",
+				interval, a->rec.event,
+				strcmp(a->rec.event, "cpu") ?
+					"a count such as 1, 100 or 10k" :
+					"a time such as 10ms or 1000us");
+	}
+
+	/* "--" ends options: what follows is the command to start. */
+	if (optind > 0 && optind <= argc && !strcmp(argv[optind - 1], "--")) {
+		if (optind == argc)
+			return cli_usage_error("record", "no command after --");
+		a->command = argv + optind;
+		if (!a->duration_given)
+			a->rec.duration_ns = 0;
+		return 0;
+	}
+	if (optind >= argc)
+		return cli_usage_error("record", "no PID given; use nprof record PID or nprof record -- COMMAND");
+	if (optind + 1 < argc)
+		return cli_usage_error("record",
+			"unexpected '%s' after the PID; to start a command, put -- before it",
+			argv[optind + 1]);
+	if (parse_pid(argv[optind], &a->pid) < 0)
+		return cli_usage_error("record",
+			"'%s' is not a PID; give a process id, or -- COMMAND",
+			argv[optind]);
+	if (!a->duration_given)
+		a->rec.duration_ns = 10ull * 1000000000ull;
+	return 0;
+}
+
+/* Expands %p (pid) and %t (timestamp) in the -f template. */
+static int expand_path(const char *tmpl, pid_t pid, char *out, size_t len)
+{
+	size_t o = 0;
+
+	for (const char *s = tmpl; *s; s++) {
+		char piece[64];
+		const char *add = piece;
+
+		if (s[0] == '%' && s[1] == 'p') {
+			snprintf(piece, sizeof(piece), "%d", (int)pid);
+			s++;
+		} else if (s[0] == '%' && s[1] == 't') {
+			time_t now = time(NULL);
+			struct tm tm;
+
+			localtime_r(&now, &tm);
+			strftime(piece, sizeof(piece), "%Y%m%d-%H%M%S", &tm);
+			s++;
+		} else {
+			piece[0] = *s;
+			piece[1] = '\0';
+		}
+		if (o + strlen(add) >= len)
+			return -ENAMETOOLONG;
+		memcpy(out + o, add, strlen(add));
+		o += strlen(add);
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+/* Resolves -o / -f into a format; returns EXIT_OK or a usage error. */
+static int choose_format(const struct record_args *a, bool *ret_default,
+			 enum output_format *ret)
+{
+	*ret_default = false;
+	if (a->format_name) {
+		if (output_format_parse(a->format_name, ret) < 0)
+			return cli_usage_error("record",
+				"-o %s: unknown format; use one of: %s",
+				a->format_name, output_format_names());
+		return EXIT_OK;
+	}
+	if (a->file) {
+		if (output_format_from_path(a->file, ret) < 0)
+			return cli_usage_error("record",
+				"-f %s: cannot tell the format from the extension; add -o FORMAT (%s)",
+				a->file, output_format_names());
+		return EXIT_OK;
+	}
+	*ret_default = true;
+	return EXIT_OK;
+}
+
+static int write_output(const struct profile *p, const struct record_args *a,
+			enum output_format format, bool default_output)
+{
+	char path[PATH_MAX];
+	FILE *out = stdout;
+	int r;
+
+	if (default_output) {
+		r = output_write(p, OUTPUT_SUMMARY, NULL, stdout);
+		if (r == 0) {
+			putchar('\n');
+			r = output_write(p, OUTPUT_FLAT, NULL, stdout);
+		}
+		if (r < 0)
+			cli_error("cannot write to standard output: %s",
+				  strerror(-r));
+		return r < 0 ? EXIT_FAILED : EXIT_OK;
+	}
+	if (a->file) {
+		if (expand_path(a->file, p->pid, path, sizeof(path)) < 0) {
+			cli_error("-f %s: the expanded path is too long", a->file);
+			return EXIT_FAILED;
+		}
+		out = fopen(path, "w");
+		if (!out) {
+			cli_error("cannot write %s: %s", path, strerror(errno));
+			return EXIT_FAILED;
+		}
+	}
+	r = output_write(p, format, NULL, out);
+	if (out != stdout && fclose(out) != 0 && r == 0)
+		r = -errno;
+	if (r < 0) {
+		cli_error("cannot write %s: %s", a->file ? path : "standard output",
+			  strerror(-r));
+		return EXIT_FAILED;
+	}
+	if (a->file) {
+		/* The summary is not on screen: repeat what the reader must
+		 * know, then say where the profile is. */
+		for (unsigned i = 0; i < p->nnotes; i++)
+			fprintf(stderr, "nprof: note: %s\n", p->notes[i]);
+		fprintf(stderr, "nprof: wrote %s (%lld %s, %zu stacks)\n", path,
+			(long long)(p->nvalues ? profile_total(p, 0) : 0),
+			p->nvalues ? p->value_types[0].type : "samples",
+			p->nstacks);
+	}
+	return EXIT_OK;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_args a = { 0 };
+	struct spawned child = { .pid = -1, .go_fd = -1, .err_fd = -1 };
+	struct symbolizer *syms = NULL;
+	struct profile *p = NULL;
+	enum output_format format = OUTPUT_SUMMARY;
+	bool default_output;
+	struct diag d;
+	int ret, r;
+
+	ret = parse_args(argc, argv, &a);
+	if (ret != EXIT_OK)
+		return ret;
+	ret = choose_format(&a, &default_output, &format);
+	if (ret != EXIT_OK)
+		return ret;
+
+	diag_clear(&d);
+	a.rec.stop = &stop_requested;
+	signal(SIGINT, on_stop_signal);
+	signal(SIGTERM, on_stop_signal);
+	signal(SIGPIPE, SIG_IGN);
+
+	ret = EXIT_FAILED;
+	syms = symbolizer_new();
+	if (!syms) {
+		cli_error("out of memory");
+		goto out;
+	}
+	if (a.command) {
+		r = spawned_start(a.command, &child, &d);
+		if (r < 0) {
+			cli_error("%s", d.msg);
+			goto out;
+		}
+		a.pid = child.pid;
+		r = engine_record(child.pid, &a.rec, syms, spawned_release,
+				  &child, &p, &d);
+		spawned_finish(&child, 2000);
+		if (child.exec_error) {
+			cli_error("cannot run '%s': %s", a.command[0],
+				  strerror(-child.exec_error));
+			goto out;
+		}
+	} else {
+		r = engine_record(a.pid, &a.rec, syms, NULL, NULL, &p, &d);
+	}
+	if (r < 0) {
+		cli_error("%s", d.msg[0] ? d.msg : strerror(-r));
+		goto out;
+	}
+	ret = write_output(p, &a, format, default_output);
+out:
+	profile_free(p);
+	symbolizer_free(syms);
+	return ret;
+}

@@ -1,0 +1,72 @@
+/* nprof: dispatches to one file per subcommand. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "help/nprof.h"
+
+#ifndef NPROF_VERSION
+#define NPROF_VERSION "0.1.0"
+#endif
+
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+};
+
+static const struct command commands[] = {
+	{ "record", cmd_record },
+};
+
+void cli_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fputs("nprof: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	cli_error("%s (see nprof %s%s--help)", msg, cmd ? cmd : "",
+		  cmd ? " " : "");
+	return EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+	const char *name = argc > 1 ? argv[1] : NULL;
+
+	if (!name || !strcmp(name, "-h") || !strcmp(name, "--help") ||
+	    (!strcmp(name, "help") && argc == 2)) {
+		fputs(nprof_help, stdout);
+		return name ? EXIT_OK : EXIT_USAGE;
+	}
+	if (!strcmp(name, "-V") || !strcmp(name, "--version")) {
+		printf("nprof %s\n", NPROF_VERSION);
+		return EXIT_OK;
+	}
+	if (!strcmp(name, "help")) {
+		char *help_argv[] = { argv[2], "--help", NULL };
+
+		for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+			if (!strcmp(commands[i].name, argv[2]))
+				return commands[i].run(2, help_argv);
+		return cli_usage_error(NULL, "unknown command '%s'", argv[2]);
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(commands[i].name, name))
+			return commands[i].run(argc - 1, argv + 1);
+	return cli_usage_error(NULL, "unknown command '%s'", name);
+}

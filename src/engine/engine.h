@@ -1,0 +1,55 @@
+/* engine: out-of-process sampling of any process with perf_event_open.
+ *
+ * The engine opens one event per (thread, CPU) with inherit set, so every
+ * thread is sampled, including threads created during the recording; each
+ * CPU's events share one ring buffer. Samples are aggregated by raw
+ * address chain while recording (cheap), and symbolized once per distinct
+ * address at the end, into a profile.
+ *
+ * How a sample becomes a stack of addresses is the unwinder's job
+ * (engine/unwinder.h): frame pointers (the kernel's callchain) today,
+ * DWARF CFI over a copied user stack next. */
+#ifndef NPROF_ENGINE_ENGINE_H
+#define NPROF_ENGINE_ENGINE_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/diag.h"
+#include "profile/profile.h"
+#include "symbolize/symbolize.h"
+
+enum cstack_mode { CSTACK_AUTO, CSTACK_FP, CSTACK_DWARF };
+
+struct record_options {
+	const char *event;	/* "cpu" (default), "page-faults", ... */
+	uint64_t interval;	/* 0: the event's default; ns for cpu */
+	uint64_t duration_ns;	/* 0: until the target exits or *stop */
+	unsigned max_depth;	/* 0: 2048 */
+	bool per_thread;	/* root every stack in a thread frame (-t) */
+	bool simple_names;	/* -s */
+	enum cstack_mode cstack;
+	/* Set asynchronously (SIGINT) to end the recording early. */
+	volatile sig_atomic_t *stop;
+};
+
+/* Records pid until the duration passes, the target exits, or *stop is
+ * set; then symbolizes with s and returns the profile. When the target is
+ * our own child (started by `record -- COMMAND`, held before exec),
+ * child_started is called once the events are open so it can be let go;
+ * the caller reaps it after engine_record returns.
+ * Errors: -ESRCH no such process, -EACCES/-EPERM not permitted, -ENOENT
+ * event not supported here, -EINVAL bad option; d says which and the fix. */
+int engine_record(pid_t pid, const struct record_options *o,
+		  struct symbolizer *s, void (*child_started)(void *arg),
+		  void *arg, struct profile **ret, struct diag *d);
+
+/* The event names this host can count, space-separated, into buf. */
+const char *engine_available_events(char *buf, unsigned len);
+
+/* True when name is an event the engine knows (available here or not). */
+bool engine_event_known(const char *name);
+
+#endif

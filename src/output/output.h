@@ -1,0 +1,43 @@
+/* output: one writer per format, all reading the same profile model.
+ *
+ * Writers take a finished profile and a FILE; they never change the
+ * profile. Value 0 of a profile (samples for cpu, count for page-faults)
+ * is the one text outputs rank by; the others are shown beside it. */
+#ifndef NPROF_OUTPUT_OUTPUT_H
+#define NPROF_OUTPUT_OUTPUT_H
+
+#include <stdio.h>
+
+#include "profile/profile.h"
+
+enum output_format {
+	OUTPUT_SUMMARY,
+	OUTPUT_TRACES,
+	OUTPUT_FLAT,
+	OUTPUT_COLLAPSED,
+};
+
+struct output_options {
+	unsigned top; /* rows for traces and flat; 0: the writer's default */
+};
+
+/* "summary", "traces", ... Returns 0 or -EINVAL. */
+int output_format_parse(const char *name, enum output_format *ret);
+
+/* The format a file name implies: ".collapsed"/".folded" -> collapsed,
+ * ".txt" -> flat. Returns 0 or -EINVAL when the extension says nothing. */
+int output_format_from_path(const char *path, enum output_format *ret);
+
+/* The names accepted by output_format_parse, space-separated. */
+const char *output_format_names(void);
+
+/* Writes p to out. Returns 0, or -EIO when out reported an error. */
+int output_write(const struct profile *p, enum output_format f,
+		 const struct output_options *o, FILE *out);
+
+int output_write_summary(const struct profile *p, const struct output_options *o, FILE *out);
+int output_write_traces(const struct profile *p, const struct output_options *o, FILE *out);
+int output_write_flat(const struct profile *p, const struct output_options *o, FILE *out);
+int output_write_collapsed(const struct profile *p, const struct output_options *o, FILE *out);
+
+#endif

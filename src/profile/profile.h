@@ -1,0 +1,153 @@
+/* profile: the model every source fills and every writer reads.
+ *
+ * A profile is a set of samples; each sample is a stack (interned frames,
+ * root first), the thread it ran on, and one or more values (samples and
+ * nanoseconds; bytes and objects; ...). Frames, stacks, threads and strings
+ * are interned: equal ones share one id, so a profile of a million samples
+ * over a thousand distinct stacks stays small. Samples with the same stack
+ * and thread are merged as they are added.
+ *
+ * No I/O happens here. Not thread-safe: one writer fills a profile, then
+ * any number of readers read it. Ids are dense indexes into the public
+ * arrays below, which readers may walk directly but must not modify. */
+#ifndef NPROF_PROFILE_PROFILE_H
+#define NPROF_PROFILE_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/id_index.h"
+
+#define PROFILE_MAX_VALUES 4
+#define PROFILE_MAX_NOTES 16
+
+enum frame_kind {
+	FRAME_USER,	/* code in the main executable */
+	FRAME_LIBRARY,	/* code in a shared library */
+	FRAME_KERNEL,
+	FRAME_INLINED,	/* a function inlined into its caller's frame */
+	FRAME_JIT,	/* code named by a /tmp/perf-PID.map */
+	FRAME_THREAD,	/* the pseudo-frame naming a thread (-t) */
+	FRAME_UNKNOWN,	/* no symbol: the name is "module+0xOFFSET" */
+};
+
+struct frame {
+	const char *name;   /* function name, demangled; never NULL */
+	const char *module; /* path of the ELF module, or NULL */
+	const char *file;   /* source file, or NULL when unknown */
+	uint32_t line;	    /* 0 when unknown */
+	enum frame_kind kind;
+};
+
+struct stack {
+	uint32_t first;	 /* index of the first frame id in profile.stack_frames */
+	uint32_t depth;
+	bool truncated;	 /* the unwinder gave up before the root */
+};
+
+struct thread {
+	pid_t tid;
+	const char *name; /* the latest name seen; "" when unknown */
+};
+
+struct sample {
+	uint32_t stack;
+	uint32_t thread;
+	int64_t values[PROFILE_MAX_VALUES];
+};
+
+struct value_type {
+	const char *type; /* "samples", "cpu", "alloc_space", ... */
+	const char *unit; /* "count", "nanoseconds", "bytes" */
+};
+
+/* What went less than perfectly, so every output can say how far to trust
+ * it. Each counter is zero when nothing degraded. */
+struct profile_degraded {
+	uint64_t lost_samples;	     /* dropped by the kernel or the agent */
+	uint64_t truncated_stacks;   /* samples whose unwinding stopped early */
+	uint64_t unsymbolized_frames;/* distinct frames without a symbol */
+};
+
+struct profile {
+	/* Description, set by the source before or after adding samples. */
+	const char *event;	/* "cpu", "page-faults", ... */
+	uint64_t interval;	/* the sampling interval, in interval_unit */
+	const char *interval_unit; /* "nanoseconds", "events", "bytes" */
+	struct value_type value_types[PROFILE_MAX_VALUES];
+	unsigned nvalues;
+	uint64_t start_ns;	/* CLOCK_REALTIME at start */
+	uint64_t duration_ns;
+	pid_t pid;
+	const char *command;	/* the target's name, or NULL */
+	const char *unwinder;	/* how stacks were produced: "fp", "dwarf" */
+	bool target_exited;	/* the target exited before the end */
+	struct profile_degraded degraded;
+	const char *notes[PROFILE_MAX_NOTES]; /* one line each, for people */
+	unsigned nnotes;
+
+	/* Interned data; ids index these arrays. */
+	struct frame *frames;
+	size_t nframes;
+	uint32_t *stack_frames; /* every stack's frame ids, root first */
+	size_t nstack_frames;
+	struct stack *stacks;
+	size_t nstacks;
+	struct thread *threads;
+	size_t nthreads;
+	struct sample *samples;
+	size_t nsamples;
+
+	/* Private to profile.c. */
+	struct profile_private *priv;
+};
+
+struct profile *profile_new(void);
+void profile_free(struct profile *p);
+
+/* Returns a copy of s owned by the profile, equal strings shared. NULL in,
+ * NULL out; NULL with errno ENOMEM when out of memory. */
+const char *profile_intern_string(struct profile *p, const char *s);
+
+/* Declares the values every sample carries, in order. Call once, before
+ * adding samples. Returns 0 or -EINVAL (more than PROFILE_MAX_VALUES). */
+int profile_set_value_types(struct profile *p, const struct value_type *types,
+			    unsigned n);
+
+/* Adds a one-line note for the reader ("kernel frames omitted: ...").
+ * Notes past PROFILE_MAX_NOTES are dropped. Returns 0 or -errno. */
+int profile_add_note(struct profile *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Interns a frame (strings are copied); writes its id. 0 or -ENOMEM. */
+int profile_intern_frame(struct profile *p, const struct frame *f,
+			 uint32_t *ret_id);
+
+/* Interns a stack of frame ids, frames[0] the root (outermost caller).
+ * 0 or -ENOMEM. */
+int profile_intern_stack(struct profile *p, const uint32_t *frames,
+			 uint32_t depth, bool truncated, uint32_t *ret_id);
+
+/* The thread with this tid, created when new; a non-NULL, non-empty name
+ * replaces the one known. 0 or -ENOMEM. */
+int profile_intern_thread(struct profile *p, pid_t tid, const char *name,
+			  uint32_t *ret_id);
+
+/* Adds values (nvalues of them) to the sample (stack, thread), merging
+ * with an existing one. 0 or -ENOMEM. */
+int profile_add_sample(struct profile *p, uint32_t stack, uint32_t thread,
+		       const int64_t *values);
+
+/* The frame ids of a stack, root first. */
+static inline const uint32_t *profile_stack_frames(const struct profile *p,
+						   uint32_t stack)
+{
+	return p->stack_frames + p->stacks[stack].first;
+}
+
+/* Sum of value index v over all samples. */
+int64_t profile_total(const struct profile *p, unsigned v);
+
+#endif

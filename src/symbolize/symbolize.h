@@ -1,0 +1,82 @@
+/* symbolize: from addresses in a process to names a person can read.
+ *
+ * A symbolizer is long-lived: it caches each ELF module's symbol table by
+ * build-id (or, without one, by path, size and mtime), so a second
+ * recording of the same binary does not parse it again. A proc_syms is one
+ * target process: its mappings (from /proc/PID/maps, then kept current with
+ * the mmap records the engine sees), its /tmp/perf-PID.map, and the kernel's
+ * symbols. Lookups never fail for lack of a symbol: an address without one
+ * gets the name "module+0xOFFSET" (kind FRAME_UNKNOWN), never a bare number.
+ *
+ * Runs outside signal context. Not thread-safe: one thread uses a
+ * symbolizer and its proc_syms at a time. */
+#ifndef NPROF_SYMBOLIZE_SYMBOLIZE_H
+#define NPROF_SYMBOLIZE_SYMBOLIZE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/diag.h"
+#include "profile/profile.h"
+
+struct symbolizer;
+struct proc_syms;
+
+/* A mapping as the engine learns it from PERF_RECORD_MMAP2. */
+struct mapping {
+	uint64_t start, end; /* [start, end) */
+	uint64_t pgoff;	     /* file offset of start */
+	uint32_t maj, min;
+	uint64_t inode;
+	uint32_t prot;	     /* PROT_* */
+	const char *path;    /* as the kernel names it; copied */
+};
+
+struct symbol_info {
+	const char *name;   /* demangled; simple when SYM_SIMPLE */
+	const char *module; /* path of the module as mapped, or NULL */
+	uint64_t module_offset; /* address as an offset in module's file */
+	enum frame_kind kind;
+	/* name and module stay valid until the symbolizer is freed. */
+};
+
+enum symbolize_flags {
+	SYM_SIMPLE = 1 << 0, /* no namespaces, templates or parameter lists */
+};
+
+struct symbolizer_stats {
+	uint64_t modules_parsed;  /* ELF files whose symbols were read */
+	uint64_t cache_hits;	  /* modules served from the build-id cache */
+	uint64_t debug_files;	  /* separate debug files used */
+};
+
+struct symbolizer *symbolizer_new(void);
+void symbolizer_free(struct symbolizer *s);
+void symbolizer_get_stats(const struct symbolizer *s,
+			  struct symbolizer_stats *ret);
+
+/* Reads /proc/PID/maps and the process's perf map, and the kernel symbols
+ * when kernel is true. Fails with -ESRCH (no such process) or -EACCES
+ * (maps not readable: another user's process), with d saying so. */
+int symbolizer_open_process(struct symbolizer *s, pid_t pid, bool kernel,
+			    struct proc_syms **ret, struct diag *d);
+void proc_syms_free(struct proc_syms *ps);
+
+/* Adds a mapping seen after the process was opened (dlopen, mmap). A new
+ * mapping replaces the part of any old one it overlaps. */
+int proc_syms_add_mapping(struct proc_syms *ps, const struct mapping *m);
+
+/* Re-reads the perf map (a JIT may have appended to it). */
+int proc_syms_reload_perf_map(struct proc_syms *ps);
+
+/* Names addr. kernel says the address came from the kernel part of a
+ * callchain. Always fills ret; returns 0 or -ENOMEM. */
+int proc_syms_lookup(struct proc_syms *ps, uint64_t addr, bool kernel,
+		     unsigned flags, struct symbol_info *ret);
+
+/* Why kernel frames cannot be named, or NULL when they can
+ * ("/proc/kallsyms shows zero addresses: kernel.kptr_restrict=1; ..."). */
+const char *proc_syms_kernel_problem(const struct proc_syms *ps);
+
+#endif

@@ -1,0 +1,208 @@
+/* split: two threads burn CPU in three functions in a 60/30/10 split and
+ * measure, per function, the CPU time they really spent there.
+ *
+ *   split [--seconds N] [--truth FILE]
+ *
+ * The main thread (main -> run_main_thread -> burn_*) and a second thread
+ * named "burner" (worker_main -> worker_loop -> burn_*) each hand out CPU
+ * in random quanta of 0.5-2 ms: a quantum goes to burn_sixty, burn_thirty or
+ * burn_ten with probability 0.6, 0.3 and 0.1. Random lengths and order keep
+ * the schedule from aliasing with a periodic sampler; each thread keeps the
+ * split by itself, so any time window has it even if the two threads get
+ * unequal CPU. Each burn_* measures its own thread CPU time
+ * (CLOCK_THREAD_CPUTIME_ID) and the totals are the ground truth, written to
+ * FILE on exit:
+ *
+ *   pid 1234
+ *   tid main 1234
+ *   tid burner 1235
+ *   fn burn_sixty 3012345678      (ns of CPU, both threads)
+ *   fn burn_thirty ...
+ *   fn burn_ten ...
+ *
+ * "ready" is printed on stdout once both threads are burning. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+/* noipa: no inlining, cloning (".constprop") or identical-code folding, so
+ * every function keeps its own name and frames. */
+#define NOINLINE __attribute__((noinline, noipa))
+
+enum { SIXTY, THIRTY, TEN, NFN };
+static const char *fn_names[NFN] = { "burn_sixty", "burn_thirty", "burn_ten" };
+static _Atomic uint64_t fn_ns[NFN];
+static _Atomic int stop;
+static _Atomic int burning;
+static pid_t burner_tid;
+static volatile uint64_t sink;
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* A few tens of microseconds of arithmetic the compiler cannot drop. */
+static inline uint64_t spin(uint64_t x, uint64_t k)
+{
+	for (int i = 0; i < 50000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		x += k;
+	}
+	return x;
+}
+
+/* The three burners are identical but for their names; each is its own
+ * noinline function so its frames are its own. They return the CPU time
+ * they spent, measured from inside so the time of the clock reads counts. */
+NOINLINE static uint64_t burn_sixty(uint64_t ns, uint64_t *x)
+{
+	uint64_t t0 = thread_cpu_ns(), t;
+	do { *x = spin(*x, 60); } while ((t = thread_cpu_ns()) - t0 < ns);
+	__asm__ volatile("" ::: "memory");
+	return t - t0;
+}
+
+NOINLINE static uint64_t burn_thirty(uint64_t ns, uint64_t *x)
+{
+	uint64_t t0 = thread_cpu_ns(), t;
+	do { *x = spin(*x, 30); } while ((t = thread_cpu_ns()) - t0 < ns);
+	__asm__ volatile("" ::: "memory");
+	return t - t0;
+}
+
+NOINLINE static uint64_t burn_ten(uint64_t ns, uint64_t *x)
+{
+	uint64_t t0 = thread_cpu_ns(), t;
+	do { *x = spin(*x, 10); } while ((t = thread_cpu_ns()) - t0 < ns);
+	__asm__ volatile("" ::: "memory");
+	return t - t0;
+}
+
+/* One quantum: pick a function with probability 0.6/0.3/0.1 and a length
+ * of 0.5-2 ms from a per-thread xorshift generator. */
+NOINLINE static void burn_quantum(uint64_t *rng, uint64_t *x)
+{
+	*rng ^= *rng << 13;
+	*rng ^= *rng >> 7;
+	*rng ^= *rng << 17;
+	unsigned pick = (unsigned)(*rng % 100);
+	uint64_t ns = 500000 + (*rng >> 8) % 1500000;
+	uint64_t spent;
+	int fn;
+	if (pick < 60) {
+		fn = SIXTY;
+		spent = burn_sixty(ns, x);
+	} else if (pick < 90) {
+		fn = THIRTY;
+		spent = burn_thirty(ns, x);
+	} else {
+		fn = TEN;
+		spent = burn_ten(ns, x);
+	}
+	atomic_fetch_add(&fn_ns[fn], spent);
+}
+
+NOINLINE static void worker_loop(uint64_t seed)
+{
+	uint64_t rng = seed, x = seed * 3 + 1;
+	while (!atomic_load(&stop))
+		burn_quantum(&rng, &x);
+	sink += x;
+}
+
+static void *worker_main(void *arg)
+{
+	(void)arg;
+	burner_tid = (pid_t)syscall(SYS_gettid);
+	atomic_fetch_add(&burning, 1);
+	worker_loop(0x9e3779b97f4a7c15ull);
+	return NULL;
+}
+
+NOINLINE static void run_main_thread(void)
+{
+	uint64_t rng = 0xd1b54a32d192ed03ull, x = 7;
+	while (!atomic_load(&stop))
+		burn_quantum(&rng, &x);
+	sink += x;
+}
+
+/* Ends the run after the requested wall time, from a third, idle thread,
+ * so neither burner has to look at the wall clock. */
+static void *timer_main(void *arg)
+{
+	uint64_t end = mono_ns() + *(uint64_t *)arg;
+	while (mono_ns() < end)
+		usleep(10000);
+	atomic_store(&stop, 1);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	double seconds = 5;
+	const char *truth = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
+			seconds = atof(argv[++i]);
+		else if (!strcmp(argv[i], "--truth") && i + 1 < argc)
+			truth = argv[++i];
+		else {
+			fprintf(stderr, "usage: split [--seconds N] [--truth FILE]\n");
+			return 2;
+		}
+	}
+
+	uint64_t run_ns = (uint64_t)(seconds * 1e9);
+	pthread_t worker, timer;
+	if (pthread_create(&worker, NULL, worker_main, NULL) ||
+	    pthread_create(&timer, NULL, timer_main, &run_ns)) {
+		perror("split: pthread_create");
+		return 1;
+	}
+	pthread_setname_np(worker, "burner");
+	pthread_setname_np(timer, "timer");
+	while (!atomic_load(&burning))
+		usleep(1000);
+	printf("ready\n");
+	fflush(stdout);
+
+	run_main_thread();
+	pthread_join(worker, NULL);
+	pthread_join(timer, NULL);
+
+	if (truth) {
+		FILE *f = fopen(truth, "w");
+		if (!f) {
+			perror(truth);
+			return 1;
+		}
+		fprintf(f, "pid %d\n", (int)getpid());
+		fprintf(f, "tid main %d\n", (int)getpid());
+		fprintf(f, "tid burner %d\n", (int)burner_tid);
+		for (int i = 0; i < NFN; i++)
+			fprintf(f, "fn %s %llu\n", fn_names[i],
+				(unsigned long long)atomic_load(&fn_ns[i]));
+		fclose(f);
+	}
+	return 0;
+}

@@ -1,0 +1,55 @@
+/* syscalls: spends its time in the kernel, writing to /dev/null in a loop
+ * from write_loop, so a recording that may include kernel frames shows the
+ * write path (entry_SYSCALL_64, do_syscall_64, ksys_write, ...) below it.
+ *
+ *   syscalls [--seconds N]
+ *
+ * "ready" is printed on stdout once it loops. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NOINLINE __attribute__((noinline, noipa))
+
+static char buf[64 * 1024];
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+NOINLINE static void write_loop(int fd, double until)
+{
+	while (now() < until)
+		for (int i = 0; i < 1000; i++)
+			if (write(fd, buf, sizeof buf) < 0)
+				return;
+}
+
+int main(int argc, char **argv)
+{
+	double seconds = 5;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
+			seconds = atof(argv[++i]);
+		else {
+			fprintf(stderr, "usage: syscalls [--seconds N]\n");
+			return 2;
+		}
+	}
+	int fd = open("/dev/null", O_WRONLY);
+	if (fd < 0) {
+		perror("/dev/null");
+		return 1;
+	}
+	memset(buf, 'x', sizeof buf);
+	printf("ready\n");
+	fflush(stdout);
+	write_loop(fd, now() + seconds);
+	return 0;
+}

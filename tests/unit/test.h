@@ -1,0 +1,45 @@
+/* test.h: a tiny TAP producer for unit tests.
+ *
+ * Each CHECK prints "ok N - what" or "not ok N - what (file:line)"; the
+ * runner (tests/run) counts them. A test program ends with
+ * `return test_done();`, which exits non-zero if anything failed. */
+#ifndef NPROF_TEST_H
+#define NPROF_TEST_H
+
+#include <stdio.h>
+#include <string.h>
+
+static int test_count, test_failed;
+
+#define CHECK(cond, ...)                                                   \
+	do {                                                               \
+		test_count++;                                              \
+		if (cond) {                                                \
+			printf("ok %d - ", test_count);                    \
+		} else {                                                   \
+			test_failed++;                                     \
+			printf("not ok %d - ", test_count);                \
+		}                                                          \
+		printf(__VA_ARGS__);                                       \
+		if (!(cond))                                               \
+			printf(" (%s:%d: %s)", __FILE__, __LINE__, #cond); \
+		printf("\n");                                              \
+		fflush(stdout);                                            \
+	} while (0)
+
+#define CHECK_STR(a, b, ...)                                              \
+	do {                                                              \
+		const char *a_ = (a), *b_ = (b);                          \
+		CHECK(a_ && b_ && !strcmp(a_, b_), __VA_ARGS__);          \
+		if (!(a_ && b_ && !strcmp(a_, b_)))                       \
+			printf("#   got \"%s\", want \"%s\"\n",           \
+			       a_ ? a_ : "(null)", b_ ? b_ : "(null)");   \
+	} while (0)
+
+static inline int test_done(void)
+{
+	printf("1..%d\n", test_count);
+	return test_failed ? 1 : 0;
+}
+
+#endif
