@@ -27,13 +27,19 @@ NPROF     := $(BUILD)/nprof
 HELP_MD   := $(wildcard docs/nprof*.1.md)
 HELP_H    := $(HELP_MD:docs/%.1.md=$(BUILD)/gen/help/%.h)
 
+# Templates under src/output/res/ are embedded as C arrays (scripts/embed):
+# build/gen/res/NAME.h, included by the writer that uses them.
+RES       := $(wildcard src/output/res/*)
+RES_H     := $(RES:src/output/res/%=$(BUILD)/gen/res/%.h)
+GEN_H     := $(HELP_H) $(RES_H)
+
 UNIT_SRC  := $(wildcard tests/unit/*_test.c)
 UNIT_BIN  := $(UNIT_SRC:%.c=$(BUILD)/%)
 
 .PHONY: all check run clean progs unit bench fuzz fuzz-long
 all: $(NPROF) progs unit fuzz
 
-$(BUILD)/%.o: %.c | $(HELP_H)
+$(BUILD)/%.o: %.c | $(GEN_H)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
@@ -47,6 +53,10 @@ $(NPROF): $(CLI_OBJ) $(CORE_LIB)
 $(BUILD)/gen/help/%.h: docs/%.1.md scripts/md2help
 	@mkdir -p $(@D)
 	scripts/md2help $< > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/gen/res/%.h: src/output/res/% scripts/embed
+	@mkdir -p $(@D)
+	scripts/embed $< > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/tests/unit/%: tests/unit/%.c tests/unit/test.h $(CORE_LIB)
 	@mkdir -p $(@D)
@@ -67,7 +77,7 @@ FUZZ_CORE   := $(CORE_SRC:%.c=$(BUILD)/fuzz-obj/%.o)
 FUZZ_SECONDS ?= 10
 FUZZ_LONG_SECONDS ?= 600
 
-$(BUILD)/fuzz-obj/%.o: %.c | $(HELP_H)
+$(BUILD)/fuzz-obj/%.o: %.c | $(GEN_H)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -c $< -o $@
 

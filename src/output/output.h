@@ -6,6 +6,7 @@
 #ifndef NPROF_OUTPUT_OUTPUT_H
 #define NPROF_OUTPUT_OUTPUT_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "profile/profile.h"
@@ -17,8 +18,14 @@ enum output_format {
 	OUTPUT_COLLAPSED,
 };
 
+/* Options a writer may honour; zero means the writer's default. */
 struct output_options {
-	unsigned top; /* rows for traces and flat; 0: the writer's default */
+	unsigned top;	    /* rows for traces and flat */
+	const char *title;  /* flame graph / tree / svg title */
+	unsigned width;	    /* image width in px (svg, flame graph) */
+	unsigned height;    /* frame height in px (svg) */
+	double minwidth;    /* omit frames narrower than this many px */
+	bool reverse;	    /* callers-first (icicle) view */
 };
 
 /* "summary", "traces", ... Returns 0 or -EINVAL. */

@@ -25,6 +25,8 @@ struct profile_private {
 	struct id_index stack_index;
 	struct id_index thread_index;
 	struct id_index sample_index;
+	struct id_index module_index;
+	size_t modules_cap, events_cap;
 	size_t frames_cap, stack_frames_cap, stacks_cap, threads_cap,
 		samples_cap;
 };
@@ -66,6 +68,7 @@ struct profile *profile_new(void)
 	id_index_init(&p->priv->stack_index);
 	id_index_init(&p->priv->thread_index);
 	id_index_init(&p->priv->sample_index);
+	id_index_init(&p->priv->module_index);
 	p->unwinder = "fp";
 	return p;
 }
@@ -86,7 +89,10 @@ void profile_free(struct profile *p)
 	id_index_release(&p->priv->stack_index);
 	id_index_release(&p->priv->thread_index);
 	id_index_release(&p->priv->sample_index);
+	id_index_release(&p->priv->module_index);
 	free(p->priv);
+	free(p->modules);
+	free(p->events);
 	free(p->frames);
 	free(p->stack_frames);
 	free(p->stacks);
@@ -188,7 +194,7 @@ int profile_add_note(struct profile *p, const char *fmt, ...)
 	return 0;
 }
 
-/* Interned strings compare by pointer. */
+/* Interned strings compare by pointer; the address is not identity. */
 static uint64_t frame_hash(const struct frame *f)
 {
 	uint64_t parts[5] = { (uintptr_t)f->name, (uintptr_t)f->module,
@@ -359,4 +365,56 @@ int64_t profile_total(const struct profile *p, unsigned v)
 	for (size_t i = 0; i < p->nsamples; i++)
 		t += p->samples[i].values[v];
 	return t;
+}
+
+static int module_match(const void *ctx, uint32_t id, const void *key)
+{
+	return ((const struct profile *)ctx)->modules[id].path == key;
+}
+
+int profile_intern_module(struct profile *p, const char *path,
+			  const char *build_id, uint32_t *ret_id)
+{
+	struct profile_private *pp = p->priv;
+	const char *ipath = profile_intern_string(p, path);
+	uint64_t h;
+	uint32_t id;
+
+	if (!ipath)
+		return -ENOMEM;
+	h = hash_u64((uintptr_t)ipath);
+	id = id_index_find(&pp->module_index, h, module_match, p, ipath);
+	if (id == ID_NONE) {
+		if (reserve(&p->modules, &pp->modules_cap, p->nmodules + 1,
+			    sizeof(*p->modules)) < 0)
+			return -ENOMEM;
+		id = (uint32_t)p->nmodules;
+		if (id_index_insert(&pp->module_index, h, id) < 0)
+			return -ENOMEM;
+		p->modules[p->nmodules++] = (struct module){ ipath, NULL };
+	}
+	if (build_id && !p->modules[id].build_id) {
+		p->modules[id].build_id = profile_intern_string(p, build_id);
+		if (!p->modules[id].build_id)
+			return -ENOMEM;
+	}
+	*ret_id = id;
+	return 0;
+}
+
+int profile_add_event(struct profile *p, uint64_t time_ns, uint32_t stack,
+		      uint32_t thread, int64_t value)
+{
+	if (!p->max_events)
+		return 0;
+	if (p->nevents >= p->max_events) {
+		p->events_dropped++;
+		return 0;
+	}
+	if (reserve(&p->events, &p->priv->events_cap, p->nevents + 1,
+		    sizeof(*p->events)) < 0)
+		return -ENOMEM;
+	p->events[p->nevents++] = (struct sample_event){ time_ns, stack, thread,
+							 value };
+	return 0;
 }

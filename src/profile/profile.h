@@ -39,6 +39,24 @@ struct frame {
 	const char *file;   /* source file, or NULL when unknown */
 	uint32_t line;	    /* 0 when unknown */
 	enum frame_kind kind;
+	/* An address in the module (file offset) of one instruction of this
+	 * frame, for formats that want one (pprof). Not part of the frame's
+	 * identity: the first one interned is kept. 0 when unknown. */
+	uint64_t address;
+};
+
+/* A module the profile's frames refer to, for formats that list them. */
+struct module {
+	const char *path;
+	const char *build_id; /* lowercase hex, or NULL */
+};
+
+/* One sample in time order, for formats that keep the timeline (JFR). */
+struct sample_event {
+	uint64_t time_ns; /* CLOCK_REALTIME */
+	uint32_t stack;
+	uint32_t thread;
+	int64_t value;	  /* value 0 of the sample */
 };
 
 struct stack {
@@ -99,6 +117,13 @@ struct profile {
 	size_t nthreads;
 	struct sample *samples;
 	size_t nsamples;
+	struct module *modules;
+	size_t nmodules;
+	/* The timeline: at most max_events, later ones counted in
+	 * events_dropped. Sources fill it only when max_events > 0. */
+	struct sample_event *events;
+	size_t nevents, max_events;
+	uint64_t events_dropped;
 
 	/* Private to profile.c. */
 	struct profile_private *priv;
@@ -139,6 +164,16 @@ int profile_intern_thread(struct profile *p, pid_t tid, const char *name,
  * with an existing one. 0 or -ENOMEM. */
 int profile_add_sample(struct profile *p, uint32_t stack, uint32_t thread,
 		       const int64_t *values);
+
+/* Records a module's build-id (hex); the path is interned. Idempotent.
+ * 0 or -ENOMEM. */
+int profile_intern_module(struct profile *p, const char *path,
+			  const char *build_id, uint32_t *ret_id);
+
+/* Appends to the timeline when it is enabled (max_events > 0); past the
+ * limit counts a drop. 0 or -ENOMEM. */
+int profile_add_event(struct profile *p, uint64_t time_ns, uint32_t stack,
+		      uint32_t thread, int64_t value);
 
 /* The frame ids of a stack, root first. */
 static inline const uint32_t *profile_stack_frames(const struct profile *p,

@@ -1,12 +1,42 @@
 # Test and demo programs: tests/progs/*.c built with frame pointers (and
 # whatever special variants a test needs, below). Ground truth they compute
 # themselves goes to the file named by their --truth option.
-PROGS_CFLAGS := -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -pthread
-PROGS_SRC    := $(wildcard tests/progs/*.c)
-PROGS_BIN    := $(PROGS_SRC:%.c=$(BUILD)/%)
+PROGS_CFLAGS   := -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -pthread
+PROGS_CXXFLAGS := $(PROGS_CFLAGS) -std=gnu++17
+PROGS_DIR      := $(BUILD)/tests/progs
+
+# Sources with a rule of their own below are not plain programs.
+PROGS_SPECIAL  := tests/progs/libhot.c tests/progs/debuglink.c
+PROGS_SRC      := $(filter-out $(PROGS_SPECIAL),$(wildcard tests/progs/*.c))
+PROGS_CXX_SRC  := $(wildcard tests/progs/*.cpp)
+PROGS_BIN      := $(PROGS_SRC:%.c=$(BUILD)/%) $(PROGS_CXX_SRC:%.cpp=$(BUILD)/%)
+PROGS_EXTRA    := $(PROGS_DIR)/libhot.so $(PROGS_DIR)/debuglink \
+                  $(PROGS_DIR)/debuglink.debug
 
 $(BUILD)/tests/progs/%: tests/progs/%.c
 	@mkdir -p $(@D)
 	$(CC) $(PROGS_CFLAGS) -o $@ $< -ldl -lm
 
-progs: $(PROGS_BIN)
+$(BUILD)/tests/progs/%: tests/progs/%.cpp
+	@mkdir -p $(@D)
+	$(CXX) $(PROGS_CXXFLAGS) -o $@ $< -lm
+
+# The library dlopen_host loads at run time (found next to the host).
+$(PROGS_DIR)/libhot.so: tests/progs/libhot.c
+	@mkdir -p $(@D)
+	$(CC) $(PROGS_CFLAGS) -fPIC -shared -o $@ $<
+
+# A binary with no symbol table at all: symbols and DWARF live in
+# debuglink.debug, found through .gnu_debuglink (same directory). The
+# unstripped link goes to a temporary name so that a failed step leaves no
+# half-made binary behind.
+$(PROGS_DIR)/debuglink $(PROGS_DIR)/debuglink.debug &: tests/progs/debuglink.c
+	@mkdir -p $(@D)
+	$(CC) $(PROGS_CFLAGS) -o $(PROGS_DIR)/debuglink.full $<
+	objcopy --only-keep-debug $(PROGS_DIR)/debuglink.full $(PROGS_DIR)/debuglink.debug
+	strip --strip-all -o $(PROGS_DIR)/debuglink.stripped $(PROGS_DIR)/debuglink.full
+	cd $(PROGS_DIR) && objcopy --add-gnu-debuglink=debuglink.debug debuglink.stripped
+	mv $(PROGS_DIR)/debuglink.stripped $(PROGS_DIR)/debuglink
+	rm -f $(PROGS_DIR)/debuglink.full
+
+progs: $(PROGS_BIN) $(PROGS_EXTRA)

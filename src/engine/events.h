@@ -1,0 +1,52 @@
+/* events: the table of perf events the engine can record, and probing
+ * which of them this host can count.
+ *
+ * One row per event name the CLI accepts. Adding an event is adding a
+ * row; nothing else in the engine switches on names. */
+#ifndef NPROF_ENGINE_EVENTS_H
+#define NPROF_ENGINE_EVENTS_H
+
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "profile/profile.h"
+
+#define ENGINE_EVENT_MAX_VALUES 2
+
+/* What one sample adds to a value. */
+enum event_value_kind {
+	EVENT_VALUE_SAMPLES, /* 1 per sample */
+	EVENT_VALUE_PERIOD,  /* the sample's period (ns for cpu, count else) */
+};
+
+struct engine_event {
+	const char *name;
+	uint32_t type;		  /* PERF_TYPE_* */
+	uint64_t config;	  /* PERF_COUNT_* */
+	uint64_t default_interval;
+	uint64_t min_interval;	  /* the kernel's floor; 0 when none */
+	const char *interval_unit;/* "nanoseconds" or "events" */
+	struct value_type values[ENGINE_EVENT_MAX_VALUES];
+	enum event_value_kind value_kinds[ENGINE_EVENT_MAX_VALUES];
+	unsigned nvalues;
+	bool context_switches;	  /* may fall back to switch records */
+};
+
+/* The row named name, or NULL. */
+const struct engine_event *engine_event_find(const char *name);
+
+/* Opens e on the calling process with exclude_kernel=1 and closes it.
+ * 0 when this host can count it, else -errno from perf_event_open. */
+int engine_event_probe(const struct engine_event *e);
+
+/* Fills a with e's sampling attr: type, config, the period, disabled.
+ * The recorder adds sample_type, the side-band bits and exclusions. */
+void engine_event_attr(const struct engine_event *e, uint64_t interval,
+		       struct perf_event_attr *a);
+
+/* perf_event_open(2); glibc has no wrapper. */
+int engine_perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu,
+			   int group_fd, unsigned long flags);
+
+#endif
