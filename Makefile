@@ -33,6 +33,13 @@ RES       := $(wildcard src/output/res/*)
 RES_H     := $(RES:src/output/res/%=$(BUILD)/gen/res/%.h)
 GEN_H     := $(HELP_H) $(RES_H)
 
+# pprof's schema (src/output/profile.proto) becomes build/gen/profile.pb-c.{c,h}
+# (protoc-c), compiled into the core library beside src/output/pprof*.c.
+PROTO_C   := $(BUILD)/gen/profile.pb-c.c
+CORE_OBJ  += $(BUILD)/gen/profile.pb-c.o
+GEN_H     += $(BUILD)/gen/profile.pb-c.h
+LIBS      += -lprotobuf-c
+
 UNIT_SRC  := $(wildcard tests/unit/*_test.c)
 UNIT_BIN  := $(UNIT_SRC:%.c=$(BUILD)/%)
 
@@ -58,6 +65,15 @@ $(BUILD)/gen/res/%.h: src/output/res/% scripts/embed
 	@mkdir -p $(@D)
 	scripts/embed $< > $@.tmp && mv $@.tmp $@
 
+$(PROTO_C): src/output/profile.proto
+	@mkdir -p $(@D)
+	protoc-c --proto_path=src/output --c_out=$(@D) $<
+
+$(BUILD)/gen/profile.pb-c.h: $(PROTO_C) ;
+
+$(BUILD)/gen/profile.pb-c.o: $(PROTO_C)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
 $(BUILD)/tests/unit/%: tests/unit/%.c tests/unit/test.h $(CORE_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(CORE_LIB) $(LIBS)
@@ -74,10 +90,15 @@ FUZZ_FLAGS  := -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer-no-link,address
 FUZZ_SRC    := $(wildcard tests/fuzz/*_fuzz.c)
 FUZZ_BIN    := $(FUZZ_SRC:%.c=$(BUILD)/%)
 FUZZ_CORE   := $(CORE_SRC:%.c=$(BUILD)/fuzz-obj/%.o)
+FUZZ_CORE   += $(BUILD)/fuzz-obj/gen/profile.pb-c.o
 FUZZ_SECONDS ?= 10
 FUZZ_LONG_SECONDS ?= 600
 
 $(BUILD)/fuzz-obj/%.o: %.c | $(GEN_H)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -c $< -o $@
+
+$(BUILD)/fuzz-obj/gen/profile.pb-c.o: $(PROTO_C)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -c $< -o $@
 
@@ -96,7 +117,7 @@ check: all
 	tests/run $(BUILD)
 
 run: 
-	scripts/install-deps --if-missing
+	scripts/install-deps --build --if-missing
 	$(MAKE) $(NPROF) progs
 	scripts/demo $(BUILD)
 

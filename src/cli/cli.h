@@ -18,5 +18,6 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 int cmd_record(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
 
 #endif

@@ -17,6 +17,7 @@ struct command {
 
 static const struct command commands[] = {
 	{ "record", cmd_record },
+	{ "convert", cmd_convert },
 };
 
 void cli_error(const char *fmt, ...)

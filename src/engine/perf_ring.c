@@ -5,32 +5,19 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-int perf_ring_map(struct perf_ring *r, int fd, size_t data_len,
-		  size_t min_len)
+int perf_ring_map(struct perf_ring *r, int fd, size_t data_len)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t len = (size_t)sysconf(_SC_PAGESIZE) + data_len;
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 
-	if (min_len < page)
-		min_len = page;
-	for (;;) {
-		size_t len = page + data_len;
-		void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
-			       fd, 0);
-
-		if (p != MAP_FAILED) {
-			r->fd = fd;
-			r->base = p;
-			r->map_len = len;
-			r->data_len = data_len;
-			return 0;
-		}
-		/* EPERM: over perf_event_mlock_kb plus RLIMIT_MEMLOCK. */
-		if (errno != EPERM || data_len / 2 < min_len)
-			return -errno;
-		data_len /= 2;
-	}
+	if (p == MAP_FAILED)
+		return -errno;
+	r->fd = fd;
+	r->base = p;
+	r->map_len = len;
+	r->data_len = data_len;
+	return 0;
 }
-
 void perf_ring_unmap(struct perf_ring *r)
 {
 	if (r && r->base) {
@@ -69,8 +56,12 @@ size_t perf_ring_drain(struct perf_ring *r, perf_ring_fn fn, void *ctx)
 			memcpy((unsigned char *)&hdr + first, data,
 			       sizeof(hdr) - first);
 		}
-		if (hdr.size < sizeof(hdr) || tail + hdr.size > head)
-			break; /* cannot happen with a sane kernel */
+		if (hdr.size < sizeof(hdr) || tail + hdr.size > head) {
+			/* Cannot happen with a sane kernel; skip what we
+			 * cannot parse rather than stall the ring. */
+			tail = head;
+			break;
+		}
 		if (off + hdr.size <= r->data_len && !(off & 7)) {
 			h = (const void *)(data + off);
 		} else {

@@ -16,14 +16,14 @@ struct perf_ring {
 	void *base;	   /* metadata page, then the data area */
 	size_t map_len;
 	size_t data_len;   /* power of two */
-	unsigned char scratch[65536]; /* a record's size field is 16 bits */
+	/* a record's size field is 16 bits */
+	unsigned char scratch[65536] __attribute__((aligned(8)));
 };
 
 /* Maps fd's ring with a data area of data_len bytes (a power of two of
- * pages); on EPERM (the locked-memory limit for unprivileged users)
- * retries with halves down to min_len. 0 or -errno. */
-int perf_ring_map(struct perf_ring *r, int fd, size_t data_len,
-		  size_t min_len);
+ * pages). 0 or -errno; -EPERM when over the locked-memory allowance
+ * (kernel.perf_event_mlock_kb per CPU, then RLIMIT_MEMLOCK). */
+int perf_ring_map(struct perf_ring *r, int fd, size_t data_len);
 void perf_ring_unmap(struct perf_ring *r);
 
 typedef void (*perf_ring_fn)(void *ctx, const struct perf_event_header *h);

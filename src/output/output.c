@@ -15,15 +15,30 @@ static const struct format_entry formats[] = {
 	{ "traces", OUTPUT_TRACES, output_write_traces },
 	{ "flat", OUTPUT_FLAT, output_write_flat },
 	{ "collapsed", OUTPUT_COLLAPSED, output_write_collapsed },
+	{ "pprof", OUTPUT_PPROF, output_write_pprof },
+	{ "speedscope", OUTPUT_SPEEDSCOPE, output_write_speedscope },
+	{ "dot", OUTPUT_DOT, output_write_dot },
+	{ "flamegraph", OUTPUT_FLAMEGRAPH, output_write_flamegraph },
+	{ "tree", OUTPUT_TREE, output_write_tree },
+	{ "svg", OUTPUT_SVG, output_write_svg },
+	{ "jfr", OUTPUT_JFR, output_write_jfr },
 };
 
 static const struct {
 	const char *ext;
 	enum output_format format;
 } extensions[] = {
+	/* Longer suffixes first: the first match wins. */
+	{ ".speedscope.json", OUTPUT_SPEEDSCOPE },
+	{ ".pb.gz", OUTPUT_PPROF },
+	{ ".pprof", OUTPUT_PPROF },
+	{ ".dot", OUTPUT_DOT },
 	{ ".collapsed", OUTPUT_COLLAPSED },
 	{ ".folded", OUTPUT_COLLAPSED },
 	{ ".txt", OUTPUT_FLAT },
+	{ ".html", OUTPUT_FLAMEGRAPH },
+	{ ".svg", OUTPUT_SVG },
+	{ ".jfr", OUTPUT_JFR },
 };
 
 int output_format_parse(const char *name, enum output_format *ret)
@@ -53,7 +68,7 @@ int output_format_from_path(const char *path, enum output_format *ret)
 
 const char *output_format_names(void)
 {
-	return "summary traces flat collapsed";
+	return "summary traces flat collapsed pprof speedscope dot flamegraph tree svg jfr";
 }
 
 int output_write(const struct profile *p, enum output_format f,

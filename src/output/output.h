@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "base/diag.h"
 #include "profile/profile.h"
 
 enum output_format {
@@ -16,6 +17,13 @@ enum output_format {
 	OUTPUT_TRACES,
 	OUTPUT_FLAT,
 	OUTPUT_COLLAPSED,
+	OUTPUT_PPROF,
+	OUTPUT_SPEEDSCOPE,
+	OUTPUT_DOT,
+	OUTPUT_FLAMEGRAPH,
+	OUTPUT_TREE,
+	OUTPUT_SVG,
+	OUTPUT_JFR,
 };
 
 /* Options a writer may honour; zero means the writer's default. */
@@ -46,5 +54,19 @@ int output_write_summary(const struct profile *p, const struct output_options *o
 int output_write_traces(const struct profile *p, const struct output_options *o, FILE *out);
 int output_write_flat(const struct profile *p, const struct output_options *o, FILE *out);
 int output_write_collapsed(const struct profile *p, const struct output_options *o, FILE *out);
+int output_write_flamegraph(const struct profile *p, const struct output_options *o, FILE *out);
+int output_write_tree(const struct profile *p, const struct output_options *o, FILE *out);
+int output_write_svg(const struct profile *p, const struct output_options *o, FILE *out);
+int output_write_pprof(const struct profile *p, const struct output_options *o, FILE *out);
+int output_write_speedscope(const struct profile *p, const struct output_options *o, FILE *out);
+int output_write_dot(const struct profile *p, const struct output_options *o, FILE *out);
+int output_write_jfr(const struct profile *p, const struct output_options *o, FILE *out);
+
+/* Reads collapsed text (root first, `a;b;c 12` per line) back into a new
+ * profile with one value, samples/count. Returns 0, or -EBADMSG with the
+ * line at fault in d, -EFBIG past the limits, -ENOMEM. docs/formats.md
+ * says how frame kinds and threads are recovered. */
+int collapsed_read(const void *data, size_t len, struct profile **ret_p,
+		   struct diag *d);
 
 #endif

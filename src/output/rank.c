@@ -143,6 +143,8 @@ const char *rank_frame_label(const struct frame *f, char *buf, size_t len)
 	if (!f->module || f->kind == FRAME_UNKNOWN || f->kind == FRAME_KERNEL ||
 	    f->kind == FRAME_THREAD)
 		snprintf(buf, len, "%s", f->name);
+	else if (f->module[0] == '[') /* "[vdso]" names itself */
+		snprintf(buf, len, "%s %s", f->name, f->module);
 	else
 		snprintf(buf, len, "%s [%s]", f->name, rank_basename(f->module));
 	return buf;

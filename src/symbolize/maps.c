@@ -43,15 +43,15 @@ int maps_classify_path(const char *path, enum map_kind *ret_kind,
 	}
 	if (len == 0 || !strcmp(path, "//anon") ||
 	    !strncmp(path, "[anon:", 6) || !strncmp(path, "[anon_shmem:", 12))
-		kind = MAP_ANON;
+		kind = MAPK_ANON;
 	else if (!strcmp(path, "[vdso]"))
-		kind = MAP_VDSO;
+		kind = MAPK_VDSO;
 	else if (path[0] == '[')
-		kind = MAP_SPECIAL;
+		kind = MAPK_SPECIAL;
 	else if (!strncmp(path, "/memfd:", 7))
-		kind = MAP_MEMFD;
+		kind = MAPK_MEMFD;
 	else
-		kind = MAP_FILE;
+		kind = MAPK_FILE;
 	clean = strndup(path, len);
 	if (!clean)
 		return -ENOMEM;
@@ -142,6 +142,11 @@ int maps_insert(struct maps *m, const struct map_entry *e)
 	m->n = m->n - (j - i) + nnew;
 	ne = *e;
 	ne.path = path;
+	/* Memory that is not a file has no meaningful offset: /proc shows 0,
+	 * perf records show the address. Offsets then count from the
+	 * mapping's start (and a split keeps counting from the original). */
+	if (ne.kind != MAPK_FILE && ne.kind != MAPK_MEMFD)
+		ne.pgoff = 0;
 	if (has_left) {
 		left.path = lpath;
 		m->v[i++] = left;

@@ -19,11 +19,11 @@
 #define MAPS_MAX_LINE 8192
 
 enum map_kind {
-	MAP_ANON,	/* no name, "//anon", "[anon:NAME]", "[anon_shmem:NAME]" */
-	MAP_FILE,	/* a path, possibly deleted */
-	MAP_MEMFD,	/* "/memfd:NAME (deleted)": a file with no path to open */
-	MAP_VDSO,	/* "[vdso]" */
-	MAP_SPECIAL,	/* "[heap]", "[stack]", "[vvar]", "[vsyscall]", ... */
+	MAPK_ANON,	/* no name, "//anon", "[anon:NAME]", "[anon_shmem:NAME]" */
+	MAPK_FILE,	/* a path, possibly deleted */
+	MAPK_MEMFD,	/* "/memfd:NAME (deleted)": a file with no path to open */
+	MAPK_VDSO,	/* "[vdso]" */
+	MAPK_SPECIAL,	/* "[heap]", "[stack]", "[vvar]", "[vsyscall]", ... */
 };
 
 struct map_entry {

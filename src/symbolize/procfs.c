@@ -7,17 +7,15 @@
 #include <string.h>
 #include <unistd.h>
 
-int procfs_read_file_from(const char *path, size_t offset, size_t max,
-			  char **ret_buf, size_t *ret_len)
+int procfs_read_fd_from(int fd, size_t offset, size_t max, char **ret_buf,
+			size_t *ret_len)
 {
 	size_t len = 0, cap = 4096;
 	char *buf = NULL, *nb;
-	int fd, err;
+	int err = -ENOMEM;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	err = -ENOMEM;
+	if (cap > max + 1)
+		cap = max + 1;
 	buf = malloc(cap);
 	if (!buf)
 		goto out;
@@ -29,15 +27,17 @@ int procfs_read_file_from(const char *path, size_t offset, size_t max,
 		ssize_t r;
 
 		if (cap - len < 2) {
+			size_t ncap = cap * 2 > max + 1 ? max + 1 : cap * 2;
+
 			err = -EFBIG;
-			if (cap >= max + 1)
+			if (ncap <= cap)
 				goto out;
 			err = -ENOMEM;
-			nb = realloc(buf, cap * 2 > max + 1 ? max + 1 : cap * 2);
+			nb = realloc(buf, ncap);
 			if (!nb)
 				goto out;
 			buf = nb;
-			cap = cap * 2 > max + 1 ? max + 1 : cap * 2;
+			cap = ncap;
 		}
 		r = read(fd, buf + len, cap - len - 1);
 		if (r < 0 && errno == EINTR)
@@ -57,6 +57,17 @@ int procfs_read_file_from(const char *path, size_t offset, size_t max,
 	err = 0;
 out:
 	free(buf);
+	return err;
+}
+
+int procfs_read_file_from(const char *path, size_t offset, size_t max,
+			  char **ret_buf, size_t *ret_len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+
+	if (fd < 0)
+		return -errno;
+	err = procfs_read_fd_from(fd, offset, max, ret_buf, ret_len);
 	close(fd);
 	return err;
 }

@@ -16,6 +16,10 @@ int procfs_read_file(const char *path, size_t max, char **ret_buf,
 int procfs_read_file_from(const char *path, size_t offset, size_t max,
 			  char **ret_buf, size_t *ret_len);
 
+/* The same for a file already open; reads from offset to EOF. */
+int procfs_read_fd_from(int fd, size_t offset, size_t max, char **ret_buf,
+			size_t *ret_len);
+
 /* The innermost namespace pid of pid (the last NSpid in its status), or
  * pid itself when that cannot be read. */
 pid_t procfs_ns_pid(pid_t pid);

@@ -18,7 +18,7 @@
 #include <cstring>
 #include <thread>
 
-#define NOINLINE __attribute__((noinline, noipa))
+#include "progs.h"
 
 static volatile unsigned long sink;
 
@@ -29,6 +29,7 @@ struct Worker {
 	T state;
 	NOINLINE T churn(int rounds)
 	{
+		KEEP_FRAME();
 		for (int i = 0; i < rounds; i++)
 			state = state * 1103515245 + 12345 + (state >> 3);
 		return state;
@@ -38,6 +39,7 @@ struct Worker {
 template <typename T>
 NOINLINE T heavy(T x, int rounds)
 {
+	KEEP_FRAME();
 	for (int i = 0; i < rounds; i++)
 		x = x * static_cast<T>(0.999999) + static_cast<T>(1.000001) / (x + 1);
 	return x;
@@ -47,6 +49,7 @@ NOINLINE unsigned long run_lambda(int rounds)
 {
 	unsigned long acc = 1;
 	auto mix = [&acc](int n) __attribute__((noinline, noipa)) {
+		KEEP_FRAME();
 		for (int i = 0; i < n; i++)
 			acc = (acc ^ (acc << 7)) + (acc >> 11) + (unsigned long)i;
 		return acc;

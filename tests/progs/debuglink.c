@@ -13,12 +13,13 @@
 #include <string.h>
 #include <time.h>
 
-#define NOINLINE __attribute__((noinline, noipa))
+#include "progs.h"
 
 static volatile uint64_t sink;
 
 NOINLINE static uint64_t hidden_hot_loop(uint64_t x)
 {
+	KEEP_FRAME();
 	for (int i = 0; i < 3000000; i++)
 		x = (x ^ (x >> 3)) * 0xff51afd7ed558ccdull + (uint64_t)i;
 	return x;

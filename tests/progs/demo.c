@@ -2,7 +2,7 @@
  * threads doing recognisable work, so its profile reads at a glance:
  *
  *   "hasher"      handle_request -> checksum_block -> fnv1a_64
- *   "sorter"      rebuild_index  -> sort_records   -> qsort -> compare_records
+ *   "sorter"      rebuild_index  -> sort_records (recursive) -> compare_records
  *   "compressor"  flush_log      -> compress_chunk (a tiny LZ77)
  *   main          accept_loop, mostly asleep (like a listener)
  *
@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NOINLINE __attribute__((noinline, noipa))
+#include "progs.h"
 
 static _Atomic int stop;
 static volatile uint64_t sink;
@@ -28,6 +28,7 @@ static volatile uint64_t sink;
 
 NOINLINE static uint64_t fnv1a_64(const unsigned char *p, size_t n)
 {
+	KEEP_FRAME();
 	uint64_t h = 0xcbf29ce484222325ull;
 	for (size_t i = 0; i < n; i++)
 		h = (h ^ p[i]) * 0x100000001b3ull;
@@ -68,15 +69,42 @@ struct record {
 	char payload[24];
 };
 
-NOINLINE static int compare_records(const void *a, const void *b)
+NOINLINE static int compare_records(const struct record *a, const struct record *b)
 {
-	uint64_t x = ((const struct record *)a)->key, y = ((const struct record *)b)->key;
-	return (x > y) - (x < y);
+	KEEP_FRAME();
+	return (a->key > b->key) - (a->key < b->key);
 }
 
+/* Our own quicksort rather than libc's qsort, whose frames (built without
+ * frame pointers) would cut the stacks short. */
 NOINLINE static void sort_records(struct record *r, size_t n)
 {
-	qsort(r, n, sizeof *r, compare_records);
+	while (n > 1) {
+		struct record pivot = r[n / 2], tmp;
+		size_t i = 0, j = n - 1;
+		for (;;) {
+			while (compare_records(&r[i], &pivot) < 0)
+				i++;
+			while (compare_records(&r[j], &pivot) > 0)
+				j--;
+			if (i >= j)
+				break;
+			tmp = r[i];
+			r[i] = r[j];
+			r[j] = tmp;
+			i++;
+			j--;
+		}
+		/* Recurse into the smaller part, loop on the larger. */
+		if (j + 1 < n - j - 1) {
+			sort_records(r, j + 1);
+			r += j + 1;
+			n -= j + 1;
+		} else {
+			sort_records(r + j + 1, n - j - 1);
+			n = j + 1;
+		}
+	}
 }
 
 NOINLINE static void rebuild_index(struct record *r, size_t n, uint64_t *seed)
@@ -110,6 +138,7 @@ static void *sorter_main(void *arg)
  * for the longest match. Slow on purpose, which is what makes it hot. */
 NOINLINE static size_t compress_chunk(const unsigned char *in, size_t n, unsigned char *out)
 {
+	KEEP_FRAME();
 	size_t o = 0;
 	for (size_t i = 0; i < n;) {
 		size_t best = 0, dist = 0;

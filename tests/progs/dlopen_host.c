@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NOINLINE __attribute__((noinline, noipa))
+#include "progs.h"
 
 static volatile uint64_t sink;
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#define NOINLINE __attribute__((noinline, noipa))
+#include "progs.h"
 
 static volatile uint64_t sink;
 

@@ -24,7 +24,7 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 
-#define NOINLINE __attribute__((noinline, noipa))
+#include "progs.h"
 
 static double spawn_after = 1, end_time;
 static _Atomic pid_t late_tid, grand_tid;

@@ -3,12 +3,13 @@
  * (not just .dynsym) is needed to name every frame. */
 #include <stdint.h>
 
-#define NOINLINE __attribute__((noinline, noipa))
+#include "progs.h"
 
 uint64_t hot_in_library(uint64_t rounds);
 
 NOINLINE static uint64_t hot_mix(uint64_t x, uint64_t rounds)
 {
+	KEEP_FRAME();
 	for (uint64_t i = 0; i < rounds; i++) {
 		x ^= x << 9;
 		x ^= x >> 5;
@@ -20,5 +21,8 @@ NOINLINE static uint64_t hot_mix(uint64_t x, uint64_t rounds)
 /* Exported: the host finds it with dlsym. */
 NOINLINE uint64_t hot_in_library(uint64_t rounds)
 {
-	return hot_mix(rounds | 1, rounds);
+	/* Not a tail call: hot_in_library stays on the stack. */
+	uint64_t r = hot_mix(rounds | 1, rounds);
+	__asm__ volatile("" ::: "memory");
+	return r + 1;
 }

@@ -13,16 +13,16 @@ PROGS_BIN      := $(PROGS_SRC:%.c=$(BUILD)/%) $(PROGS_CXX_SRC:%.cpp=$(BUILD)/%)
 PROGS_EXTRA    := $(PROGS_DIR)/libhot.so $(PROGS_DIR)/debuglink \
                   $(PROGS_DIR)/debuglink.debug
 
-$(BUILD)/tests/progs/%: tests/progs/%.c
+$(BUILD)/tests/progs/%: tests/progs/%.c tests/progs/progs.h
 	@mkdir -p $(@D)
 	$(CC) $(PROGS_CFLAGS) -o $@ $< -ldl -lm
 
-$(BUILD)/tests/progs/%: tests/progs/%.cpp
+$(BUILD)/tests/progs/%: tests/progs/%.cpp tests/progs/progs.h
 	@mkdir -p $(@D)
 	$(CXX) $(PROGS_CXXFLAGS) -o $@ $< -lm
 
 # The library dlopen_host loads at run time (found next to the host).
-$(PROGS_DIR)/libhot.so: tests/progs/libhot.c
+$(PROGS_DIR)/libhot.so: tests/progs/libhot.c tests/progs/progs.h
 	@mkdir -p $(@D)
 	$(CC) $(PROGS_CFLAGS) -fPIC -shared -o $@ $<
 
@@ -30,7 +30,7 @@ $(PROGS_DIR)/libhot.so: tests/progs/libhot.c
 # debuglink.debug, found through .gnu_debuglink (same directory). The
 # unstripped link goes to a temporary name so that a failed step leaves no
 # half-made binary behind.
-$(PROGS_DIR)/debuglink $(PROGS_DIR)/debuglink.debug &: tests/progs/debuglink.c
+$(PROGS_DIR)/debuglink $(PROGS_DIR)/debuglink.debug &: tests/progs/debuglink.c tests/progs/progs.h
 	@mkdir -p $(@D)
 	$(CC) $(PROGS_CFLAGS) -o $(PROGS_DIR)/debuglink.full $<
 	objcopy --only-keep-debug $(PROGS_DIR)/debuglink.full $(PROGS_DIR)/debuglink.debug

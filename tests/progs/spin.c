@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#define NOINLINE __attribute__((noinline, noipa))
+#include "progs.h"
 
 static long rounds = 400;
 static int forever;
@@ -30,6 +30,7 @@ static double now(void)
 
 NOINLINE static uint64_t spin_leaf(uint64_t x)
 {
+	KEEP_FRAME();
 	for (int i = 0; i < 10000; i++)
 		x = (x ^ (x >> 31)) * 0xbf58476d1ce4e5b9ull + (uint64_t)i;
 	return x;

@@ -32,9 +32,7 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 
-/* noipa: no inlining, cloning (".constprop") or identical-code folding, so
- * every function keeps its own name and frames. */
-#define NOINLINE __attribute__((noinline, noipa))
+#include "progs.h"
 
 enum { SIXTY, THIRTY, TEN, NFN };
 static const char *fn_names[NFN] = { "burn_sixty", "burn_thirty", "burn_ten" };

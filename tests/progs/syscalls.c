@@ -1,5 +1,5 @@
 /* syscalls: spends its time in the kernel, writing to /dev/null in a loop
- * from write_loop, so a recording that may include kernel frames shows the
+ * from write_loop (x86-64), so a recording that may include kernel frames shows the
  * write path (entry_SYSCALL_64, do_syscall_64, ksys_write, ...) below it.
  *
  *   syscalls [--seconds N]
@@ -11,8 +11,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 
-#define NOINLINE __attribute__((noinline, noipa))
+#include "progs.h"
 
 static char buf[64 * 1024];
 
@@ -23,11 +24,25 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* The syscall instruction is issued right here rather than through libc's
+ * write(), whose wrapper has no frame pointer: this way the user part of
+ * every sample is main -> write_loop, with the kernel frames on top. */
+static long raw_write(int fd, const void *p, unsigned long n)
+{
+	long ret;
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "0"((long)SYS_write), "D"((long)fd), "S"(p), "d"(n)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+
 NOINLINE static void write_loop(int fd, double until)
 {
+	KEEP_FRAME();
 	while (now() < until)
 		for (int i = 0; i < 1000; i++)
-			if (write(fd, buf, sizeof buf) < 0)
+			if (raw_write(fd, buf, sizeof buf) < 0)
 				return;
 }
 

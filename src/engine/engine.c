@@ -1,0 +1,360 @@
+/* engine_record: the recorder (raw address chains) plus symbolization
+ * into a profile. See docs/engine.md. */
+#include "engine/engine.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/hash.h"
+#include "base/id_index.h"
+#include "engine/events.h"
+#include "engine/recorder.h"
+#include "engine/unwinder.h"
+
+#define MAX_DEPTH_LIMIT 65535 /* attr.sample_max_stack is 16 bits */
+
+/* Address -> frame id, so each distinct address is looked up once. */
+struct addr_key {
+	uint64_t addr; /* as looked up: return addresses already minus 1 */
+	bool kernel;
+	uint32_t frame;
+};
+
+struct engine_run {
+	const struct record_options *o;
+	const struct engine_event *e;
+	const struct unwinder *u;
+	struct recorder *r;
+	struct proc_syms *ps;
+	uint64_t mapping_errors;
+	struct profile *p;
+	struct addr_key *keys;
+	size_t nkeys, keys_cap;
+	struct id_index key_index;
+	uint32_t *frames; /* one stack being built, root first */
+};
+
+/* Mappings are applied as they arrive and looked up at the end, so a
+ * library unmapped and replaced by another at the same addresses during
+ * the recording names the earlier samples after the later library. Rare
+ * (dlclose then dlopen), and documented in docs/engine.md. */
+static void on_mapping(void *ctx, const struct mapping *m)
+{
+	struct engine_run *x = ctx;
+
+	if (x->ps && proc_syms_add_mapping(x->ps, m) < 0)
+		x->mapping_errors++;
+}
+
+static int key_match(const void *ctx, uint32_t id, const void *key)
+{
+	const struct addr_key *a = &((const struct addr_key *)ctx)[id];
+	const struct addr_key *b = key;
+
+	return a->addr == b->addr && a->kernel == b->kernel;
+}
+
+static int frame_for(struct engine_run *x, uint64_t addr, bool kernel,
+		     uint32_t *ret_id)
+{
+	struct addr_key k = { addr, kernel, 0 };
+	uint64_t h = hash_u64(addr ^ (uint64_t)kernel);
+	uint32_t id = id_index_find(&x->key_index, h, key_match, x->keys, &k);
+	struct symbol_info si = { 0 };
+	struct frame f = { 0 };
+	int err;
+
+	if (id != ID_NONE) {
+		*ret_id = x->keys[id].frame;
+		return 0;
+	}
+	err = proc_syms_lookup(x->ps, addr, kernel,
+			       x->o->simple_names ? SYM_SIMPLE : 0, &si);
+	if (err < 0)
+		return err;
+	f.name = si.name;
+	f.module = si.module;
+	f.kind = si.kind;
+	err = profile_intern_frame(x->p, &f, &k.frame);
+	if (err < 0)
+		return err;
+	if (x->nkeys == x->keys_cap) {
+		size_t cap = x->keys_cap ? x->keys_cap * 2 : 1024;
+		struct addr_key *n = realloc(x->keys, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		x->keys = n;
+		x->keys_cap = cap;
+	}
+	if (id_index_insert(&x->key_index, h, (uint32_t)x->nkeys) < 0)
+		return -ENOMEM;
+	x->keys[x->nkeys++] = k;
+	*ret_id = k.frame;
+	return 0;
+}
+
+static int pseudo_frame(struct profile *p, const char *name,
+			enum frame_kind kind, uint32_t *ret_id)
+{
+	struct frame f = { .name = name, .kind = kind };
+
+	return profile_intern_frame(p, &f, ret_id);
+}
+
+/* One raw stack into the profile: root first, that is the user frames
+ * from the outermost caller to the leaf, then the kernel frames the leaf
+ * was in; at most max_depth of them, the leaf-most. */
+static int add_stack(struct engine_run *x, const struct raw_stack *s,
+		     unsigned max_depth)
+{
+	const uint64_t *ips = s->n ? x->r->ips + s->first : NULL;
+	const char *tname = recorder_thread_name(x->r, s->tid);
+	bool truncated = s->truncated;
+	uint32_t depth = 0, thread, stack;
+	int64_t values[PROFILE_MAX_VALUES] = { 0 };
+	unsigned skip = s->n > max_depth ? s->n - max_depth : 0;
+	int err;
+
+	if (x->o->per_thread) {
+		char name[64];
+
+		if (tname[0])
+			snprintf(name, sizeof(name), "[%s tid=%d]", tname, (int)s->tid);
+		else
+			snprintf(name, sizeof(name), "[tid=%d]", (int)s->tid);
+		err = pseudo_frame(x->p, name, FRAME_THREAD, &x->frames[depth++]);
+		if (err < 0)
+			return err;
+	}
+	if (s->kind != RAW_SAMPLE) {
+		err = pseudo_frame(x->p,
+				   s->kind == RAW_SWITCH_PREEMPT ? "[preempted]"
+								 : "[voluntary switch]",
+				   FRAME_KERNEL, &x->frames[depth++]);
+		if (err < 0)
+			return err;
+	}
+	if (skip)
+		truncated = true;
+	/* ips are leaf first: kernel [0, nkernel), user [nkernel, n). Walk
+	 * from the root (ips[n-1]) to the leaf, skipping the outermost. */
+	for (unsigned i = s->n - skip; i-- > 0;) {
+		bool kernel = i < s->nkernel;
+		bool exact = i == 0 || i == s->nkernel;
+		/* A return address points after its call; the call may be a
+		 * function's last instruction, so name the byte before. */
+		uint64_t addr = exact ? ips[i] : ips[i] - 1;
+
+		err = frame_for(x, addr, kernel, &x->frames[depth++]);
+		if (err < 0)
+			return err;
+	}
+	err = profile_intern_stack(x->p, x->frames, depth, truncated, &stack);
+	if (err < 0)
+		return err;
+	err = profile_intern_thread(x->p, s->tid, tname, &thread);
+	if (err < 0)
+		return err;
+	for (unsigned v = 0; v < x->e->nvalues; v++)
+		values[v] = (int64_t)(x->e->value_kinds[v] == EVENT_VALUE_SAMPLES
+					      ? s->samples
+					      : s->period);
+	if (truncated && !s->truncated)
+		x->p->degraded.truncated_stacks += s->samples;
+	return profile_add_sample(x->p, stack, thread, values);
+}
+
+static void add_notes(struct engine_run *x)
+{
+	const struct recorder *r = x->r;
+	const struct recorder_stats *st = &r->stats;
+	struct profile *p = x->p;
+	long long paranoid = (long long)recorder_sysctl(
+		"/proc/sys/kernel/perf_event_paranoid", 2);
+	bool kernel_frames = false;
+
+	if (x->o->interval && x->o->interval != r->interval)
+		profile_add_note(p, "%s: interval raised to %llu ns, the kernel's minimum",
+				 x->e->name, (unsigned long long)r->interval);
+	if (r->switch_records)
+		profile_add_note(p,
+				 "context switches counted from switch records, without stacks: "
+				 "where threads switch needs kernel sampling (run as root, or "
+				 "sysctl kernel.perf_event_paranoid=1)");
+	else if (!r->kernel)
+		profile_add_note(p,
+				 "kernel frames omitted: kernel.perf_event_paranoid=%lld lets "
+				 "non-root users sample user space only (run as root, or sysctl "
+				 "kernel.perf_event_paranoid=1)",
+				 paranoid);
+	for (size_t i = 0; i < r->nstacks && !kernel_frames; i++)
+		kernel_frames = r->stacks[i].nkernel > 0;
+	if (kernel_frames && proc_syms_kernel_problem(x->ps))
+		profile_add_note(p, "%s", proc_syms_kernel_problem(x->ps));
+	if (r->target_exited)
+		profile_add_note(p, "the target exited after %.2f s; this is what was recorded",
+				 (double)r->duration_ns / 1e9);
+	if (!st->samples)
+		profile_add_note(p, "no %s samples in %.2f s%s", x->e->name,
+				 (double)r->duration_ns / 1e9,
+				 !strcmp(x->e->name, "cpu") ? ": the target did not run" : "");
+	if (st->lost)
+		profile_add_note(p,
+				 "the kernel dropped %llu samples (its ring buffer was full); "
+				 "a longer interval loses fewer",
+				 (unsigned long long)st->lost);
+	if (st->throttled)
+		profile_add_note(p,
+				 "the kernel throttled sampling %llu times "
+				 "(kernel.perf_event_max_sample_rate=%llu); use a longer interval",
+				 (unsigned long long)st->throttled,
+				 (unsigned long long)recorder_sysctl(
+					 "/proc/sys/kernel/perf_event_max_sample_rate", 0));
+	if (p->degraded.truncated_stacks)
+		profile_add_note(p,
+				 "%llu samples had stacks deeper than %u frames "
+				 "(-j, kernel.perf_event_max_stack=%llu); their outermost "
+				 "frames are missing",
+				 (unsigned long long)p->degraded.truncated_stacks,
+				 r->max_stack,
+				 (unsigned long long)recorder_sysctl(
+					 "/proc/sys/kernel/perf_event_max_stack", 127));
+	if (st->table_full)
+		profile_add_note(p,
+				 "%llu samples dropped: the recording reached its limit of "
+				 "%u distinct stacks", (unsigned long long)st->table_full,
+				 RECORDER_MAX_STACKS);
+	if (st->other_process)
+		profile_add_note(p,
+				 "%llu samples from child processes of PID %d were left out",
+				 (unsigned long long)st->other_process, (int)p->pid);
+	if (x->mapping_errors)
+		profile_add_note(p, "%llu new mappings could not be recorded (out of memory)",
+				 (unsigned long long)x->mapping_errors);
+}
+
+static int build_profile(struct engine_run *x, struct profile **ret)
+{
+	const struct recorder *r = x->r;
+	struct profile *p = profile_new();
+	unsigned max_depth = x->o->max_depth ? x->o->max_depth
+					     : RECORDER_DEFAULT_DEPTH;
+	int err = -ENOMEM;
+
+	if (!p)
+		goto out;
+	x->p = p;
+	x->frames = calloc((size_t)max_depth + 2, sizeof(*x->frames));
+	if (!x->frames)
+		goto out;
+	err = profile_set_value_types(p, x->e->values, x->e->nvalues);
+	if (err < 0)
+		goto out;
+	err = -ENOMEM;
+	p->event = profile_intern_string(p, x->e->name);
+	p->interval_unit = profile_intern_string(p, x->e->interval_unit);
+	p->command = r->comm[0] ? profile_intern_string(p, r->comm) : NULL;
+	p->unwinder = profile_intern_string(p, x->u->name);
+	if (!p->event || !p->interval_unit || !p->unwinder ||
+	    (r->comm[0] && !p->command))
+		goto out;
+	p->interval = r->interval;
+	p->start_ns = r->start_ns;
+	p->duration_ns = r->duration_ns;
+	p->pid = r->pid;
+	p->target_exited = r->target_exited;
+	p->degraded.lost_samples = r->stats.lost + r->stats.table_full;
+	p->degraded.truncated_stacks = r->stats.truncated;
+	for (size_t i = 0; i < r->nstacks; i++) {
+		err = add_stack(x, &r->stacks[i], max_depth);
+		if (err < 0)
+			goto out;
+	}
+	add_notes(x);
+	*ret = p;
+	p = NULL;
+	err = 0;
+out:
+	x->p = NULL;
+	profile_free(p);
+	return err;
+}
+
+int engine_record(pid_t pid, const struct record_options *o,
+		  struct symbolizer *s, void (*child_started)(void *arg),
+		  void *arg, struct profile **ret, struct diag *d)
+{
+	struct engine_run x = { .o = o };
+	struct recorder_config c = { 0 };
+	struct profile *p = NULL;
+	const char *event;
+	int err;
+
+	id_index_init(&x.key_index);
+	if (!o || !s || !ret) {
+		err = diag_set(d, -EINVAL, "engine_record: missing argument");
+		goto out;
+	}
+	event = o->event ? o->event : "cpu";
+	x.e = engine_event_find(event);
+	if (!x.e) {
+		char avail[256];
+
+		err = diag_set(d, -EINVAL, "unknown event '%s'; available events: %s",
+			       event, engine_available_events(avail, sizeof(avail)));
+		goto out;
+	}
+	if (o->max_depth > MAX_DEPTH_LIMIT) {
+		err = diag_set(d, -EINVAL, "-j %u: the deepest stack is %u frames",
+			       o->max_depth, MAX_DEPTH_LIMIT);
+		goto out;
+	}
+	err = unwinder_select(o->cstack, &x.u, d);
+	if (err < 0)
+		goto out;
+	c.pid = pid;
+	c.event = x.e;
+	c.interval = o->interval;
+	c.max_depth = o->max_depth;
+	c.unwinder = x.u;
+	c.enable_on_exec = child_started != NULL;
+	c.on_mapping = on_mapping;
+	c.ctx = &x;
+	err = recorder_new(&c, &x.r, d);
+	if (err < 0)
+		goto out;
+	/* Before the events: the maps are read while the target surely
+	 * lives, and every mapping made later reaches us as a record. For
+	 * a held child these are the pre-exec maps; the exec'd program's
+	 * mappings all come as records (enable_on_exec arms the events
+	 * before the kernel maps the new image). */
+	err = symbolizer_open_process(s, pid, x.r->kernel, &x.ps, d);
+	if (err < 0)
+		goto out;
+	err = recorder_start(x.r, d);
+	if (err < 0)
+		goto out;
+	if (child_started)
+		child_started(arg);
+	err = recorder_run(x.r, o->duration_ns, o->stop, d);
+	if (err < 0)
+		goto out;
+	err = build_profile(&x, &p);
+	if (err < 0) {
+		diag_set(d, err, "building the profile: %s", strerror(-err));
+		goto out;
+	}
+	*ret = p;
+	p = NULL;
+out:
+	profile_free(p);
+	free(x.keys);
+	free(x.frames);
+	id_index_release(&x.key_index);
+	proc_syms_free(x.ps);
+	recorder_free(x.r);
+	return err;
+}

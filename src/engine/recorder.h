@@ -1,0 +1,138 @@
+/* recorder: the raw half of the engine — perf events in, aggregated
+ * address chains out, no symbols.
+ *
+ * recorder_new checks the target and what we may sample (kernel frames
+ * or user space only, or nothing, with the reason), recorder_start opens
+ * one event per (thread, CPU) with inherit and one ring per CPU, and
+ * recorder_run reads the rings until the duration, *stop or the target's
+ * exit, aggregating samples by (thread, kind, address chain). The engine
+ * (engine.c) turns the result into a profile; tests read it directly.
+ *
+ * Single-threaded: one thread calls everything, in order. */
+#ifndef NPROF_ENGINE_RECORDER_H
+#define NPROF_ENGINE_RECORDER_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/diag.h"
+#include "engine/events.h"
+#include "engine/unwinder.h"
+#include "symbolize/symbolize.h" /* struct mapping only */
+
+/* Bounds on what one recording may hold; past them samples are counted
+ * in stats.table_full and dropped. */
+#define RECORDER_MAX_STACKS (1u << 20)
+#define RECORDER_MAX_IPS (1u << 25)
+#define RECORDER_MAX_THREADS (1u << 20)
+#define RECORDER_DEFAULT_DEPTH 2048
+
+enum raw_kind {
+	RAW_SAMPLE,		/* a sampled address chain */
+	RAW_SWITCH_VOLUNTARY,	/* switch record: the thread blocked */
+	RAW_SWITCH_PREEMPT,	/* switch record: the thread was preempted */
+};
+
+/* One distinct (thread, kind, chain): ips[first..first+n), leaf first,
+ * the first nkernel of them kernel addresses. */
+struct raw_stack {
+	uint64_t first;
+	uint32_t n, nkernel;
+	pid_t tid;
+	uint8_t kind;	 /* enum raw_kind */
+	bool truncated;
+	uint64_t samples; /* samples (or switches) merged here */
+	uint64_t period;  /* the sum of their periods */
+};
+
+struct raw_thread {
+	pid_t tid;
+	char name[16]; /* TASK_COMM_LEN; "" when never learnt */
+};
+
+struct recorder_stats {
+	uint64_t samples;	/* samples and switches aggregated */
+	uint64_t lost;		/* records the kernel dropped (ring full) */
+	uint64_t throttled;	/* times the kernel throttled the event */
+	uint64_t truncated;	/* samples whose stack hit the depth limit */
+	uint64_t unwind_failed; /* samples without any address */
+	uint64_t table_full;	/* samples dropped: a RECORDER_MAX_* hit */
+	uint64_t other_process; /* samples of child processes, not kept */
+	uint64_t duplicates;	/* same sample seen by two of our events */
+	uint64_t mappings;	/* MMAP2 records passed on */
+	unsigned threads_opened;/* threads we opened events on directly */
+	unsigned events_opened; /* perf event fds */
+	unsigned cpus;
+	unsigned rescans;	/* /proc/PID/task passes until stable */
+	size_t ring_bytes;	/* data bytes per CPU ring */
+};
+
+struct recorder_config {
+	pid_t pid;
+	const struct engine_event *event;
+	uint64_t interval;	/* 0: the event's default */
+	unsigned max_depth;	/* 0: RECORDER_DEFAULT_DEPTH */
+	const struct unwinder *unwinder; /* NULL: fp */
+	/* The target is our child, held before exec: arm the events with
+	 * enable_on_exec so only the new program is recorded. */
+	bool enable_on_exec;
+	/* Every executable mapping the target makes, in arrival order.
+	 * Called from recorder_run. */
+	void (*on_mapping)(void *ctx, const struct mapping *m);
+	void *ctx;
+	/* Testing: pretend kernel sampling was refused, as for a
+	 * non-root user with kernel.perf_event_paranoid=2. */
+	bool force_user_only;
+};
+
+struct recorder {
+	/* Set by recorder_new. */
+	pid_t pid;
+	bool kernel;		/* kernel frames are sampled */
+	bool switch_records;	/* context-switches from switch records */
+	uint64_t interval;	/* the effective sampling period */
+	unsigned max_stack;	/* min(max_depth, kernel.perf_event_max_stack) */
+	char comm[16];		/* the target's name; updated on exec */
+
+	/* Results, valid after recorder_run. */
+	struct raw_stack *stacks;
+	size_t nstacks;
+	uint64_t *ips;
+	size_t nips;
+	struct raw_thread *threads;
+	size_t nthreads;
+	bool target_exited;
+	uint64_t start_ns;	/* CLOCK_REALTIME when the events were enabled */
+	uint64_t duration_ns;	/* recorded time actually covered */
+	struct recorder_stats stats;
+
+	struct recorder_private *priv;
+};
+
+/* Checks the target exists and probes the event on it: kernel frames
+ * if allowed, else user space only; fails with -ESRCH, -EACCES/-EPERM,
+ * -ENOENT (event not countable here) or -EINVAL, d naming cause and fix.
+ * Raises RLIMIT_NOFILE's soft limit to the hard one. */
+int recorder_new(const struct recorder_config *c, struct recorder **ret,
+		 struct diag *d);
+
+/* Opens the events on every thread and maps the rings; enables them
+ * (or arms enable_on_exec). 0 or -errno with d set. */
+int recorder_start(struct recorder *r, struct diag *d);
+
+/* Reads until duration_ns passes (0: no limit), *stop becomes nonzero
+ * (checked at least every 100 ms) or the target exits. 0 or -errno. */
+int recorder_run(struct recorder *r, uint64_t duration_ns,
+		 volatile sig_atomic_t *stop, struct diag *d);
+
+void recorder_free(struct recorder *r);
+
+/* The latest name of tid, "" when unknown. */
+const char *recorder_thread_name(const struct recorder *r, pid_t tid);
+
+/* The next lines are shared by engine.c and the tests. */
+uint64_t recorder_sysctl(const char *path, uint64_t dflt);
+
+#endif

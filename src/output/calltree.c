@@ -1,0 +1,735 @@
+/* calltree: merging stacks into one tree, and writing it safely into the
+ * HTML and SVG templates. See calltree.h for the contract and
+ * docs/flamegraph.md for the JSON the templates read. */
+#include "output/calltree.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/hash.h"
+
+/* Open-addressing map from a 64-bit key to a 32-bit id; the key lives in
+ * the caller's arrays, so the table holds only ids (UINT32_MAX = empty). */
+struct idmap {
+	uint32_t *slots;
+	size_t mask;
+	size_t used;
+};
+
+static int idmap_init(struct idmap *m, size_t want)
+{
+	size_t n = 64;
+
+	while (n < want * 2)
+		n <<= 1;
+	m->slots = malloc(n * sizeof(*m->slots));
+	if (!m->slots)
+		return -ENOMEM;
+	memset(m->slots, 0xff, n * sizeof(*m->slots));
+	m->mask = n - 1;
+	m->used = 0;
+	return 0;
+}
+
+/* Returns the slot where key is or would go. key_of reads an id's key. */
+static uint32_t *idmap_slot(struct idmap *m, uint64_t key,
+			    uint64_t (*key_of)(const void *, uint32_t),
+			    const void *ctx)
+{
+	size_t i = hash_u64(key) & m->mask;
+
+	while (m->slots[i] != UINT32_MAX && key_of(ctx, m->slots[i]) != key)
+		i = (i + 1) & m->mask;
+	return &m->slots[i];
+}
+
+static int idmap_grow(struct idmap *m, uint64_t (*key_of)(const void *, uint32_t),
+		      const void *ctx)
+{
+	struct idmap bigger;
+	int r;
+
+	if ((m->used + 1) * 2 <= m->mask + 1)
+		return 0;
+	r = idmap_init(&bigger, m->mask + 1);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i <= m->mask; i++)
+		if (m->slots[i] != UINT32_MAX)
+			*idmap_slot(&bigger, key_of(ctx, m->slots[i]), key_of,
+				    ctx) = m->slots[i];
+	bigger.used = m->used;
+	free(m->slots);
+	*m = bigger;
+	return 0;
+}
+
+/* Interned strings are shared, so a function is known by its pointers. */
+static uint64_t func_key_parts(const char *name, const char *module,
+			       enum frame_kind kind)
+{
+	return hash_u64((uintptr_t)name) ^ hash_u64((uintptr_t)module * 31 + kind);
+}
+
+/* Maps every frame to its function, merging frames that differ only in
+ * file, line or address. */
+static int map_funcs(struct calltree *t, const struct profile *p,
+		     uint32_t *frame_func)
+{
+	struct idmap m;
+	int r = idmap_init(&m, p->nframes);
+
+	if (r < 0)
+		return r;
+	t->funcs = calloc(p->nframes ? p->nframes : 1, sizeof(*t->funcs));
+	if (!t->funcs) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < p->nframes; i++) {
+		const struct frame *f = &p->frames[i];
+		uint64_t key = func_key_parts(f->name, f->module, f->kind);
+		uint32_t *slot = &m.slots[hash_u64(key) & m.mask];
+
+		/* Hash collisions of distinct functions are possible, so
+		 * compare the parts, not only the key. */
+		for (;;) {
+			const struct calltree_func *c;
+
+			if (*slot == UINT32_MAX)
+				break;
+			c = &t->funcs[*slot];
+			if (c->name == f->name && c->module == f->module &&
+			    c->kind == f->kind)
+				break;
+			slot = &m.slots[((size_t)(slot - m.slots) + 1) & m.mask];
+		}
+		if (*slot == UINT32_MAX) {
+			struct calltree_func *c = &t->funcs[t->nfuncs];
+
+			c->name = f->name;
+			c->module = f->module;
+			c->file = f->file;
+			c->line = f->line;
+			c->kind = f->kind;
+			*slot = (uint32_t)t->nfuncs++;
+			m.used++;
+		} else {
+			struct calltree_func *c = &t->funcs[*slot];
+
+			if (c->file != f->file)
+				c->file = NULL;
+			if (c->line != f->line)
+				c->line = 0;
+		}
+		frame_func[i] = *slot;
+	}
+out:
+	free(m.slots);
+	return r;
+}
+
+static int compare_funcs(const void *a, const void *b, void *ctx)
+{
+	const struct calltree_func *fa = &((const struct calltree_func *)ctx)[*(const uint32_t *)a];
+	const struct calltree_func *fb = &((const struct calltree_func *)ctx)[*(const uint32_t *)b];
+	int c = strcmp(fa->name, fb->name);
+
+	if (c)
+		return c;
+	if (fa->kind != fb->kind)
+		return fa->kind < fb->kind ? -1 : 1;
+	return strcmp(fa->module ? fa->module : "", fb->module ? fb->module : "");
+}
+
+/* Renumbers the functions in name order, so that ordering stacks by their
+ * function ids orders every node's children by name. */
+static int sort_funcs(struct calltree *t, uint32_t *frame_func, size_t nframes)
+{
+	uint32_t *order = malloc((t->nfuncs ? t->nfuncs : 1) * sizeof(*order));
+	uint32_t *rank = malloc((t->nfuncs ? t->nfuncs : 1) * sizeof(*rank));
+	struct calltree_func *sorted = malloc((t->nfuncs ? t->nfuncs : 1) * sizeof(*sorted));
+	int r = -ENOMEM;
+
+	if (!order || !rank || !sorted)
+		goto out;
+	for (size_t i = 0; i < t->nfuncs; i++)
+		order[i] = (uint32_t)i;
+	qsort_r(order, t->nfuncs, sizeof(*order), compare_funcs, t->funcs);
+	for (size_t i = 0; i < t->nfuncs; i++) {
+		rank[order[i]] = (uint32_t)i;
+		sorted[i] = t->funcs[order[i]];
+	}
+	for (size_t i = 0; i < nframes; i++)
+		frame_func[i] = rank[frame_func[i]];
+	free(t->funcs);
+	t->funcs = sorted;
+	sorted = NULL;
+	r = 0;
+out:
+	free(order);
+	free(rank);
+	free(sorted);
+	return r;
+}
+
+/* A stack with a value, as the builder sorts them. */
+struct sorted_stack {
+	uint32_t stack;
+	int64_t value;
+};
+
+struct stack_order {
+	const struct profile *p;
+	const uint32_t *frame_func;
+	bool reverse;
+};
+
+/* The function at depth d of stack s, counted from the end the tree is
+ * built from. */
+static inline uint32_t stack_func(const struct stack_order *so, uint32_t s,
+				  uint32_t d)
+{
+	const struct stack *st = &so->p->stacks[s];
+	const uint32_t *f = profile_stack_frames(so->p, s);
+
+	return so->frame_func[f[so->reverse ? st->depth - 1 - d : d]];
+}
+
+/* Stacks in the lexicographic order of their function ids, a prefix
+ * first: the order of a depth-first walk of the tree they make. */
+static int compare_stacks(const void *a, const void *b, void *ctx)
+{
+	const struct stack_order *so = ctx;
+	uint32_t sa = ((const struct sorted_stack *)a)->stack;
+	uint32_t sb = ((const struct sorted_stack *)b)->stack;
+	uint32_t da = so->p->stacks[sa].depth, db = so->p->stacks[sb].depth;
+
+	for (uint32_t d = 0; d < da && d < db; d++) {
+		uint32_t fa = stack_func(so, sa, d), fb = stack_func(so, sb, d);
+
+		if (fa != fb)
+			return fa < fb ? -1 : 1;
+	}
+	return da < db ? -1 : da > db;
+}
+
+/* Builds the tree in one pass over the sorted stacks: a stack shares with
+ * the one before it the nodes of their common prefix and creates the
+ * rest, so nodes are made in pre-order, children in name order, and no
+ * lookup table is needed. */
+int calltree_build(const struct profile *p, unsigned v, bool reverse,
+		   size_t max_nodes, struct calltree **ret_tree)
+{
+	struct calltree *t = calloc(1, sizeof(*t));
+	struct stack_order so = { .p = p, .reverse = reverse };
+	struct sorted_stack *order = NULL;
+	uint32_t *frame_func = NULL, *path = NULL, path_len = 0, prev = 0;
+	int64_t *by_stack = NULL;
+	size_t cap, norder = 0;
+	uint32_t max_depth = 0;
+	int r = -ENOMEM;
+
+	if (!t)
+		return -ENOMEM;
+	if (!max_nodes || max_nodes > CALLTREE_MAX_NODES)
+		max_nodes = CALLTREE_MAX_NODES;
+	t->reversed = reverse;
+	/* Every stack frame could be a node of its own; no more are needed. */
+	cap = p->nstack_frames + 1 < max_nodes ? p->nstack_frames + 1 : max_nodes;
+	for (size_t s = 0; s < p->nstacks; s++)
+		if (p->stacks[s].depth > max_depth)
+			max_depth = p->stacks[s].depth;
+	t->nodes = malloc(cap * sizeof(*t->nodes));
+	frame_func = malloc((p->nframes ? p->nframes : 1) * sizeof(*frame_func));
+	by_stack = calloc(p->nstacks ? p->nstacks : 1, sizeof(*by_stack));
+	order = malloc((p->nstacks ? p->nstacks : 1) * sizeof(*order));
+	path = malloc((max_depth + 1) * sizeof(*path));
+	if (!t->nodes || !frame_func || !by_stack || !order || !path)
+		goto out;
+	r = map_funcs(t, p, frame_func);
+	if (r < 0)
+		goto out;
+	r = sort_funcs(t, frame_func, p->nframes);
+	if (r < 0)
+		goto out;
+	so.frame_func = frame_func;
+
+	/* Threads are merged first: a stack is drawn once however many
+	 * threads ran it (with -t the thread is already its root frame). */
+	for (size_t i = 0; i < p->nsamples; i++)
+		by_stack[p->samples[i].stack] += p->samples[i].values[v];
+	for (size_t s = 0; s < p->nstacks; s++)
+		if (by_stack[s])
+			order[norder++] = (struct sorted_stack){ (uint32_t)s, by_stack[s] };
+	qsort_r(order, norder, sizeof(*order), compare_stacks, &so);
+
+	t->nodes[0] = (struct calltree_node){ .func = CALLTREE_NONE,
+					      .parent = CALLTREE_NONE,
+					      .first_child = CALLTREE_NONE,
+					      .next_sibling = CALLTREE_NONE };
+	t->nnodes = 1;
+	/* path[d] is the node at depth d + 1 of the previous stack; path_len
+	 * of them exist (fewer than its depth when it was cut). */
+	for (size_t k = 0; k < norder; k++) {
+		uint32_t s = order[k].stack, depth = p->stacks[s].depth, common = 0;
+		int64_t value = order[k].value;
+		uint32_t node = 0, d;
+
+		while (k && common < path_len && common < depth &&
+		       stack_func(&so, s, common) == stack_func(&so, prev, common))
+			common++;
+		t->nodes[0].total += value;
+		for (d = 0; d < common; d++)
+			t->nodes[path[d]].total += value;
+		if (common)
+			node = path[common - 1];
+		for (d = common; d < depth; d++) {
+			struct calltree_node *n;
+			uint32_t id;
+
+			if (t->nnodes >= cap) {
+				t->cut_value += value;
+				break;
+			}
+			id = (uint32_t)t->nnodes++;
+			n = &t->nodes[id];
+			n->func = stack_func(&so, s, d);
+			n->parent = node;
+			n->first_child = n->next_sibling = CALLTREE_NONE;
+			n->depth = d + 1;
+			n->total = value;
+			n->self = 0;
+			/* The previous stack's node at this depth, when it
+			 * hangs from the same parent, is the previous sibling. */
+			if (d == common && d < path_len)
+				t->nodes[path[d]].next_sibling = id;
+			else
+				t->nodes[node].first_child = id;
+			if (d + 1 > t->max_depth)
+				t->max_depth = d + 1;
+			path[d] = id;
+			node = id;
+		}
+		t->nodes[node].self += value;
+		path_len = d;
+		prev = s;
+	}
+	r = 0;
+out:
+	free(frame_func);
+	free(by_stack);
+	free(order);
+	free(path);
+	if (r < 0) {
+		calltree_free(t);
+		return r;
+	}
+	*ret_tree = t;
+	return 0;
+}
+
+void calltree_free(struct calltree *t)
+{
+	if (!t)
+		return;
+	free(t->nodes);
+	free(t->funcs);
+	free(t);
+}
+
+int64_t calltree_min_total(const struct calltree *t, double minwidth,
+			   unsigned width)
+{
+	double min;
+
+	if (minwidth <= 0 || !width || t->nodes[0].total <= 0)
+		return 1;
+	min = (double)t->nodes[0].total * minwidth / width;
+	return min < 1 ? 1 : (int64_t)(min + 0.999999);
+}
+
+/* Decodes one UTF-8 character at s (NUL-terminated); returns the bytes it
+ * took, writing U+FFFD for anything malformed (one byte consumed). */
+static size_t utf8_next(const unsigned char *s, uint32_t *ret_cp)
+{
+	uint32_t cp, min;
+	size_t n;
+
+	if (s[0] < 0x80) {
+		*ret_cp = s[0];
+		return 1;
+	}
+	if ((s[0] & 0xe0) == 0xc0)
+		n = 2, cp = s[0] & 0x1f, min = 0x80;
+	else if ((s[0] & 0xf0) == 0xe0)
+		n = 3, cp = s[0] & 0x0f, min = 0x800;
+	else if ((s[0] & 0xf8) == 0xf0)
+		n = 4, cp = s[0] & 0x07, min = 0x10000;
+	else
+		goto bad;
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			goto bad;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		goto bad;
+	*ret_cp = cp;
+	return n;
+bad:
+	*ret_cp = 0xfffd;
+	return 1;
+}
+
+static void put_json_string(const char *str, size_t max, FILE *out)
+{
+	const unsigned char *s = (const unsigned char *)(str ? str : "");
+	size_t used = 0;
+
+	putc('"', out);
+	while (*s) {
+		uint32_t cp;
+		size_t n = utf8_next(s, &cp);
+
+		if (used + n > max) {
+			fputs("\\u2026", out);
+			break;
+		}
+		used += n;
+		if (cp == '"' || cp == '\\') {
+			putc('\\', out);
+			putc((int)cp, out);
+		} else if (cp < 0x20 || cp == 0x7f || cp == '<' || cp == '>' ||
+			   cp == '&' || cp == 0x2028 || cp == 0x2029 ||
+			   cp == 0xfffd) {
+			/* Escaped so that no name can close the <script>
+			 * element or end a JS string literal. */
+			fprintf(out, "\\u%04" PRIx32, cp);
+		} else {
+			fwrite(s, 1, n, out);
+		}
+		s += n;
+	}
+	putc('"', out);
+}
+
+void calltree_put_xml(const char *str, size_t max, FILE *out)
+{
+	const unsigned char *s = (const unsigned char *)(str ? str : "");
+	size_t used = 0;
+
+	while (*s) {
+		uint32_t cp;
+		size_t n = utf8_next(s, &cp);
+
+		if (used + n > max) {
+			fputs("...", out);
+			break;
+		}
+		used += n;
+		switch (cp) {
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '&': fputs("&amp;", out); break;
+		case '"': fputs("&quot;", out); break;
+		case '\'': fputs("&#39;", out); break;
+		default:
+			/* XML 1.0 has no way to carry these, not even as
+			 * character references. */
+			if ((cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r') ||
+			    cp == 0xfffe || cp == 0xffff || cp == 0xfffd)
+				fputs("\xef\xbf\xbd", out);
+			else
+				fwrite(s, 1, n, out);
+		}
+		s += n;
+	}
+}
+
+/* Dense indexes for the distinct strings (modules, files) the JSON lists. */
+struct strtab {
+	const char **strs;
+	size_t n;
+	struct idmap m;
+};
+
+static uint64_t strtab_key_of(const void *ctx, uint32_t id)
+{
+	return (uintptr_t)((const struct strtab *)ctx)->strs[id];
+}
+
+static int strtab_index(struct strtab *st, const char *s, int64_t *ret)
+{
+	uint32_t *slot;
+
+	if (!s) {
+		*ret = -1;
+		return 0;
+	}
+	slot = idmap_slot(&st->m, (uintptr_t)s, strtab_key_of, st);
+	if (*slot == UINT32_MAX) {
+		*slot = (uint32_t)st->n;
+		st->strs[st->n++] = s;
+		st->m.used++;
+		if (idmap_grow(&st->m, strtab_key_of, st) < 0)
+			return -ENOMEM;
+	}
+	*ret = *slot;
+	return 0;
+}
+
+static void put_strings(const struct strtab *st, FILE *out)
+{
+	putc('[', out);
+	for (size_t i = 0; i < st->n; i++) {
+		if (i)
+			putc(',', out);
+		put_json_string(st->strs[i], CALLTREE_MAX_NAME, out);
+	}
+	putc(']', out);
+}
+
+/* Numbers go out through a small buffer: a big tree is millions of them,
+ * and fprintf per number was most of the time spent writing one. */
+struct numbuf {
+	char buf[1 << 16];
+	size_t n;
+	FILE *out;
+};
+
+static void numbuf_flush(struct numbuf *b)
+{
+	fwrite(b->buf, 1, b->n, b->out);
+	b->n = 0;
+}
+
+/* Writes sep (0 for none) and then x in decimal. */
+static void numbuf_put(struct numbuf *b, char sep, int64_t x)
+{
+	char tmp[24];
+	size_t k = 0;
+	uint64_t u = x < 0 ? -(uint64_t)x : (uint64_t)x;
+
+	if (b->n + sizeof(tmp) + 2 > sizeof(b->buf))
+		numbuf_flush(b);
+	if (sep)
+		b->buf[b->n++] = sep;
+	if (x < 0)
+		b->buf[b->n++] = '-';
+	do {
+		tmp[k++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	while (k)
+		b->buf[b->n++] = tmp[--k];
+}
+
+static void put_notes(const struct calltree *t, const struct profile *p,
+		      int64_t min_total, uint64_t omitted, FILE *out)
+{
+	char buf[256];
+	bool first = true;
+
+#define NOTE(s)                                              \
+	do {                                                 \
+		if (!first)                                  \
+			putc(',', out);                      \
+		first = false;                               \
+		put_json_string((s), CALLTREE_MAX_NAME, out); \
+	} while (0)
+
+	putc('[', out);
+	for (unsigned i = 0; i < p->nnotes; i++)
+		NOTE(p->notes[i]);
+	if (p->degraded.lost_samples) {
+		snprintf(buf, sizeof(buf), "%" PRIu64 " samples lost",
+			 p->degraded.lost_samples);
+		NOTE(buf);
+	}
+	if (p->degraded.truncated_stacks) {
+		snprintf(buf, sizeof(buf),
+			 "%" PRIu64 " samples with truncated stacks",
+			 p->degraded.truncated_stacks);
+		NOTE(buf);
+	}
+	if (p->degraded.unsymbolized_frames) {
+		snprintf(buf, sizeof(buf), "%" PRIu64 " frames without a symbol",
+			 p->degraded.unsymbolized_frames);
+		NOTE(buf);
+	}
+	if (p->target_exited)
+		NOTE("the target exited during the recording");
+	if (t->cut_value) {
+		snprintf(buf, sizeof(buf),
+			 "call tree limited to %zu nodes: stacks worth %" PRId64
+			 " cut short",
+			 t->nnodes, t->cut_value);
+		NOTE(buf);
+	}
+	if (omitted) {
+		snprintf(buf, sizeof(buf),
+			 "%" PRIu64 " frames below %" PRId64 " (minwidth) left out",
+			 omitted, min_total);
+		NOTE(buf);
+	}
+	putc(']', out);
+#undef NOTE
+}
+
+int calltree_write_json(const struct calltree *t, const struct profile *p,
+			const struct output_options *o, int64_t min_total,
+			FILE *out)
+{
+	struct strtab modules = { 0 }, files = { 0 };
+	uint32_t *func_out = NULL, *used = NULL;
+	size_t nused = 0;
+	uint64_t omitted = 0;
+	const struct value_type *vt = &p->value_types[0];
+	int r = -ENOMEM;
+
+	func_out = malloc((t->nfuncs ? t->nfuncs : 1) * sizeof(*func_out));
+	used = malloc((t->nfuncs ? t->nfuncs : 1) * sizeof(*used));
+	modules.strs = malloc((t->nfuncs + 1) * sizeof(*modules.strs));
+	files.strs = malloc((t->nfuncs + 1) * sizeof(*files.strs));
+	if (!func_out || !used || !modules.strs || !files.strs ||
+	    idmap_init(&modules.m, 64) < 0 || idmap_init(&files.m, 64) < 0)
+		goto out;
+
+	/* Only the functions of drawn nodes are listed, renumbered, so a
+	 * minwidth that prunes most of the tree shrinks the names too. */
+	memset(func_out, 0xff, (t->nfuncs ? t->nfuncs : 1) * sizeof(*func_out));
+	for (size_t i = 1; i < t->nnodes; i++) {
+		const struct calltree_node *n = &t->nodes[i];
+
+		if (n->total < min_total) {
+			if (t->nodes[n->parent].total >= min_total)
+				omitted++;
+			continue;
+		}
+		if (func_out[n->func] == UINT32_MAX) {
+			func_out[n->func] = (uint32_t)nused;
+			used[nused++] = n->func;
+		}
+	}
+
+	fputs("{\"version\":1,\"title\":", out);
+	put_json_string(o->title ? o->title : "", CALLTREE_MAX_NAME, out);
+	fputs(",\"event\":", out);
+	put_json_string(p->event ? p->event : "", 256, out);
+	fputs(",\"valueType\":", out);
+	put_json_string(p->nvalues ? vt->type : "samples", 256, out);
+	fputs(",\"unit\":", out);
+	put_json_string(p->nvalues ? vt->unit : "count", 256, out);
+	fputs(",\"command\":", out);
+	put_json_string(p->command ? p->command : "", 256, out);
+	fprintf(out,
+		",\"pid\":%d,\"durationNs\":%" PRIu64 ",\"startNs\":%" PRIu64
+		",\"total\":%" PRId64 ",\"reverse\":%s,\"width\":%u"
+		",\"minwidth\":%g,\"notes\":",
+		(int)p->pid, p->duration_ns, p->start_ns, t->nodes[0].total,
+		t->reversed ? "true" : "false", o->width, o->minwidth);
+	put_notes(t, p, min_total, omitted, out);
+
+	fputs(",\"names\":[", out);
+	for (size_t i = 0; i < nused; i++) {
+		if (i)
+			putc(',', out);
+		put_json_string(t->funcs[used[i]].name, CALLTREE_MAX_NAME, out);
+	}
+	/* funcs: module, file, line, kind — four numbers per name. */
+	fputs("],\"funcs\":[", out);
+	for (size_t i = 0; i < nused; i++) {
+		const struct calltree_func *f = &t->funcs[used[i]];
+		int64_t mi, fi;
+
+		if (strtab_index(&modules, f->module, &mi) < 0 ||
+		    strtab_index(&files, f->file, &fi) < 0)
+			goto out;
+		fprintf(out, "%s%" PRId64 ",%" PRId64 ",%" PRIu32 ",%d",
+			i ? "," : "", mi, fi, f->line, (int)f->kind);
+	}
+	fputs("],\"modules\":", out);
+	put_strings(&modules, out);
+	fputs(",\"files\":", out);
+	put_strings(&files, out);
+
+	/* nodes: pre-order (node ids are), three numbers each: func (-1 for
+	 * the root), total, number of children written. When children were
+	 * left out the count is written as -(count + 1) and a fourth number
+	 * follows, their value, so self stays exact: total - children -
+	 * left out. */
+	fputs(",\"nodes\":[", out);
+	{
+		struct numbuf *nb = malloc(sizeof(*nb));
+		uint32_t skip_below = UINT32_MAX;
+
+		if (!nb)
+			goto out;
+		nb->n = 0;
+		nb->out = out;
+		for (size_t i = 0; i < t->nnodes; i++) {
+			const struct calltree_node *nd = &t->nodes[i];
+			int64_t kids = 0, left_out = 0;
+
+			if (nd->depth > skip_below)
+				continue;
+			skip_below = UINT32_MAX;
+			if (nd->total < min_total) {
+				skip_below = nd->depth;
+				continue;
+			}
+			for (uint32_t c = nd->first_child; c != CALLTREE_NONE;
+			     c = t->nodes[c].next_sibling) {
+				if (t->nodes[c].total >= min_total)
+					kids++;
+				else
+					left_out += t->nodes[c].total;
+			}
+			numbuf_put(nb, i ? ',' : 0,
+				   i ? (int64_t)func_out[nd->func] : -1);
+			numbuf_put(nb, ',', nd->total);
+			numbuf_put(nb, ',', left_out ? -(kids + 1) : kids);
+			if (left_out)
+				numbuf_put(nb, ',', left_out);
+		}
+		numbuf_flush(nb);
+		free(nb);
+	}
+	fputs("]}", out);
+	r = ferror(out) ? -EIO : 0;
+out:
+	free(func_out);
+	free(used);
+	free(modules.strs);
+	free(modules.m.slots);
+	free(files.strs);
+	free(files.m.slots);
+	return r;
+}
+
+int calltree_fill_template(const char *tmpl, size_t len, const char *begin,
+			   const char *end,
+			   int (*fill)(void *ctx, FILE *out), void *ctx,
+			   FILE *out)
+{
+	const char *b = memmem(tmpl, len, begin, strlen(begin)), *e;
+
+	if (!b)
+		return -EINVAL;
+	e = memmem(b, len - (size_t)(b - tmpl), end, strlen(end));
+	if (!e)
+		return -EINVAL;
+	e += strlen(end);
+	fwrite(tmpl, 1, (size_t)(b - tmpl), out);
+	{
+		int r = fill(ctx, out);
+
+		if (r < 0)
+			return r;
+	}
+	fwrite(e, 1, len - (size_t)(e - tmpl), out);
+	return 0;
+}

@@ -1,0 +1,202 @@
+/* collapsed reader: `root;caller;leaf 12` lines back into a profile.
+ *
+ * The value is what follows the LAST space, so frame names may contain
+ * spaces ("operator new(unsigned long)"). Blank lines and a trailing '\r'
+ * (files written on Windows) are skipped. Anything else that is not a
+ * stack and a non-negative integer is an error naming the line: a profile
+ * silently missing lines would mislead.
+ *
+ * Frame kinds come back from FlameGraph's and nprof's conventions:
+ * `[name tid=N]` is a thread pseudo-frame (FRAME_THREAD; when it is the
+ * root, the sample is put on thread N with that name), a name ending in
+ * `_[k]` is a kernel frame (the suffix is kept, so writing collapsed again
+ * gives the same line back), everything else is FRAME_USER. */
+#include "output/output.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Bounds, so that a hostile file costs bounded memory and time. */
+#define COLLAPSED_MAX_INPUT (1ull << 30) /* bytes */
+#define COLLAPSED_MAX_LINE (16u << 20)	 /* bytes in one line */
+#define COLLAPSED_MAX_DEPTH 65536	 /* frames in one stack */
+
+static enum frame_kind kind_of(const char *name, size_t len)
+{
+	if (len > 2 && name[0] == '[' && name[len - 1] == ']' &&
+	    memmem(name, len, " tid=", 5))
+		return FRAME_THREAD;
+	if (len > 4 && !memcmp(name + len - 4, "_[k]", 4))
+		return FRAME_KERNEL;
+	return FRAME_USER;
+}
+
+/* "[name tid=N]" -> the thread (name may itself contain spaces). */
+static int thread_of(struct profile *p, const char *name, uint32_t *ret)
+{
+	const char *tid_at = strstr(name, " tid=");
+	char tname[256];
+	char *end;
+	long tid;
+	size_t n;
+
+	if (!tid_at)
+		return -EINVAL;
+	/* The last " tid=" wins: a thread name may contain one. */
+	for (const char *s; (s = strstr(tid_at + 1, " tid=")); tid_at = s)
+		;
+	errno = 0;
+	tid = strtol(tid_at + 5, &end, 10);
+	if (errno || end == tid_at + 5 || strcmp(end, "]") || tid < 0 ||
+	    tid > INT_MAX)
+		return -EINVAL;
+	n = (size_t)(tid_at - name - 1);
+	if (n >= sizeof(tname))
+		n = sizeof(tname) - 1;
+	memcpy(tname, name + 1, n);
+	tname[n] = '\0';
+	return profile_intern_thread(p, (pid_t)tid, tname, ret);
+}
+
+/* The value after the last space: digits only, no sign, no overflow. */
+static int parse_value(const char *s, size_t len, int64_t *ret)
+{
+	int64_t v = 0;
+
+	if (!len)
+		return -EINVAL;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -EINVAL;
+		if (__builtin_mul_overflow(v, 10, &v) ||
+		    __builtin_add_overflow(v, s[i] - '0', &v))
+			return -ERANGE;
+	}
+	*ret = v;
+	return 0;
+}
+
+struct line_ctx {
+	struct profile *p;
+	uint32_t *frames;
+	char *name; /* scratch for one NUL-terminated frame name */
+	uint32_t anon_thread;
+	int64_t total;
+	size_t lineno;
+	struct diag *d;
+};
+
+static int read_line(struct line_ctx *c, const char *s, size_t len)
+{
+	struct frame f = { 0 };
+	const char *sp, *start;
+	uint32_t depth = 0, stack, thread = c->anon_thread;
+	int64_t value;
+	int r;
+
+	sp = len ? memrchr(s, ' ', len) : NULL;
+	if (!sp)
+		return diag_set(c->d, -EBADMSG,
+				"line %zu: no count: want `frame;frame;... COUNT`",
+				c->lineno);
+	r = parse_value(sp + 1, (size_t)(s + len - sp - 1), &value);
+	if (r < 0)
+		return diag_set(c->d, -EBADMSG,
+				"line %zu: '%.*s' is not a count: want a non-negative integer after the last space",
+				c->lineno, (int)(s + len - sp - 1 > 40 ? 40 : s + len - sp - 1),
+				sp + 1);
+	if (__builtin_add_overflow(c->total, value, &c->total))
+		return diag_set(c->d, -EBADMSG,
+				"line %zu: the counts add up past 2^63", c->lineno);
+	len = (size_t)(sp - s);
+	if (!len)
+		return diag_set(c->d, -EBADMSG, "line %zu: empty stack before the count",
+				c->lineno);
+	for (start = s; start <= s + len;) {
+		const char *semi = memchr(start, ';', (size_t)(s + len - start));
+		size_t n = semi ? (size_t)(semi - start) : (size_t)(s + len - start);
+
+		if (depth == COLLAPSED_MAX_DEPTH)
+			return diag_set(c->d, -EFBIG,
+					"line %zu: more than %d frames", c->lineno,
+					COLLAPSED_MAX_DEPTH);
+		memcpy(c->name, start, n);
+		c->name[n] = '\0';
+		f.name = c->name;
+		f.kind = kind_of(c->name, n);
+		if (f.kind == FRAME_THREAD && depth == 0 &&
+		    thread_of(c->p, c->name, &thread) < 0)
+			thread = c->anon_thread;
+		r = profile_intern_frame(c->p, &f, &c->frames[depth++]);
+		if (r < 0)
+			return r;
+		if (!semi)
+			break;
+		start = semi + 1;
+	}
+	r = profile_intern_stack(c->p, c->frames, depth, false, &stack);
+	if (r < 0)
+		return r;
+	return profile_add_sample(c->p, stack, thread, &value);
+}
+
+int collapsed_read(const void *data, size_t len, struct profile **ret_p,
+		   struct diag *d)
+{
+	static const struct value_type vt = { "samples", "count" };
+	struct line_ctx c = { .d = d };
+	const char *s = data, *end = s + len;
+	struct profile *p = NULL;
+	int r = -ENOMEM;
+
+	if (len > COLLAPSED_MAX_INPUT) {
+		r = diag_set(d, -EFBIG, "the file is larger than %llu MiB",
+			     COLLAPSED_MAX_INPUT >> 20);
+		goto out;
+	}
+	p = profile_new();
+	c.frames = malloc(COLLAPSED_MAX_DEPTH * sizeof(*c.frames));
+	c.name = malloc(COLLAPSED_MAX_LINE + 1);
+	if (!p || !c.frames || !c.name)
+		goto out;
+	c.p = p;
+	r = profile_set_value_types(p, &vt, 1);
+	if (r < 0)
+		goto out;
+	/* The format says nothing about the recording itself. */
+	p->unwinder = NULL;
+	/* Lines without a thread frame: one anonymous thread, tid 0. */
+	r = profile_intern_thread(p, 0, NULL, &c.anon_thread);
+	if (r < 0)
+		goto out;
+	while (s < end) {
+		const char *nl = memchr(s, '\n', (size_t)(end - s));
+		size_t n = nl ? (size_t)(nl - s) : (size_t)(end - s);
+
+		c.lineno++;
+		if (n > COLLAPSED_MAX_LINE) {
+			r = diag_set(d, -EFBIG, "line %zu is longer than %u MiB",
+				     c.lineno, COLLAPSED_MAX_LINE >> 20);
+			goto out;
+		}
+		while (n && (s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t'))
+			n--;
+		if (n) {
+			r = read_line(&c, s, n);
+			if (r < 0)
+				goto out;
+		}
+		s += (nl ? (size_t)(nl - s) + 1 : (size_t)(end - s));
+	}
+	*ret_p = p;
+	p = NULL;
+	r = 0;
+out:
+	free(c.frames);
+	free(c.name);
+	profile_free(p);
+	return r;
+}

@@ -1,0 +1,596 @@
+/* pprof reader: a profile.proto message, gzipped or not, back into the
+ * model. The bytes are untrusted (a file from anywhere): every index is
+ * checked, sizes are bounded (pprof.h), and value sums are checked for
+ * overflow before the model adds them. */
+#include "output/pprof.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "base/hash.h"
+#include "base/id_index.h"
+#include "profile.pb-c.h"
+
+typedef Perftools__Profiles__Profile pb_profile;
+typedef Perftools__Profiles__Location pb_location;
+typedef Perftools__Profiles__Mapping pb_mapping;
+typedef Perftools__Profiles__Function pb_function;
+
+bool pprof_is_gzip(const void *data, size_t len)
+{
+	const uint8_t *b = data;
+
+	return len >= 2 && b[0] == 0x1f && b[1] == 0x8b;
+}
+
+/* Inflates a gzip (or zlib) stream into a malloc'ed buffer, at most
+ * PPROF_MAX_DECOMPRESSED bytes: a small file must not expand into all of
+ * memory. */
+static int gunzip(const uint8_t *in, size_t len, uint8_t **ret_buf,
+		  size_t *ret_len, struct diag *d)
+{
+	z_stream z = { 0 };
+	uint8_t *buf = NULL;
+	size_t cap = 0, used = 0;
+	int zr, r;
+
+	if (inflateInit2(&z, 15 + 32) != Z_OK) /* 32: gzip or zlib header */
+		return -ENOMEM;
+	z.next_in = (uint8_t *)in;
+	z.avail_in = (uInt)len; /* len <= PPROF_MAX_INPUT < UINT_MAX */
+	do {
+		if (used == cap) {
+			size_t ncap = cap ? cap * 2 : (len < 65536 ? 65536 : len * 4);
+			uint8_t *n;
+
+			if (cap >= PPROF_MAX_DECOMPRESSED) {
+				r = diag_set(d, -EFBIG,
+					     "the profile decompresses to more than %llu MiB",
+					     PPROF_MAX_DECOMPRESSED >> 20);
+				goto out;
+			}
+			if (ncap > PPROF_MAX_DECOMPRESSED)
+				ncap = PPROF_MAX_DECOMPRESSED;
+			n = realloc(buf, ncap);
+			if (!n) {
+				r = -ENOMEM;
+				goto out;
+			}
+			buf = n;
+			cap = ncap;
+		}
+		z.next_out = buf + used;
+		z.avail_out = (uInt)(cap - used);
+		zr = inflate(&z, Z_NO_FLUSH);
+		used = cap - z.avail_out;
+		if (zr == Z_BUF_ERROR && z.avail_in == 0) {
+			r = diag_set(d, -EBADMSG, "the gzip data is truncated");
+			goto out;
+		}
+		if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR) {
+			r = diag_set(d, -EBADMSG, "the gzip data is corrupt (%s)",
+				     z.msg ? z.msg : "inflate failed");
+			goto out;
+		}
+	} while (zr != Z_STREAM_END);
+	*ret_buf = buf;
+	*ret_len = used;
+	buf = NULL;
+	r = 0;
+out:
+	inflateEnd(&z);
+	free(buf);
+	return r;
+}
+
+/* protobuf-c's allocator, with a budget: a message of N bytes can unpack
+ * into many times N (every empty sub-message is a struct), so the total a
+ * parse may allocate is capped. */
+struct budget {
+	size_t left;
+	bool exhausted;
+};
+
+static void *budget_alloc(void *data, size_t size)
+{
+	struct budget *b = data;
+
+	if (size > b->left) {
+		b->exhausted = true;
+		return NULL;
+	}
+	b->left -= size;
+	return malloc(size);
+}
+
+static void budget_free(void *data, void *ptr)
+{
+	(void)data;
+	free(ptr);
+}
+
+/* An index from the format's uint64 ids to array positions. */
+struct id_map {
+	struct id_index index;
+	const uint64_t *ids; /* ids[i] is the id at position i */
+};
+
+static int id_match(const void *ctx, uint32_t pos, const void *key)
+{
+	return ((const struct id_map *)ctx)->ids[pos] == *(const uint64_t *)key;
+}
+
+static uint32_t id_map_find(const struct id_map *m, uint64_t id)
+{
+	return id_index_find(&m->index, hash_u64(id), id_match, m, &id);
+}
+
+/* Indexes ids[0..n); a zero or repeated id is malformed. */
+static int id_map_build(struct id_map *m, const uint64_t *ids, size_t n,
+			const char *what, struct diag *d)
+{
+	m->ids = ids;
+	for (size_t i = 0; i < n; i++) {
+		if (!ids[i] || id_map_find(m, ids[i]) != ID_NONE)
+			return diag_set(d, -EBADMSG, "%s id %" PRIu64 " is %s",
+					what, ids[i], ids[i] ? "repeated" : "zero");
+		if (id_index_insert(&m->index, hash_u64(ids[i]), (uint32_t)i) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+struct reader {
+	const pb_profile *pb;
+	struct profile *p;
+	struct diag *d;
+	char **strs; /* NUL-terminated copies of the string table */
+	uint64_t *map_ids, *fn_ids, *loc_ids;
+	struct id_map maps, fns, locs;
+	/* Per location: its frames, root first, in loc_frames. */
+	uint32_t *loc_first, *loc_n, *loc_frames;
+	size_t nloc_frames;
+	int64_t abs_total[PROFILE_MAX_VALUES];
+};
+
+/* String i, or NULL (and a diag) when i is out of the table. */
+static const char *str_at(struct reader *rd, int64_t i, const char *what)
+{
+	if (i < 0 || (uint64_t)i >= rd->pb->n_string_table) {
+		diag_set(rd->d, -EBADMSG, "%s refers to string %" PRId64
+			 ", past the string table (%zu)", what, i,
+			 rd->pb->n_string_table);
+		return NULL;
+	}
+	return rd->strs[i];
+}
+
+static int copy_strings(struct reader *rd)
+{
+	const pb_profile *pb = rd->pb;
+
+	rd->strs = calloc(pb->n_string_table + 1, sizeof(*rd->strs));
+	if (!rd->strs)
+		return -ENOMEM;
+	for (size_t i = 0; i < pb->n_string_table; i++) {
+		rd->strs[i] = strndup((const char *)pb->string_table[i].data,
+				      pb->string_table[i].len);
+		if (!rd->strs[i])
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* "[name tid=N]": the thread pseudo-frame nprof writes with -t. */
+static bool is_thread_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n > 2 && s[0] == '[' && s[n - 1] == ']' && strstr(s, " tid=");
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n >= k && !strcmp(s + n - k, suffix);
+}
+
+/* The kind of a location's physical frame: by name first, then by its
+ * mapping (mapping 0 is, by the format's convention, the main binary). */
+static enum frame_kind physical_kind(const char *name, const char *module,
+				     uint32_t map_pos)
+{
+	if (is_thread_name(name))
+		return FRAME_THREAD;
+	if (ends_with(name, "_[k]") ||
+	    (module && (!strncmp(module, "[kernel", 7) ||
+			!strncmp(module, "[vmlinux", 8))))
+		return FRAME_KERNEL;
+	if (map_pos == ID_NONE || map_pos == 0)
+		return FRAME_USER;
+	return FRAME_LIBRARY;
+}
+
+static int intern(struct reader *rd, const struct frame *f, uint32_t *ret_id)
+{
+	return profile_intern_frame(rd->p, f, ret_id);
+}
+
+/* Turns each location into its frames, root first: the physical frame
+ * (the location's last line) and then the functions inlined into it. */
+static int read_locations(struct reader *rd)
+{
+	const pb_profile *pb = rd->pb;
+	size_t cap = 0;
+
+	for (size_t i = 0; i < pb->n_location; i++)
+		cap += pb->location[i]->n_line ? pb->location[i]->n_line : 1;
+	rd->loc_first = calloc(pb->n_location + 1, sizeof(*rd->loc_first));
+	rd->loc_n = calloc(pb->n_location + 1, sizeof(*rd->loc_n));
+	rd->loc_frames = calloc(cap + 1, sizeof(*rd->loc_frames));
+	if (!rd->loc_first || !rd->loc_n || !rd->loc_frames)
+		return -ENOMEM;
+	for (size_t i = 0; i < pb->n_location; i++) {
+		const pb_location *loc = pb->location[i];
+		uint32_t map = ID_NONE;
+		const char *module = NULL;
+		uint64_t address = loc->address;
+		int r;
+
+		if (loc->mapping_id) {
+			const pb_mapping *mp;
+
+			map = id_map_find(&rd->maps, loc->mapping_id);
+			if (map == ID_NONE)
+				return diag_set(rd->d, -EBADMSG,
+						"location %" PRIu64 " names mapping %" PRIu64
+						", which does not exist",
+						loc->id, loc->mapping_id);
+			mp = pb->mapping[map];
+			module = str_at(rd, mp->filename, "a mapping's file name");
+			if (!module)
+				return -EBADMSG;
+			if (!*module)
+				module = NULL;
+			/* The model keeps file offsets. */
+			if (address >= mp->memory_start)
+				address = address - mp->memory_start + mp->file_offset;
+		}
+		rd->loc_first[i] = (uint32_t)rd->nloc_frames;
+		if (!loc->n_line) {
+			/* Not symbolized: name it by address, as nprof does. */
+			char name[PATH_MAX + 32];
+			struct frame f = { .name = name, .module = module,
+					   .kind = FRAME_UNKNOWN, .address = address };
+
+			if (module)
+				snprintf(name, sizeof(name), "%s+0x%" PRIx64,
+					 module, address);
+			else
+				snprintf(name, sizeof(name), "0x%" PRIx64, address);
+			r = intern(rd, &f, &rd->loc_frames[rd->nloc_frames]);
+			if (r < 0)
+				return r;
+			rd->nloc_frames++;
+		}
+		/* Lines are leaf first; the model wants the caller first. */
+		for (size_t k = loc->n_line; k-- > 0;) {
+			const Perftools__Profiles__Line *ln = loc->line[k];
+			uint32_t fpos = id_map_find(&rd->fns, ln->function_id);
+			const pb_function *fn;
+			struct frame f = { .module = module, .address = address };
+
+			if (fpos == ID_NONE)
+				return diag_set(rd->d, -EBADMSG,
+						"location %" PRIu64 " names function %" PRIu64
+						", which does not exist",
+						loc->id, ln->function_id);
+			fn = pb->function[fpos];
+			f.name = str_at(rd, fn->name, "a function name");
+			f.file = str_at(rd, fn->filename, "a function's file name");
+			if (!f.name || !f.file)
+				return -EBADMSG;
+			if (!*f.file)
+				f.file = NULL;
+			if (!*f.name)
+				f.name = "[unknown]";
+			f.line = ln->line > 0 && ln->line <= UINT32_MAX ?
+					 (uint32_t)ln->line : 0;
+			f.kind = k + 1 == loc->n_line ?
+					 physical_kind(f.name, module, map) :
+					 FRAME_INLINED;
+			r = intern(rd, &f, &rd->loc_frames[rd->nloc_frames]);
+			if (r < 0)
+				return r;
+			rd->nloc_frames++;
+		}
+		rd->loc_n[i] = (uint32_t)(rd->nloc_frames - rd->loc_first[i]);
+	}
+	return 0;
+}
+
+static int read_header(struct reader *rd)
+{
+	const pb_profile *pb = rd->pb;
+	struct profile *p = rd->p;
+	struct value_type vt[PROFILE_MAX_VALUES];
+	size_t nv = pb->n_sample_type;
+	int r;
+
+	if (nv == 0)
+		return diag_set(rd->d, -EBADMSG, "the profile has no sample types");
+	if (nv > PROFILE_MAX_VALUES)
+		nv = PROFILE_MAX_VALUES;
+	for (size_t v = 0; v < nv; v++) {
+		vt[v].type = str_at(rd, pb->sample_type[v]->type, "a sample type");
+		vt[v].unit = str_at(rd, pb->sample_type[v]->unit, "a sample unit");
+		if (!vt[v].type || !vt[v].unit)
+			return -EBADMSG;
+	}
+	r = profile_set_value_types(p, vt, (unsigned)nv);
+	if (r < 0)
+		return r;
+	if (pb->n_sample_type > PROFILE_MAX_VALUES)
+		profile_add_note(p, "only the first %d of %zu sample types were kept",
+				 PROFILE_MAX_VALUES, pb->n_sample_type);
+	if (pb->period_type) {
+		const char *type = str_at(rd, pb->period_type->type, "the period type");
+		const char *unit = str_at(rd, pb->period_type->unit, "the period unit");
+
+		if (!type || !unit)
+			return -EBADMSG;
+		p->event = *type ? profile_intern_string(p, type) : NULL;
+		p->interval_unit = *unit ? profile_intern_string(p, unit) : NULL;
+		if ((*type && !p->event) || (*unit && !p->interval_unit))
+			return -ENOMEM;
+	}
+	if (!p->event)
+		p->event = p->value_types[0].type;
+	p->interval = pb->period > 0 ? (uint64_t)pb->period : 0;
+	p->start_ns = pb->time_nanos > 0 ? (uint64_t)pb->time_nanos : 0;
+	p->duration_ns = pb->duration_nanos > 0 ? (uint64_t)pb->duration_nanos : 0;
+	/* The format does not say how the stacks were unwound. */
+	p->unwinder = NULL;
+	for (size_t i = 0; i < pb->n_comment; i++) {
+		const char *c = str_at(rd, pb->comment[i], "a comment");
+
+		if (!c)
+			return -EBADMSG;
+		r = profile_add_note(p, "%s", c);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; i < pb->n_mapping; i++) {
+		const pb_mapping *mp = pb->mapping[i];
+		const char *path = str_at(rd, mp->filename, "a mapping's file name");
+		const char *bid = str_at(rd, mp->build_id, "a mapping's build-id");
+		uint32_t id;
+
+		if (!path || !bid)
+			return -EBADMSG;
+		if (!*path)
+			continue;
+		r = profile_intern_module(p, path, *bid ? bid : NULL, &id);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* The thread a sample's labels name: `thread` (a name) and `thread_id`
+ * (a number), as nprof writes them. No labels: tid 0, no name. */
+static int sample_thread(struct reader *rd, const Perftools__Profiles__Sample *s,
+			 uint32_t *ret)
+{
+	const char *name = NULL;
+	int64_t tid = 0;
+
+	for (size_t i = 0; i < s->n_label; i++) {
+		const Perftools__Profiles__Label *l = s->label[i];
+		const char *key = str_at(rd, l->key, "a label key");
+
+		if (!key)
+			return -EBADMSG;
+		if (!strcmp(key, "thread") && l->str) {
+			name = str_at(rd, l->str, "a thread label");
+			if (!name)
+				return -EBADMSG;
+		} else if (!strcmp(key, "thread_id") || !strcmp(key, "tid")) {
+			tid = l->num;
+		}
+	}
+	if (tid < 0 || tid > INT_MAX)
+		tid = 0;
+	if (name && !strcmp(name, "?"))
+		name = NULL;
+	return profile_intern_thread(rd->p, (pid_t)tid, name, ret);
+}
+
+static int read_samples(struct reader *rd)
+{
+	const pb_profile *pb = rd->pb;
+	struct profile *p = rd->p;
+	uint32_t *frames = malloc(PPROF_MAX_DEPTH * sizeof(*frames));
+	uint64_t cut = 0;
+	int r = -ENOMEM;
+
+	if (!frames)
+		goto out;
+	for (size_t i = 0; i < pb->n_sample; i++) {
+		const Perftools__Profiles__Sample *s = pb->sample[i];
+		int64_t values[PROFILE_MAX_VALUES] = { 0 };
+		uint32_t depth = 0, stack, thread;
+		bool truncated = false;
+
+		if (s->n_value != pb->n_sample_type) {
+			r = diag_set(rd->d, -EBADMSG,
+				     "sample %zu has %zu values for %zu sample types",
+				     i, s->n_value, pb->n_sample_type);
+			goto out;
+		}
+		for (unsigned v = 0; v < p->nvalues; v++) {
+			int64_t a = s->value[v] < 0 ?
+					    (s->value[v] == INT64_MIN ? INT64_MAX : -s->value[v]) :
+					    s->value[v];
+
+			/* Bounds every sum the model and writers make. */
+			if (__builtin_add_overflow(rd->abs_total[v], a,
+						   &rd->abs_total[v])) {
+				r = diag_set(rd->d, -EBADMSG,
+					     "the %s values add up past 2^63",
+					     p->value_types[v].type);
+				goto out;
+			}
+			values[v] = s->value[v];
+		}
+		/* location_id is leaf first; the model is root first. */
+		for (size_t k = s->n_location_id; k-- > 0 && !truncated;) {
+			uint32_t pos = id_map_find(&rd->locs, s->location_id[k]);
+
+			if (pos == ID_NONE) {
+				r = diag_set(rd->d, -EBADMSG,
+					     "sample %zu names location %" PRIu64
+					     ", which does not exist",
+					     i, s->location_id[k]);
+				goto out;
+			}
+			for (uint32_t f = 0; f < rd->loc_n[pos]; f++) {
+				if (depth == PPROF_MAX_DEPTH) {
+					truncated = true;
+					break;
+				}
+				frames[depth++] = rd->loc_frames[rd->loc_first[pos] + f];
+			}
+		}
+		cut += truncated;
+		r = sample_thread(rd, s, &thread);
+		if (r < 0)
+			goto out;
+		r = profile_intern_stack(p, frames, depth, truncated, &stack);
+		if (r < 0)
+			goto out;
+		r = profile_add_sample(p, stack, thread, values);
+		if (r < 0)
+			goto out;
+	}
+	if (cut) {
+		p->degraded.truncated_stacks += cut;
+		profile_add_note(p, "%" PRIu64 " stacks deeper than %d frames were cut",
+				 cut, PPROF_MAX_DEPTH);
+	}
+	r = 0;
+out:
+	free(frames);
+	return r;
+}
+
+static void reader_release(struct reader *rd)
+{
+	if (rd->strs)
+		for (size_t i = 0; i < rd->pb->n_string_table; i++)
+			free(rd->strs[i]);
+	free(rd->strs);
+	free(rd->map_ids);
+	free(rd->fn_ids);
+	free(rd->loc_ids);
+	id_index_release(&rd->maps.index);
+	id_index_release(&rd->fns.index);
+	id_index_release(&rd->locs.index);
+	free(rd->loc_first);
+	free(rd->loc_n);
+	free(rd->loc_frames);
+}
+
+static int index_ids(struct reader *rd)
+{
+	const pb_profile *pb = rd->pb;
+	int r;
+
+	rd->map_ids = malloc((pb->n_mapping + 1) * sizeof(*rd->map_ids));
+	rd->fn_ids = malloc((pb->n_function + 1) * sizeof(*rd->fn_ids));
+	rd->loc_ids = malloc((pb->n_location + 1) * sizeof(*rd->loc_ids));
+	if (!rd->map_ids || !rd->fn_ids || !rd->loc_ids)
+		return -ENOMEM;
+	for (size_t i = 0; i < pb->n_mapping; i++)
+		rd->map_ids[i] = pb->mapping[i]->id;
+	for (size_t i = 0; i < pb->n_function; i++)
+		rd->fn_ids[i] = pb->function[i]->id;
+	for (size_t i = 0; i < pb->n_location; i++)
+		rd->loc_ids[i] = pb->location[i]->id;
+	r = id_map_build(&rd->maps, rd->map_ids, pb->n_mapping, "mapping", rd->d);
+	if (r == 0)
+		r = id_map_build(&rd->fns, rd->fn_ids, pb->n_function, "function", rd->d);
+	if (r == 0)
+		r = id_map_build(&rd->locs, rd->loc_ids, pb->n_location, "location", rd->d);
+	return r;
+}
+
+int pprof_read(const void *data, size_t len, struct profile **ret_p,
+	       struct diag *d)
+{
+	struct reader rd = { .d = d };
+	struct budget budget = { PPROF_MAX_UNPACKED, false };
+	ProtobufCAllocator alloc = { budget_alloc, budget_free, &budget };
+	uint8_t *raw = NULL;
+	size_t raw_len = len;
+	const uint8_t *bytes = data;
+	pb_profile *pb = NULL;
+	struct profile *p = NULL;
+	int r;
+
+	id_index_init(&rd.maps.index);
+	id_index_init(&rd.fns.index);
+	id_index_init(&rd.locs.index);
+	if (len > PPROF_MAX_INPUT) {
+		r = diag_set(d, -EFBIG, "the profile is larger than %llu MiB",
+			     PPROF_MAX_INPUT >> 20);
+		goto out;
+	}
+	if (pprof_is_gzip(data, len)) {
+		r = gunzip(data, len, &raw, &raw_len, d);
+		if (r < 0)
+			goto out;
+		bytes = raw;
+	}
+	pb = perftools__profiles__profile__unpack(&alloc, raw_len, bytes);
+	if (!pb && budget.exhausted) {
+		r = diag_set(d, -EFBIG, "the profile needs more than %llu MiB to parse",
+			     PPROF_MAX_UNPACKED >> 20);
+		goto out;
+	}
+	if (!pb) {
+		r = diag_set(d, -EBADMSG, "not a pprof profile (the protobuf does not parse)");
+		goto out;
+	}
+	rd.pb = pb;
+	if (pb->n_string_table == 0 || pb->string_table[0].len != 0) {
+		r = diag_set(d, -EBADMSG,
+			     "not a pprof profile (the string table does not start with \"\")");
+		goto out;
+	}
+	r = -ENOMEM;
+	p = profile_new();
+	if (!p)
+		goto out;
+	rd.p = p;
+	if ((r = copy_strings(&rd)) < 0 || (r = index_ids(&rd)) < 0 ||
+	    (r = read_header(&rd)) < 0 || (r = read_locations(&rd)) < 0 ||
+	    (r = read_samples(&rd)) < 0)
+		goto out;
+	*ret_p = p;
+	p = NULL;
+	r = 0;
+out:
+	reader_release(&rd);
+	if (pb)
+		perftools__profiles__profile__free_unpacked(pb, &alloc);
+	free(raw);
+	profile_free(p);
+	return r;
+}

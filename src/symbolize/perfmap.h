@@ -1,0 +1,59 @@
+/* perfmap: the /tmp/perf-PID.map files JITs write (Node, Python 3.12+,
+ * the JVM with a perf-map agent, LuaJIT, ...).
+ *
+ * Each line is "START SIZE NAME" with START and SIZE in hex (an optional
+ * 0x accepted), NAME the rest of the line. JITs append as they compile and
+ * may reuse memory: when entries overlap, the later one wins. Parsing is a
+ * pure function of the text; parsing more text later appends. */
+#ifndef NPROF_SYMBOLIZE_PERFMAP_H
+#define NPROF_SYMBOLIZE_PERFMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PERFMAP_MAX_ENTRIES (4u << 20)
+#define PERFMAP_MAX_LINE 4096
+struct perfmap_entry {
+	uint64_t start, size;
+	uint32_t name;		/* offset in strs */
+	uint32_t seq;		/* line order: later lines win */
+};
+
+/* A piece of the address space and the entry that names it: the entries
+ * flattened so that each address has one answer. */
+struct perfmap_seg {
+	uint64_t start, end;
+	uint32_t entry;
+};
+
+struct perfmap {
+	struct perfmap_entry *v;	/* in file order */
+	size_t n, cap;
+	struct perfmap_seg *segs;	/* sorted, disjoint; rebuilt when stale */
+	size_t nsegs;
+	char *strs;
+	size_t strs_len, strs_cap;
+	size_t consumed;	/* bytes of the file parsed (whole lines) */
+	uint64_t skipped_lines;
+	bool stale;			/* entries added since segs were built */
+};
+
+void perfmap_init(struct perfmap *m);
+void perfmap_release(struct perfmap *m);
+
+/* Parses the complete lines of buf (an incomplete last line is left for
+ * next time: consumed grows only by whole lines). 0, -ENOMEM or -E2BIG. */
+int perfmap_parse(struct perfmap *m, const char *buf, size_t len);
+
+/* The entry covering addr (the latest line among overlapping ones), or
+ * NULL. Rebuilds the segments first after a parse: O(n log n). */
+const struct perfmap_entry *perfmap_find(struct perfmap *m, uint64_t addr);
+
+static inline const char *perfmap_name(const struct perfmap *m,
+				       const struct perfmap_entry *e)
+{
+	return m->strs + e->name;
+}
+
+#endif

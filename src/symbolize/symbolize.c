@@ -1,0 +1,673 @@
+/* symbolize: ties maps, modules, the kernel and perf maps together.
+ * Lookup order for an address (docs/symbolize.md):
+ *   kernel (flag, or top bit set) -> /proc/kallsyms
+ *   in an ELF mapping -> the module's symbols (own .symtab, else debug
+ *                        file's, plus .dynsym); the vDSO from memory
+ *   otherwise, or no symbol -> /tmp/perf-PID.map
+ *   nothing -> "module+0xOFFSET" */
+#include "symbolize/symbolize.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "symbolize/demangle.h"
+#include "symbolize/kallsyms.h"
+#include "symbolize/maps.h"
+#include "symbolize/perfmap.h"
+#include "symbolize/procfs.h"
+#include "symbolize/strpool.h"
+#include "symbolize/symcache.h"
+#include "symbolize/vdso.h"
+
+#define MAPS_MAX_BYTES (256u << 20)
+#define KALLSYMS_MAX_BYTES (256u << 20)
+#define PERFMAP_MAX_BYTES (1u << 30)
+#define NO_MODULE UINT32_MAX
+
+struct symbolizer {
+	struct symcache *cache;
+	struct strpool strings;		/* every name and module handed out */
+	struct kallsyms kernel;
+	bool kernel_loaded;
+	const char *kernel_problem;	/* interned, or NULL */
+};
+
+/* A file (or the vDSO) mapped by the process; mappings of the same file
+ * share one. */
+struct pmod {
+	char *path;		/* as mapped, without " (deleted)" */
+	uint64_t inode;
+	uint32_t maj, min;
+	enum map_kind kind;
+	int deleted;
+	uint64_t start, end;	/* one mapping of it, for map_files and vdso */
+	const char *name;	/* interned path, reported as the module */
+	const char *base;	/* interned basename, for "base+0xOFF" */
+	struct symmod *mod;	/* NULL until loaded, or when not ELF */
+	bool tried;
+	bool is_main;
+};
+
+struct proc_syms {
+	struct symbolizer *s;
+	pid_t pid;
+	bool kernel;
+	char root[64];		/* "/proc/PID/root" */
+	char *exe;		/* the main executable's path, or NULL */
+	struct maps maps;	/* entries' user: index in mods, or NO_MODULE */
+	struct pmod *mods;
+	size_t nmods, mods_cap;
+	struct perfmap perfmap;
+	char perfmap_path[PATH_MAX];
+	const char *perfmap_module;
+};
+
+struct symbolizer *symbolizer_new(void)
+{
+	struct symbolizer *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->cache = symcache_new();
+	if (!s->cache || kallsyms_init(&s->kernel) < 0) {
+		symcache_free(s->cache);
+		free(s);
+		errno = ENOMEM;
+		return NULL;
+	}
+	strpool_init(&s->strings, 0);
+	return s;
+}
+
+void symbolizer_free(struct symbolizer *s)
+{
+	if (!s)
+		return;
+	symcache_free(s->cache);
+	strpool_release(&s->strings);
+	kallsyms_release(&s->kernel);
+	free(s);
+}
+
+void symbolizer_get_stats(const struct symbolizer *s,
+			  struct symbolizer_stats *ret)
+{
+	struct symcache_stats cs;
+
+	symcache_get_stats(s->cache, &cs);
+	ret->modules_parsed = cs.modules_parsed;
+	ret->cache_hits = cs.cache_hits;
+	ret->debug_files = cs.debug_files;
+}
+
+static int read_int_file(const char *path)
+{
+	char *buf;
+	size_t len;
+	int v = -1;
+
+	if (procfs_read_file(path, 64, &buf, &len) == 0) {
+		v = atoi(buf);
+		free(buf);
+	}
+	return v;
+}
+
+/* Loads /proc/kallsyms once per symbolizer: the kernel is the same for
+ * every process. Modules loaded later are not seen (documented). */
+static void load_kernel(struct symbolizer *s)
+{
+	char *buf = NULL, msg[400];
+	size_t len;
+	int err;
+
+	if (s->kernel_loaded)
+		return;
+	s->kernel_loaded = true;
+	msg[0] = '\0';
+	err = procfs_read_file("/proc/kallsyms", KALLSYMS_MAX_BYTES, &buf, &len);
+	if (err < 0) {
+		snprintf(msg, sizeof(msg),
+			 "cannot read /proc/kallsyms: %s; kernel frames stay unnamed",
+			 strerror(-err));
+		goto out;
+	}
+	err = kallsyms_parse(&s->kernel, buf, len);
+	kallsyms_finish(&s->kernel);
+	if (err < 0 && !s->kernel.n) {
+		snprintf(msg, sizeof(msg),
+			 "cannot parse /proc/kallsyms: %s; kernel frames stay unnamed",
+			 strerror(-err));
+	} else if (kallsyms_all_zero(&s->kernel)) {
+		snprintf(msg, sizeof(msg),
+			 "/proc/kallsyms shows zero addresses (kernel.kptr_restrict=%d, "
+			 "kernel.perf_event_paranoid=%d): kernel frames stay unnamed; "
+			 "run as root, or set kernel.kptr_restrict=0 and "
+			 "kernel.perf_event_paranoid<=1",
+			 read_int_file("/proc/sys/kernel/kptr_restrict"),
+			 read_int_file("/proc/sys/kernel/perf_event_paranoid"));
+	} else if (!s->kernel.n) {
+		snprintf(msg, sizeof(msg),
+			 "/proc/kallsyms lists no symbols; kernel frames stay unnamed");
+	}
+out:
+	if (msg[0])
+		s->kernel_problem = strpool_intern(&s->strings, msg);
+	free(buf);
+}
+
+static const char *basename_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash && slash[1] ? slash + 1 : path;
+}
+
+/* The module slot for a mapping, shared by mappings of the same file. */
+static int pmod_for(struct proc_syms *ps, const struct map_entry *e,
+		    uint32_t *ret_idx)
+{
+	struct pmod *pm;
+	int err = -ENOMEM;
+
+	if (e->kind != MAPK_FILE && e->kind != MAPK_MEMFD && e->kind != MAPK_VDSO) {
+		*ret_idx = NO_MODULE;
+		return 0;
+	}
+	for (size_t i = 0; i < ps->nmods; i++) {
+		pm = &ps->mods[i];
+		if (pm->kind == e->kind && pm->inode == e->inode &&
+		    pm->maj == e->maj && pm->min == e->min &&
+		    pm->deleted == e->deleted && !strcmp(pm->path, e->path)) {
+			*ret_idx = (uint32_t)i;
+			return 0;
+		}
+	}
+	if (ps->nmods == ps->mods_cap) {
+		size_t ncap = ps->mods_cap ? ps->mods_cap * 2 : 32;
+		struct pmod *nv;
+
+		if (ncap >= NO_MODULE)
+			return -E2BIG;
+		nv = realloc(ps->mods, ncap * sizeof(*nv));
+		if (!nv)
+			goto out;
+		ps->mods = nv;
+		ps->mods_cap = ncap;
+	}
+	pm = &ps->mods[ps->nmods];
+	memset(pm, 0, sizeof(*pm));
+	pm->path = strdup(e->path);
+	if (!pm->path)
+		goto out;
+	pm->name = strpool_intern(&ps->s->strings, e->path);
+	pm->base = strpool_intern(&ps->s->strings, basename_of(e->path));
+	if (!pm->name || !pm->base) {
+		free(pm->path);
+		goto out;
+	}
+	pm->inode = e->inode;
+	pm->maj = e->maj;
+	pm->min = e->min;
+	pm->kind = e->kind;
+	pm->deleted = e->deleted;
+	pm->start = e->start;
+	pm->end = e->end;
+	pm->is_main = e->kind != MAPK_VDSO && ps->exe && !strcmp(ps->exe, e->path);
+	*ret_idx = (uint32_t)ps->nmods++;
+	err = 0;
+out:
+	return err;
+}
+
+static int open_checked(const char *path, uint64_t inode)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	/* A path can now name a different file (a package upgrade replaced
+	 * it): only the mapped inode will do. */
+	if (fstat(fd, &st) < 0 || (inode && (uint64_t)st.st_ino != inode)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Opens the mapped file: through map_files first for files that have no
+ * usable path, then through the target's root (containers), then
+ * map_files, then the plain path. */
+static int pmod_open(const struct proc_syms *ps, const struct pmod *pm)
+{
+	char mf[128], rooted[PATH_MAX + 64];
+	int fd = -1;
+	bool pathless = pm->deleted || pm->kind == MAPK_MEMFD;
+
+	snprintf(mf, sizeof(mf), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+		 (int)ps->pid, pm->start, pm->end);
+	if (pathless)
+		fd = open_checked(mf, 0);
+	if (fd < 0 && !pathless && pm->path[0] == '/' &&
+	    snprintf(rooted, sizeof(rooted), "%s%s", ps->root, pm->path) <
+		    (int)sizeof(rooted))
+		fd = open_checked(rooted, pm->inode);
+	if (fd < 0 && !pathless)
+		fd = open_checked(mf, 0);
+	if (fd < 0 && pm->kind == MAPK_FILE)
+		fd = open_checked(pm->path, pm->inode);
+	return fd;
+}
+
+/* Loads the module of a slot once; failure leaves it without symbols. */
+static void pmod_load(struct proc_syms *ps, struct pmod *pm)
+{
+	struct symcache *c = ps->s->cache;
+	char *image = NULL;
+	int fd;
+
+	if (pm->tried)
+		return;
+	pm->tried = true;
+	if (pm->kind == MAPK_VDSO) {
+		if (vdso_read(ps->pid, pm->start, pm->end - pm->start, &image) == 0)
+			symcache_get_image(c, image, pm->end - pm->start, "[vdso]",
+					   &pm->mod);
+		free(image);
+		return;
+	}
+	fd = pmod_open(ps, pm);
+	if (fd < 0)
+		return;
+	symcache_get_file(c, fd, pm->path, ps->root, &pm->mod);
+	close(fd);
+}
+
+static int add_entry(struct proc_syms *ps, struct map_entry *e)
+{
+	uint32_t idx;
+	int err;
+
+	err = pmod_for(ps, e, &idx);
+	if (err < 0)
+		return err;
+	e->user = idx;
+	err = maps_insert(&ps->maps, e);
+	if (err < 0)
+		return err;
+	/* Code is loaded now, while the process and its files are there to
+	 * read; the data a process maps is left until an address asks. */
+	if (idx != NO_MODULE && (e->prot & PROT_EXEC || e->kind == MAPK_VDSO))
+		pmod_load(ps, &ps->mods[idx]);
+	return 0;
+}
+
+int proc_syms_add_mapping(struct proc_syms *ps, const struct mapping *m)
+{
+	struct map_entry e;
+	char *clean;
+	int err;
+
+	memset(&e, 0, sizeof(e));
+	e.start = m->start;
+	e.end = m->end;
+	e.pgoff = m->pgoff;
+	e.maj = m->maj;
+	e.min = m->min;
+	e.inode = m->inode;
+	e.prot = m->prot;
+	err = maps_classify_path(m->path ? m->path : "", &e.kind, &e.deleted,
+				 &clean);
+	if (err < 0)
+		return err;
+	e.path = clean;
+	err = add_entry(ps, &e);
+	free(clean);
+	return err;
+}
+
+static int open_perfmap_file(struct proc_syms *ps, const char *path)
+{
+	struct stat st, pst;
+	char proc[64];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	snprintf(proc, sizeof(proc), "/proc/%d", (int)ps->pid);
+	/* /tmp is writable by all: only a map written by the target's user
+	 * (or root) may name its code. */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (st.st_uid != 0 && (stat(proc, &pst) < 0 || st.st_uid != pst.st_uid))) {
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
+int proc_syms_reload_perf_map(struct proc_syms *ps)
+{
+	char *buf = NULL;
+	size_t len;
+	int fd = -1, err;
+	struct stat st;
+
+	if (!ps->perfmap_path[0]) {
+		char cand[2][PATH_MAX];
+		pid_t nspid = procfs_ns_pid(ps->pid);
+
+		snprintf(cand[0], sizeof(cand[0]), "%s/tmp/perf-%d.map", ps->root,
+			 (int)nspid);
+		snprintf(cand[1], sizeof(cand[1]), "/tmp/perf-%d.map", (int)ps->pid);
+		for (int i = 0; i < 2 && fd < 0; i++) {
+			fd = open_perfmap_file(ps, cand[i]);
+			if (fd >= 0)
+				memcpy(ps->perfmap_path, cand[i], sizeof(cand[i]));
+		}
+		err = 0; /* most processes have no perf map */
+		if (fd < 0)
+			goto out;
+	} else {
+		err = fd = open_perfmap_file(ps, ps->perfmap_path);
+		if (fd < 0)
+			goto out;
+	}
+	/* A map shorter than what was read is a new one (the pid was
+	 * reused, or the JIT restarted it): start over. */
+	if (fstat(fd, &st) == 0 && (size_t)st.st_size < ps->perfmap.consumed)
+		perfmap_release(&ps->perfmap);
+	err = procfs_read_fd_from(fd, ps->perfmap.consumed, PERFMAP_MAX_BYTES,
+				  &buf, &len);
+	if (err < 0)
+		goto out;
+	err = perfmap_parse(&ps->perfmap, buf, len);
+out:
+	free(buf);
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
+static char *read_exe(pid_t pid)
+{
+	char link[64], target[PATH_MAX];
+	ssize_t n;
+	size_t dl = strlen(" (deleted)");
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	n = readlink(link, target, sizeof(target) - 1);
+	if (n <= 0)
+		return NULL;
+	target[n] = '\0';
+	if ((size_t)n > dl && !strcmp(target + n - dl, " (deleted)"))
+		target[n - dl] = '\0';
+	return strdup(target);
+}
+
+int symbolizer_open_process(struct symbolizer *s, pid_t pid, bool kernel,
+			    struct proc_syms **ret, struct diag *d)
+{
+	struct proc_syms *ps = NULL;
+	struct maps parsed;
+	char path[64], *buf = NULL;
+	size_t len;
+	int err;
+
+	maps_init(&parsed);
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	err = procfs_read_file(path, MAPS_MAX_BYTES, &buf, &len);
+	if (err == -ENOENT || err == -ESRCH) {
+		err = diag_set(d, -ESRCH, "no process with PID %d", (int)pid);
+		goto out;
+	}
+	if (err == -EACCES || err == -EPERM) {
+		err = diag_set(d, -EACCES,
+			       "cannot read /proc/%d/maps: process belongs to another "
+			       "user; run as that user or as root", (int)pid);
+		goto out;
+	}
+	if (err < 0) {
+		err = diag_set(d, err, "cannot read /proc/%d/maps: %s", (int)pid,
+			       strerror(-err));
+		goto out;
+	}
+	err = maps_parse(&parsed, buf, len, NO_MODULE);
+	if (err < 0 && err != -E2BIG) {
+		err = diag_set(d, err, "cannot parse /proc/%d/maps: %s", (int)pid,
+			       strerror(-err));
+		goto out;
+	}
+	err = -ENOMEM;
+	ps = calloc(1, sizeof(*ps));
+	if (!ps)
+		goto out;
+	ps->s = s;
+	ps->pid = pid;
+	ps->kernel = kernel;
+	maps_init(&ps->maps);
+	perfmap_init(&ps->perfmap);
+	snprintf(ps->root, sizeof(ps->root), "/proc/%d/root", (int)pid);
+	ps->exe = read_exe(pid);
+	/* Without /proc/PID/exe (another user's process), the lowest file
+	 * mapping is the executable: it is mapped before any library. */
+	if (!ps->exe) {
+		for (size_t i = 0; i < parsed.n && !ps->exe; i++)
+			if (parsed.v[i].kind == MAPK_FILE)
+				ps->exe = strdup(parsed.v[i].path);
+	}
+	for (size_t i = 0; i < parsed.n; i++) {
+		err = add_entry(ps, &parsed.v[i]);
+		if (err < 0)
+			goto out;
+	}
+	err = diag_set(d, -ENOMEM, "out of memory reading the perf map of %d", (int)pid);
+	snprintf(path, sizeof(path), "[perf-%d.map]", (int)pid);
+	ps->perfmap_module = strpool_intern(&s->strings, path);
+	if (!ps->perfmap_module)
+		goto out;
+	diag_clear(d);
+	proc_syms_reload_perf_map(ps); /* a broken perf map is not fatal */
+	if (kernel)
+		load_kernel(s);
+	*ret = ps;
+	ps = NULL;
+	err = 0;
+out:
+	proc_syms_free(ps);
+	maps_release(&parsed);
+	free(buf);
+	return err;
+}
+
+void proc_syms_free(struct proc_syms *ps)
+{
+	if (!ps)
+		return;
+	for (size_t i = 0; i < ps->nmods; i++) {
+		symcache_put(ps->s->cache, ps->mods[i].mod);
+		free(ps->mods[i].path);
+	}
+	free(ps->mods);
+	maps_release(&ps->maps);
+	perfmap_release(&ps->perfmap);
+	free(ps->exe);
+	free(ps);
+}
+
+const char *proc_syms_kernel_problem(const struct proc_syms *ps)
+{
+	return ps->kernel ? ps->s->kernel_problem : NULL;
+}
+
+/* The name to show for a raw symbol name: demangled, without a symbol
+ * version ("memcpy@@GLIBC_2.14"), simple when asked; interned. */
+static const char *display_name(struct symbolizer *s, const char *raw,
+				bool simple)
+{
+	char *dem = demangle(raw), *simp = NULL;
+	const char *name, *at;
+
+	if (dem) {
+		if (simple) {
+			simp = demangle_simplify(dem);
+			if (!simp) {
+				free(dem);
+				return NULL;
+			}
+		}
+		name = strpool_intern(&s->strings, simp ? simp : dem);
+		free(dem);
+		free(simp);
+		return name;
+	}
+	at = strchr(raw, '@');
+	if (at && at != raw)
+		return strpool_intern_len(&s->strings, raw, (size_t)(at - raw));
+	return strpool_intern(&s->strings, raw);
+}
+
+static const char *module_sym_name(struct symbolizer *s, struct symmod *m,
+				   const struct elf_sym *sym, bool simple)
+{
+	size_t idx = (size_t)(sym - m->symtab.syms);
+	const char **names = m->names[simple];
+
+	if (!names) {
+		names = calloc(m->symtab.n, sizeof(*names));
+		if (!names)
+			return NULL;
+		m->names[simple] = names;
+	}
+	if (!names[idx])
+		names[idx] = display_name(s, elf_symtab_name(&m->symtab, sym), simple);
+	return names[idx];
+}
+
+static const char *fmt_name(struct symbolizer *s, const char *base,
+			    uint64_t off)
+{
+	char buf[PATH_MAX + 32];
+
+	snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, base, off);
+	return strpool_intern(&s->strings, buf);
+}
+
+static int lookup_kernel(struct proc_syms *ps, uint64_t addr, bool simple,
+			 struct symbol_info *ret)
+{
+	struct symbolizer *s = ps->s;
+	const struct ksym *k = NULL;
+	const char *kmod = s->kernel.strs + s->kernel.kernel_module;
+	uint64_t base = s->kernel.text;
+
+	if (ps->kernel && s->kernel_loaded)
+		k = kallsyms_find(&s->kernel, addr);
+	if (k) {
+		ret->name = display_name(s, s->kernel.strs + k->name, simple);
+		ret->module = s->kernel.strs + k->module;
+		ret->module_offset = k->module == s->kernel.kernel_module && base
+					     ? addr - base : addr;
+		ret->kind = FRAME_KERNEL;
+	} else {
+		/* Offsets from _text when known, so the same kernel gives the
+		 * same names across boots with KASLR. */
+		ret->module_offset = base && addr >= base ? addr - base : addr;
+		ret->name = fmt_name(s, "[kernel]", ret->module_offset);
+		ret->module = kmod;
+		ret->kind = FRAME_UNKNOWN;
+	}
+	return ret->name ? 0 : -ENOMEM;
+}
+
+int proc_syms_lookup(struct proc_syms *ps, uint64_t addr, bool kernel,
+		     unsigned flags, struct symbol_info *ret)
+{
+	struct symbolizer *s = ps->s;
+	bool simple = flags & SYM_SIMPLE;
+	const struct map_entry *e;
+	const struct perfmap_entry *pe;
+	struct pmod *pm = NULL;
+	uint64_t off = 0;
+	struct symbol_info info = { 0 };
+
+	/* Linux puts the kernel in the top half of the address space on
+	 * every 64-bit architecture it profiles. */
+	if (kernel || addr >> 63) {
+		if (lookup_kernel(ps, addr, simple, &info) < 0)
+			goto nomem;
+		goto done;
+	}
+	e = maps_find(&ps->maps, addr);
+	if (e) {
+		off = addr - e->start + e->pgoff;
+		if (e->user != NO_MODULE)
+			pm = &ps->mods[e->user];
+	}
+	if (pm) {
+		uint64_t vaddr;
+		const struct elf_sym *sym;
+
+		pmod_load(ps, pm);
+		if (pm->mod && elf_info_offset_to_vaddr(&pm->mod->info, off, &vaddr) == 0 &&
+		    (sym = elf_symtab_find(&pm->mod->symtab, vaddr)) != NULL) {
+			info.name = module_sym_name(s, pm->mod, sym, simple);
+			if (!info.name)
+				goto nomem;
+			info.module = pm->name;
+			info.module_offset = off;
+			info.kind = pm->is_main ? FRAME_USER : FRAME_LIBRARY;
+			goto done;
+		}
+	}
+	/* JITs put code in anonymous memory (or a memfd); their perf map
+	 * names it. */
+	pe = perfmap_find(&ps->perfmap, addr);
+	if (pe) {
+		info.name = display_name(s, perfmap_name(&ps->perfmap, pe), simple);
+		if (!info.name)
+			goto nomem;
+		info.module = ps->perfmap_module;
+		info.module_offset = addr - pe->start;
+		info.kind = FRAME_JIT;
+		goto done;
+	}
+	info.kind = FRAME_UNKNOWN;
+	if (pm) {
+		info.module = pm->name;
+		info.module_offset = off;
+		info.name = fmt_name(s, pm->base, off);
+	} else if (e && e->kind == MAPK_SPECIAL) {
+		info.module = strpool_intern(&s->strings, e->path);
+		info.module_offset = off;
+		info.name = fmt_name(s, e->path, off);
+		if (!info.module)
+			goto nomem;
+	} else if (e) {
+		info.module_offset = off;
+		info.name = fmt_name(s, "[anon]", off);
+	} else {
+		info.module_offset = addr;
+		info.name = fmt_name(s, "[unknown]", addr);
+	}
+	if (!info.name)
+		goto nomem;
+done:
+	*ret = info;
+	return 0;
+nomem:
+	/* The contract: always fill ret. */
+	ret->name = "[unknown]";
+	ret->module = NULL;
+	ret->module_offset = addr;
+	ret->kind = FRAME_UNKNOWN;
+	return -ENOMEM;
+}

@@ -1,0 +1,68 @@
+/* symcache: symbol tables of ELF modules, loaded once and shared.
+ *
+ * A module is keyed by its build-id, or, for files without one, by path,
+ * size, mtime and inode. The same library mapped by many processes, or by
+ * one process profiled many times, is parsed once. The cache owns the
+ * modules; a proc_syms holds references, and only unreferenced modules
+ * are evicted when the cache is full.
+ *
+ * Loading a module reads the binary's segments (needed to translate
+ * addresses, and always taken from the mapped file itself) and its
+ * symbols; when the binary has no .symtab, the symbols of its separate
+ * debug file (debugfile.h) are used instead, together with .dynsym. */
+#ifndef NPROF_SYMBOLIZE_SYMCACHE_H
+#define NPROF_SYMBOLIZE_SYMCACHE_H
+
+#include <libelf.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "symbolize/elf_symtab.h"
+
+#define SYMCACHE_MAX_MODULES 4096
+
+struct symmod {
+	/* the key */
+	struct elf_info info;	/* of the mapped file, not the debug file */
+	char *key_path;		/* "" when keyed by build-id */
+	uint64_t key_size, key_mtime_ns, key_ino;
+
+	struct elf_symtab symtab;
+	char *debug_path;	/* the separate debug file used, or NULL */
+	/* Interned demangled names per symbol, [0] full, [1] simple, filled
+	 * as lookups ask for them. */
+	const char **names[2];
+
+	unsigned refs;
+	uint64_t last_use;
+};
+
+struct symcache_stats {
+	uint64_t modules_parsed;
+	uint64_t cache_hits;
+	uint64_t debug_files;
+};
+
+struct symcache;
+
+struct symcache *symcache_new(void);
+void symcache_free(struct symcache *c);
+
+/* The module for the ELF file open as fd (the caller keeps fd), which the
+ * target names path; root ("/proc/PID/root" or NULL) is where to look for
+ * its debug files. Takes a reference. -EINVAL when fd is not ELF. */
+int symcache_get_file(struct symcache *c, int fd, const char *path,
+		      const char *root, struct symmod **ret);
+
+/* The same for an ELF image in memory (the vDSO read from a process).
+ * image must stay writable for the call (libelf may convert it in place);
+ * it is not kept. */
+int symcache_get_image(struct symcache *c, char *image, size_t len,
+		       const char *name, struct symmod **ret);
+
+/* Drops a reference; NULL is fine. */
+void symcache_put(struct symcache *c, struct symmod *m);
+
+void symcache_get_stats(const struct symcache *c, struct symcache_stats *ret);
+
+#endif

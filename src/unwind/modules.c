@@ -1,0 +1,146 @@
+/* unwind modules: the sorted range list and a minimal /proc/PID/maps
+ * reader (symbolize has the full one; unwind sits below it and needs only
+ * executable mappings). */
+#include "unwind/modules.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+void unwind_modules_init(struct unwind_modules *m)
+{
+	memset(m, 0, sizeof(*m));
+}
+
+void unwind_modules_release(struct unwind_modules *m)
+{
+	if (!m)
+		return;
+	free(m->v);
+	memset(m, 0, sizeof(*m));
+}
+
+int unwind_modules_add(struct unwind_modules *m, uint64_t start, uint64_t end,
+		       uint64_t bias, const struct unwind_table *table)
+{
+	unsigned lo = 0, hi = m->n;
+
+	if (start >= end)
+		return -EINVAL;
+	while (lo < hi) {
+		unsigned mid = lo + (hi - lo) / 2;
+		if (m->v[mid].start < start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if ((lo < m->n && m->v[lo].start < end) || (lo && m->v[lo - 1].end > start))
+		return -EEXIST;
+	if (m->n == m->cap) {
+		unsigned cap = m->cap ? m->cap * 2 : 64;
+		struct unwind_module *n;
+
+		if (m->n >= UNWIND_MAX_MODULES)
+			return -E2BIG;
+		n = realloc(m->v, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		m->v = n;
+		m->cap = cap;
+	}
+	memmove(&m->v[lo + 1], &m->v[lo], (m->n - lo) * sizeof(*m->v));
+	m->v[lo] = (struct unwind_module){ start, end, bias, table };
+	m->n++;
+	if (!table)
+		m->no_table++;
+	return 0;
+}
+
+const struct unwind_module *unwind_modules_find(const struct unwind_modules *m,
+						uint64_t addr)
+{
+	unsigned lo = 0, hi;
+
+	if (!m || !m->n)
+		return NULL;
+	hi = m->n;
+	while (lo < hi) {
+		unsigned mid = lo + (hi - lo) / 2;
+		if (m->v[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || addr >= m->v[lo - 1].end)
+		return NULL;
+	return &m->v[lo - 1];
+}
+
+/* One executable mapping: its table (or NULL) and bias. */
+static int add_mapping(struct unwind_modules *m, struct unwind_cache *c, pid_t pid,
+		       uint64_t start, uint64_t end, uint64_t off, const char *name)
+{
+	const struct unwind_table *t = NULL;
+	uint64_t bias = 0;
+	char path[4096 + 64];
+	int err;
+
+	if (!strcmp(name, "[vdso]")) {
+		const void *vdso = (const void *)getauxval(AT_SYSINFO_EHDR);
+
+		/* Our own vDSO: the target's is the same kernel image. */
+		if (vdso && !unwind_cache_get_memory(c, vdso, end - start, &t) &&
+		    unwind_table_bias(t, start, off, &bias))
+			t = NULL;
+	} else if (name[0] == '/' && !strstr(name, " (deleted)")) {
+		if (pid)
+			snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, name);
+		else
+			snprintf(path, sizeof(path), "%s", name);
+		if (unwind_cache_get(c, path, NULL, &t) ||
+		    unwind_table_bias(t, start, off, &bias))
+			t = NULL;
+	}
+	err = unwind_modules_add(m, start, end, bias, t);
+	return err == -EEXIST ? 0 : err;
+}
+
+int unwind_modules_from_maps(struct unwind_modules *m, struct unwind_cache *c, pid_t pid)
+{
+	char path[64], *line = NULL;
+	size_t cap = 0;
+	FILE *f;
+	int err = 0;
+
+	if (pid && pid == getpid())
+		pid = 0;
+	snprintf(path, sizeof(path), pid ? "/proc/%d/maps" : "/proc/self/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0) {
+		uint64_t start, end, off;
+		char perms[8];
+		int name_at = 0;
+		char *name;
+
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %n",
+			   &start, &end, perms, &off, &name_at) < 4 || !name_at)
+			continue;
+		if (!strchr(perms, 'x'))
+			continue;
+		name = line + name_at;
+		name[strcspn(name, "\n")] = '\0';
+		err = add_mapping(m, c, pid, start, end, off, name);
+		if (err)
+			goto out;
+	}
+out:
+	free(line);
+	fclose(f);
+	return err;
+}

@@ -1,0 +1,56 @@
+/* unwind modules: which runtime address range uses which unwind table,
+ * with what load bias. A plain sorted array the engine (or the agent's
+ * control thread) fills, and the walker reads.
+ *
+ * Concurrency contract:
+ *   - unwind_modules_add, _from_maps and _release allocate and read /proc:
+ *     never from a signal handler, and never while a walk may be reading
+ *     the same list. To change the list under running walks, build a new
+ *     list and publish its pointer (the agent swaps it atomically and
+ *     frees the old one only when no handler can hold it).
+ *   - unwind_modules_find is async-signal-safe: a binary search, nothing
+ *     else. */
+#ifndef NPROF_UNWIND_MODULES_H
+#define NPROF_UNWIND_MODULES_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "unwind/unwind_table.h"
+
+#define UNWIND_MAX_MODULES 65536 /* executable mappings per process */
+
+struct unwind_module {
+	uint64_t start, end;		  /* runtime range [start, end) */
+	uint64_t bias;			  /* runtime address - link-time vaddr */
+	const struct unwind_table *table; /* NULL: frame pointers only */
+};
+
+struct unwind_modules {
+	struct unwind_module *v; /* sorted by start, non-overlapping */
+	unsigned n, cap;
+	unsigned no_table;	 /* mappings added without a table */
+};
+
+void unwind_modules_init(struct unwind_modules *m);
+void unwind_modules_release(struct unwind_modules *m);
+
+/* Adds a range (kept sorted). -EEXIST: overlaps one already there;
+ * -E2BIG: UNWIND_MAX_MODULES reached. */
+int unwind_modules_add(struct unwind_modules *m, uint64_t start, uint64_t end,
+		       uint64_t bias, const struct unwind_table *table);
+
+/* The module holding addr, or NULL. Async-signal-safe. */
+const struct unwind_module *unwind_modules_find(const struct unwind_modules *m,
+						uint64_t addr);
+
+/* Adds every executable mapping of pid (0: this process) from
+ * /proc/PID/maps, taking tables from c: files are opened through
+ * /proc/PID/root so containers work; the vDSO uses this process's own
+ * (the same kernel maps the same image everywhere). A mapping whose
+ * table cannot be built is still added, with table NULL, so the walker
+ * knows to use frame pointers there. Fails only when maps cannot be read
+ * or memory runs out. */
+int unwind_modules_from_maps(struct unwind_modules *m, struct unwind_cache *c, pid_t pid);
+
+#endif

@@ -1,0 +1,222 @@
+/* walker: CFI rows first, frame pointers where there are none. Runs in
+ * signal handlers: no allocation, no locks, no stdio, every load through
+ * the read function. Termination: each step either stops or writes one
+ * address, and at most max are written. */
+#include "unwind/walker.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+/* offsetof(ucontext_t, uc_mcontext.gregs[REG_*]) on x86-64 Linux: the
+ * frame __restore_rt returns through. cfi.c recognises its FDE only when
+ * the CFA expression matches this layout (rsp at 160). */
+#define SIG_RBP 120
+#define SIG_RSP 160
+#define SIG_RIP 168
+
+static int read_u64(unwind_read_fn read, void *ctx, uint64_t addr, uint64_t *ret)
+{
+	return read(ctx, addr, ret, sizeof(*ret));
+}
+
+unsigned unwind_walk_ex(const struct unwind_regs *regs, const struct unwind_modules *mods,
+			unwind_read_fn read, void *ctx, uint64_t *ips, unsigned max,
+			struct unwind_info *ret_info)
+{
+	struct unwind_info info = { .stop = UNWIND_STOP_MAX };
+	uint64_t pc = regs->rip, sp = regs->rsp, bp = regs->rbp;
+	bool bp_known = true, exact = true;
+	unsigned n = 0;
+
+	while (n < max) {
+		const struct unwind_module *mod;
+		const struct cfi_row *row = NULL;
+		uint64_t lookup, cfa, ra, nbp = bp;
+		bool nbp_known = bp_known, next_exact = false;
+
+		ips[n++] = pc;
+		if (n == max)
+			break;
+		/* A return address points after the call, maybe at the next
+		 * function or past the FDE's end: look up the call itself. */
+		lookup = exact ? pc : pc - 1;
+		mod = unwind_modules_find(mods, lookup);
+		if (mod)
+			row = unwind_table_find(mod->table, lookup - mod->bias);
+		if (row) {
+			int32_t off = row->cfa_off;
+
+			if (cfi_row_rip(row) == CFI_RIP_UNDEFINED) {
+				info.stop = UNWIND_STOP_END;
+				break;
+			}
+			switch (cfi_row_cfa(row)) {
+			case CFI_CFA_RSP:
+				cfa = sp + (uint64_t)(int64_t)off;
+				break;
+			case CFI_CFA_RBP:
+				if (!bp_known)
+					goto no_info;
+				cfa = bp + (uint64_t)(int64_t)off;
+				break;
+			case CFI_CFA_PLT:
+				/* The stub pushes its index after the first
+				 * bytes; rbp_off holds the pc&15 threshold. */
+				cfa = sp + (uint64_t)(int64_t)off +
+				      ((pc & 15) >= (uint64_t)row->rbp_off ? 8 : 0);
+				break;
+			case CFI_CFA_DEREF_RBP:
+				if (!bp_known)
+					goto no_info;
+				if (read_u64(read, ctx, bp + (uint64_t)(int64_t)off, &cfa))
+					goto fault;
+				break;
+			case CFI_CFA_SIGFRAME:
+				/* The kernel's frame: the interrupted registers
+				 * are in the ucontext at sp. The interrupted pc is
+				 * exact, and sp may jump (sigaltstack). */
+				if (read_u64(read, ctx, sp + SIG_RIP, &ra) ||
+				    read_u64(read, ctx, sp + SIG_RSP, &cfa) ||
+				    read_u64(read, ctx, sp + SIG_RBP, &nbp))
+					goto fault;
+				info.sig_frames++;
+				if (!ra || !cfa) {
+					info.stop = UNWIND_STOP_END;
+					goto out;
+				}
+				pc = ra;
+				sp = cfa;
+				bp = nbp;
+				bp_known = true;
+				exact = true;
+				continue;
+			default:
+				goto no_info;
+			}
+			if (cfa <= sp) {
+				info.stop = UNWIND_STOP_BAD_SP;
+				break;
+			}
+			if (read_u64(read, ctx, cfa + (uint64_t)(int64_t)row->rip_off, &ra))
+				goto fault;
+			switch (cfi_row_rbp(row)) {
+			case CFI_RBP_SAME:
+				break;
+			case CFI_RBP_AT_CFA:
+				if (read_u64(read, ctx, cfa + (uint64_t)(int64_t)row->rbp_off, &nbp))
+					goto fault;
+				nbp_known = true;
+				break;
+			case CFI_RBP_VAL_CFA:
+				nbp = cfa + (uint64_t)(int64_t)row->rbp_off;
+				nbp_known = true;
+				break;
+			case CFI_RBP_AT_RBP:
+				if (!bp_known)
+					nbp_known = false;
+				else if (read_u64(read, ctx, bp + (uint64_t)(int64_t)row->rbp_off, &nbp))
+					goto fault;
+				break;
+			default:
+				nbp_known = false;
+				break;
+			}
+			info.cfi_frames++;
+		} else {
+			uint64_t fr[2];
+
+			/* Frame pointers: [rbp] = caller's rbp, [rbp+8] =
+			 * return address. rbp 0 ends the chain (the ABI's
+			 * marker); it must lie above sp and be aligned. */
+			if (!bp_known)
+				goto no_info;
+			if (!bp) {
+				info.stop = UNWIND_STOP_END;
+				break;
+			}
+			if (bp < sp || (bp & 7) || bp + 16 < bp)
+				goto no_info;
+			if (read(ctx, bp, fr, sizeof(fr)))
+				goto fault;
+			nbp = fr[0];
+			ra = fr[1];
+			cfa = bp + 16;
+			nbp_known = true;
+			info.fp_frames++;
+		}
+		if (!ra) {
+			info.stop = UNWIND_STOP_END;
+			break;
+		}
+		pc = ra;
+		sp = cfa;
+		bp = nbp;
+		bp_known = nbp_known;
+		exact = next_exact;
+		continue;
+no_info:
+		info.stop = UNWIND_STOP_NO_INFO;
+		break;
+fault:
+		info.stop = UNWIND_STOP_FAULT;
+		break;
+	}
+out:
+	if (ret_info)
+		*ret_info = info;
+	return n;
+}
+
+unsigned unwind_walk(const struct unwind_regs *regs, const struct unwind_modules *mods,
+		     unwind_read_fn read, void *ctx, uint64_t *ips, unsigned max,
+		     bool *ret_truncated)
+{
+	struct unwind_info info;
+	unsigned n = unwind_walk_ex(regs, mods, read, ctx, ips, max, &info);
+
+	if (ret_truncated)
+		*ret_truncated = info.stop != UNWIND_STOP_END;
+	return n;
+}
+
+int unwind_read_stack_copy(void *ctx, uint64_t addr, void *dst, size_t len)
+{
+	const struct unwind_stack_copy *s = ctx;
+	uint64_t at;
+
+	if (addr < s->base)
+		return -1;
+	at = addr - s->base;
+	if (at > s->len || s->len - at < len)
+		return -1;
+	memcpy(dst, s->data + at, len);
+	return 0;
+}
+
+void unwind_self_reader_init(struct unwind_self_reader *r, uint64_t safe_lo,
+			     uint64_t safe_hi)
+{
+	r->pid = getpid();
+	r->safe_lo = safe_lo;
+	r->safe_hi = safe_lo < safe_hi ? safe_hi : safe_lo;
+	r->syscalls = 0;
+}
+
+int unwind_read_self(void *ctx, uint64_t addr, void *dst, size_t len)
+{
+	struct unwind_self_reader *r = ctx;
+	struct iovec local = { dst, len }, remote = { (void *)(uintptr_t)addr, len };
+	int saved = errno;
+	ssize_t got;
+
+	if (addr >= r->safe_lo && addr < r->safe_hi && r->safe_hi - addr >= len) {
+		memcpy(dst, (const void *)(uintptr_t)addr, len);
+		return 0;
+	}
+	r->syscalls++;
+	got = process_vm_readv(r->pid, &local, 1, &remote, 1, 0);
+	errno = saved;
+	return got == (ssize_t)len ? 0 : -1;
+}

@@ -1,0 +1,622 @@
+/* engine_raw_test: the recorder (perf events -> address chains) on real
+ * child processes, without symbols: known busy functions placed in their
+ * own sections so their exact address ranges are known, threads created
+ * before and during the recording, exits, errors, and the unprivileged
+ * (user `nobody`) path. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <grp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/events.h"
+#include "engine/perf_ring.h"
+#include "engine/recorder.h"
+#include "test.h"
+
+#define SECTION(s) __attribute__((noinline, section(s), used))
+
+extern const char __start_nprof_spin_a[], __stop_nprof_spin_a[];
+extern const char __start_nprof_spin_b[], __stop_nprof_spin_b[];
+extern const char __start_nprof_caller[], __stop_nprof_caller[];
+
+static volatile uint64_t sink;
+static void nothing(void)
+{
+}
+/* Called around the loops so the spinners are not leaf functions, which
+ * gcc builds without a frame even with -fno-omit-frame-pointer (and then
+ * the frame-pointer walk skips their caller). */
+static void (*volatile hook)(void) = nothing;
+
+SECTION("nprof_spin_a") static void spin_a(uint64_t n)
+{
+	hook();
+	for (uint64_t i = 0; i < n; i++)
+		sink += i * 7;
+	hook();
+}
+
+SECTION("nprof_spin_b") static void spin_b(uint64_t n)
+{
+	hook();
+	for (uint64_t i = 0; i < n; i++)
+		sink ^= i * 13;
+	hook();
+}
+
+SECTION("nprof_caller") static void caller_a(unsigned millions)
+{
+	for (unsigned i = 0; i < millions; i++)
+		spin_a(1000000);
+}
+
+/* utime + stime of the whole process, in ns. */
+static uint64_t cpu_time_ns(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ut = 0, st = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
+		sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+		       &ut, &st);
+	fclose(f);
+	return (ut + st) * (1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK));
+}
+
+static bool in(uint64_t a, const char *start, const char *stop)
+{
+	return a >= (uintptr_t)start && a < (uintptr_t)stop;
+}
+
+static void *worker(void *arg)
+{
+	pthread_setname_np(pthread_self(), arg);
+	for (;;)
+		spin_b(1000000);
+	return NULL;
+}
+
+static void *sleeper(void *arg)
+{
+	pthread_setname_np(pthread_self(), arg);
+	for (;;)
+		usleep(1000);
+	return NULL;
+}
+
+enum child_kind { CHILD_BUSY, CHILD_EXIT, CHILD_SLEEPY, CHILD_FAULTS };
+
+/* Forks a target; returns once it is running its workload (and, for
+ * CHILD_BUSY, its "early" thread exists). */
+static pid_t start_child(enum child_kind kind)
+{
+	int fds[2];
+	pid_t pid;
+	char c = 0;
+
+	if (pipe(fds) < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		pthread_t t;
+
+		close(fds[0]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (kind == CHILD_BUSY)
+			pthread_create(&t, NULL, worker, "early");
+		if (kind == CHILD_SLEEPY)
+			pthread_create(&t, NULL, sleeper, "napper");
+		if (write(fds[1], &c, 1) < 0)
+			_exit(1);
+		close(fds[1]);
+		if (kind == CHILD_BUSY) {
+			/* A thread born mid-recording, named by itself. */
+			caller_a(30);
+			pthread_create(&t, NULL, worker, "late-worker");
+			caller_a(UINT32_MAX);
+		}
+		if (kind == CHILD_EXIT) {
+			spin_a(20000000);
+			_exit(0);
+		}
+		if (kind == CHILD_FAULTS) {
+			for (;;) {
+				char *m = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE,
+					       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+				for (int i = 0; m != MAP_FAILED && i < (1 << 20); i += 4096)
+					m[i] = 1;
+				munmap(m, 1 << 20);
+			}
+		}
+		for (;;)
+			usleep(1000);
+	}
+	close(fds[1]);
+	if (pid > 0 && read(fds[0], &c, 1) != 1)
+		pid = -1;
+	close(fds[0]);
+	return pid;
+}
+
+static void stop_child(pid_t pid)
+{
+	if (pid <= 0)
+		return;
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+static int record(pid_t pid, const char *event, uint64_t dur_ms,
+		  bool user_only, struct recorder **ret, struct diag *d)
+{
+	struct recorder_config c = {
+		.pid = pid,
+		.event = engine_event_find(event),
+		.force_user_only = user_only,
+	};
+	struct recorder *r = NULL;
+	int err;
+
+	diag_clear(d);
+	err = recorder_new(&c, &r, d);
+	if (!err)
+		err = recorder_start(r, d);
+	if (!err)
+		err = recorder_run(r, dur_ms * 1000000, NULL, d);
+	if (err) {
+		recorder_free(r);
+		return err;
+	}
+	*ret = r;
+	return 0;
+}
+
+static uint64_t kind_samples(const struct recorder *r, int kind)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < r->nstacks; i++)
+		if (r->stacks[i].kind == kind)
+			n += r->stacks[i].samples;
+	return n;
+}
+
+static uint64_t kernel_frames(const struct recorder *r)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < r->nstacks; i++)
+		n += r->stacks[i].nkernel;
+	return n;
+}
+
+static void test_events(void)
+{
+	char buf[256];
+
+	CHECK(engine_event_known("cpu") && engine_event_known("cycles") &&
+		      engine_event_known("context-switches"),
+	      "cpu, cycles, context-switches are known events");
+	CHECK(!engine_event_known("bogus") && !engine_event_known(NULL),
+	      "unknown names are not");
+	engine_available_events(buf, sizeof(buf));
+	CHECK(!strncmp(buf, "cpu page-faults context-switches", 32),
+	      "cpu, page-faults, context-switches available: %s", buf);
+	if (engine_event_probe(engine_event_find("cycles")) < 0)
+		CHECK(!strstr(buf, "cycles"), "cycles not listed without a PMU");
+	engine_available_events(buf, 6);
+	CHECK(!strcmp(buf, "cpu"), "a short buffer keeps whole names only");
+}
+
+struct ring_seen {
+	unsigned n;
+	uint64_t sum;
+	bool sizes_ok;
+};
+
+static void ring_cb(void *ctx, const struct perf_event_header *h)
+{
+	struct ring_seen *s = ctx;
+	const uint64_t *w = (const uint64_t *)(h + 1);
+
+	s->n++;
+	/* Each record is a header and (size - 8) / 8 words all equal to
+	 * its ordinal. */
+	for (unsigned i = 0; i < (h->size - sizeof(*h)) / 8; i++)
+		if (w[i] != s->n)
+			s->sizes_ok = false;
+	s->sum += h->size;
+}
+
+/* The kernel's side of a ring, simulated: records of varied sizes
+ * written so that some straddle the end of the data area, one of them
+ * in the middle of its header. */
+static void test_ring_wrap(void)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), data_len = 4096;
+	unsigned char *mem = aligned_alloc(page, page + data_len);
+	struct perf_event_mmap_page *meta = (void *)mem;
+	static struct perf_ring r;
+	struct ring_seen seen = { 0, 0, true };
+	uint64_t head = 0, written = 0;
+	unsigned ordinal = 0, total_records = 0;
+
+	memset(mem, 0, page + data_len);
+	meta->data_offset = page;
+	meta->data_size = data_len;
+	r.base = mem;
+	r.data_len = data_len;
+	r.fd = -1;
+	/* Start near the end so the first rounds wrap; tail == head. */
+	meta->data_tail = head = data_len - 4;
+	for (int round = 0; round < 40; round++) {
+		unsigned size = 8 * (2 + (unsigned)(round * 7) % 40);
+
+		while (head + size - meta->data_tail <= data_len) {
+			unsigned char rec[512];
+			struct perf_event_header h = { PERF_RECORD_SAMPLE, 0, (uint16_t)size };
+			uint64_t v = ++ordinal;
+
+			memcpy(rec, &h, sizeof(h));
+			for (unsigned i = 8; i < size; i += 8)
+				memcpy(rec + i, &v, 8);
+			for (unsigned i = 0; i < size; i++)
+				mem[page + ((head + i) & (data_len - 1))] = rec[i];
+			head += size;
+			written += size;
+			total_records++;
+			size = 8 * (2 + (size / 8 * 5 + 3) % 40);
+		}
+		__atomic_store_n(&meta->data_head, head, __ATOMIC_RELEASE);
+		perf_ring_drain(&r, ring_cb, &seen);
+	}
+	CHECK(seen.n == total_records && seen.sum == written && seen.sizes_ok,
+	      "ring: %u records (%llu bytes) read whole across the wrap",
+	      seen.n, (unsigned long long)written);
+	CHECK(meta->data_tail == head, "ring: data_tail published");
+	free(mem);
+}
+
+static void test_errors(void)
+{
+	struct recorder *r = NULL;
+	struct diag d;
+	int err;
+
+	err = record(0x3ffffff0, "cpu", 100, false, &r, &d);
+	CHECK(err == -ESRCH, "a PID that does not exist: -ESRCH (%d)", err);
+	CHECK(strstr(d.msg, "no process with PID 1073741808") != NULL,
+	      "message: %s", d.msg);
+
+	if (engine_event_probe(engine_event_find("cycles")) >= 0) {
+		printf("# skip: this host has a PMU\n");
+		return;
+	}
+	err = record(getpid(), "cycles", 100, false, &r, &d);
+	CHECK(err == -ENOENT, "cycles without a PMU: -ENOENT (%d)", err);
+	CHECK(strstr(d.msg, "cycles:") == d.msg &&
+		      strstr(d.msg, "available events: cpu page-faults context-switches") &&
+		      !strchr(d.msg, '\n'),
+	      "one line naming the event and the available ones: %s", d.msg);
+}
+
+static void test_busy(void)
+{
+	pid_t pid = start_child(CHILD_BUSY);
+	struct recorder *r = NULL;
+	struct diag d;
+	uint64_t in_a = 0, in_b_early = 0, in_b_late = 0, caller_ok = 0,
+		 total = 0, period = 0, cpu0, cpu1;
+	pid_t late = 0;
+	int err;
+
+	CHECK(pid > 0, "busy child started");
+	cpu0 = cpu_time_ns(pid);
+	err = record(pid, "cpu", 1500, false, &r, &d);
+	cpu1 = cpu_time_ns(pid);
+	CHECK(err == 0, "recorded the busy child: %s", d.msg);
+	if (err)
+		goto out;
+	for (size_t i = 0; i < r->nstacks; i++) {
+		const struct raw_stack *s = &r->stacks[i];
+		const uint64_t *ips = r->ips + s->first;
+		uint64_t leaf;
+		const char *name = recorder_thread_name(r, s->tid);
+
+		total += s->samples;
+		period += s->period;
+		if (s->n <= s->nkernel)
+			continue;
+		leaf = ips[s->nkernel];
+		if (s->tid == pid && in(leaf, __start_nprof_spin_a, __stop_nprof_spin_a)) {
+			in_a += s->samples;
+			/* Frame pointers lead from spin_a to its caller. */
+			if (s->n > s->nkernel + 1 &&
+			    in(ips[s->nkernel + 1] - 1, __start_nprof_caller,
+			       __stop_nprof_caller))
+				caller_ok += s->samples;
+		}
+		if (in(leaf, __start_nprof_spin_b, __stop_nprof_spin_b)) {
+			if (!strcmp(name, "early"))
+				in_b_early += s->samples;
+			if (!strcmp(name, "late-worker")) {
+				in_b_late += s->samples;
+				late = s->tid;
+			}
+		}
+	}
+	printf("# %zu stacks, %llu samples (a %llu, early %llu, late %llu), "
+	       "%u threads opened, %u events, ring %zu KiB, lost %llu, dup %llu\n",
+	       r->nstacks, (unsigned long long)total, (unsigned long long)in_a,
+	       (unsigned long long)in_b_early, (unsigned long long)in_b_late,
+	       r->stats.threads_opened, r->stats.events_opened,
+	       r->stats.ring_bytes >> 10, (unsigned long long)r->stats.lost,
+	       (unsigned long long)r->stats.duplicates);
+	/* The other engineers' builds share these CPUs: compare with the
+	 * CPU time the child really got, not with 1.5 s x 2 CPUs. */
+	printf("# child used %.3f s of CPU; samples x 10 ms = %.3f s\n",
+	       (cpu1 - cpu0) / 1e9, period / 1e9);
+	CHECK(period == total * 10000000, "each cpu sample weighs its period");
+	CHECK(period >= (cpu1 - cpu0) * 7 / 10 && period <= (cpu1 - cpu0) * 13 / 10 + 20000000,
+	      "samples x period match the CPU time used, within 30%%");
+	CHECK(r->stats.samples == total, "stats count every aggregated sample");
+	CHECK(in_a >= 30, "main thread samples in spin_a (%llu)",
+	      (unsigned long long)in_a);
+	CHECK(caller_ok >= in_a * 9 / 10,
+	      "spin_a's caller found by frame pointers (%llu of %llu)",
+	      (unsigned long long)caller_ok, (unsigned long long)in_a);
+	CHECK(in_b_early >= 30, "the thread present at start is sampled (%llu)",
+	      (unsigned long long)in_b_early);
+	CHECK(in_b_late >= 10 && late != pid,
+	      "the thread created mid-recording is sampled and named (%llu)",
+	      (unsigned long long)in_b_late);
+	CHECK(r->stats.threads_opened == 2, "two threads opened directly (%u)",
+	      r->stats.threads_opened);
+	CHECK(r->stats.events_opened == 2 * (unsigned)sysconf(_SC_NPROCESSORS_ONLN),
+	      "one event per (thread, CPU)");
+	CHECK(r->duration_ns >= 1500000000ull && r->duration_ns < 1700000000ull,
+	      "the duration is honoured (%.3f s)", r->duration_ns / 1e9);
+	CHECK(!r->target_exited, "target still running");
+	CHECK(r->stats.mappings == 0 || r->stats.mappings > 0, "mappings counted");
+	if (geteuid() == 0)
+		CHECK(r->kernel, "root samples kernel frames");
+	CHECK(r->interval == 10000000, "default cpu interval 10 ms");
+out:
+	recorder_free(r);
+	stop_child(pid);
+}
+
+static void test_exit(void)
+{
+	pid_t pid = start_child(CHILD_EXIT);
+	struct recorder *r = NULL;
+	struct diag d;
+	int err;
+
+	err = record(pid, "cpu", 10000, false, &r, &d);
+	CHECK(err == 0, "recorded a child that exits: %s", d.msg);
+	if (!err) {
+		CHECK(r->target_exited, "the exit is noticed");
+		CHECK(r->duration_ns < 3000000000ull,
+		      "the recording ends at the exit, not the duration (%.3f s)",
+		      r->duration_ns / 1e9);
+		CHECK(r->stats.samples > 0, "samples before the exit (%llu)",
+		      (unsigned long long)r->stats.samples);
+	}
+	recorder_free(r);
+	stop_child(pid);
+}
+
+static void test_stop(void)
+{
+	pid_t pid = start_child(CHILD_SLEEPY);
+	struct recorder_config c = { .pid = pid, .event = engine_event_find("cpu") };
+	volatile sig_atomic_t stop = 0;
+	struct recorder *r = NULL;
+	struct diag d;
+	struct timespec t0, t1;
+	int err;
+
+	diag_clear(&d);
+	err = recorder_new(&c, &r, &d);
+	if (!err)
+		err = recorder_start(r, &d);
+	stop = 1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (!err)
+		err = recorder_run(r, 0, &stop, &d);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	CHECK(!err && (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000 < 200,
+	      "*stop ends an unlimited recording promptly");
+	recorder_free(r);
+	stop_child(pid);
+}
+
+static void test_user_only(void)
+{
+	pid_t pid = start_child(CHILD_BUSY);
+	struct recorder *r = NULL;
+	struct diag d;
+	int err;
+
+	err = record(pid, "cpu", 800, true, &r, &d);
+	CHECK(err == 0, "user-only recording: %s", d.msg);
+	if (!err) {
+		CHECK(!r->kernel && r->stats.samples > 10,
+		      "user-only samples (%llu)", (unsigned long long)r->stats.samples);
+		CHECK(kernel_frames(r) == 0, "no kernel frames when user-only");
+	}
+	recorder_free(r);
+	stop_child(pid);
+}
+
+static void test_context_switches(void)
+{
+	pid_t pid = start_child(CHILD_SLEEPY);
+	struct recorder *r = NULL;
+	struct diag d;
+	int err;
+
+	err = record(pid, "context-switches", 500, true, &r, &d);
+	CHECK(err == 0, "context-switches, user only: %s", d.msg);
+	if (!err) {
+		uint64_t vol = kind_samples(r, RAW_SWITCH_VOLUNTARY);
+
+		printf("# switch records: %llu voluntary, %llu preempted\n",
+		       (unsigned long long)vol,
+		       (unsigned long long)kind_samples(r, RAW_SWITCH_PREEMPT));
+		CHECK(r->switch_records, "switch records replace the event");
+		/* Two threads, each sleeping 1 ms at a time, for 0.5 s. */
+		CHECK(vol >= 200, "voluntary switches counted (%llu)",
+		      (unsigned long long)vol);
+		CHECK(kind_samples(r, RAW_SAMPLE) == 0, "no stacks in that mode");
+	}
+	recorder_free(r);
+	r = NULL;
+	if (geteuid() == 0) {
+		err = record(pid, "context-switches", 500, false, &r, &d);
+		CHECK(err == 0 && !r->switch_records && r->kernel,
+		      "context-switches as root: sampled: %s", d.msg);
+		if (!err) {
+			CHECK(kind_samples(r, RAW_SAMPLE) >= 200,
+			      "switches sampled with stacks (%llu)",
+			      (unsigned long long)kind_samples(r, RAW_SAMPLE));
+			CHECK(kernel_frames(r) > 0, "with kernel frames");
+		}
+		recorder_free(r);
+	}
+	stop_child(pid);
+}
+
+static void test_page_faults(void)
+{
+	pid_t pid = start_child(CHILD_FAULTS);
+	struct recorder *r = NULL;
+	struct diag d;
+	int err;
+
+	err = record(pid, "page-faults", 300, false, &r, &d);
+	CHECK(err == 0, "page-faults: %s", d.msg);
+	if (!err) {
+		uint64_t period = 0;
+
+		for (size_t i = 0; i < r->nstacks; i++)
+			period += r->stacks[i].period;
+		printf("# page faults: %llu samples, lost %llu, ring %zu KiB\n",
+		       (unsigned long long)r->stats.samples,
+		       (unsigned long long)r->stats.lost, r->stats.ring_bytes >> 10);
+		CHECK(r->stats.samples > 1000, "many faults sampled");
+		CHECK(period == r->stats.samples, "period 1: one per fault");
+	}
+	recorder_free(r);
+	stop_child(pid);
+}
+
+/* As user nobody: profile our own child (user space only), count its
+ * context switches, and be refused PID 1 with the reason. */
+struct nobody_result {
+	int err, kernel, switch_records, err_pid1, err_cs;
+	uint64_t samples, kframes, switches;
+	char msg[512], msg_pid1[512];
+};
+
+static void run_as_nobody(struct nobody_result *res)
+{
+	struct recorder *r = NULL;
+	struct diag d;
+	pid_t pid;
+
+	pid = start_child(CHILD_BUSY);
+	res->err = record(pid, "cpu", 800, false, &r, &d);
+	memcpy(res->msg, d.msg, sizeof(res->msg));
+	if (!res->err) {
+		res->kernel = r->kernel;
+		res->samples = r->stats.samples;
+		res->kframes = kernel_frames(r);
+	}
+	recorder_free(r);
+	r = NULL;
+	stop_child(pid);
+	pid = start_child(CHILD_SLEEPY);
+	res->err_cs = record(pid, "context-switches", 300, false, &r, &d);
+	if (!res->err_cs) {
+		res->switch_records = r->switch_records;
+		res->switches = kind_samples(r, RAW_SWITCH_VOLUNTARY);
+	}
+	recorder_free(r);
+	stop_child(pid);
+	res->err_pid1 = record(1, "cpu", 100, false, &r, &d);
+	memcpy(res->msg_pid1, d.msg, sizeof(res->msg_pid1));
+}
+
+static void test_nobody(void)
+{
+	struct nobody_result *res;
+	pid_t pid;
+
+	if (geteuid() != 0) {
+		printf("# not root: this whole test already runs unprivileged\n");
+		return;
+	}
+	res = mmap(NULL, sizeof(*res), PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	memset(res, 0, sizeof(*res));
+	res->err = -1;
+	pid = fork();
+	if (pid == 0) {
+		if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534))
+			_exit(1);
+		/* A uid change makes us non-dumpable, and our children
+		 * inherit that; a real target was exec'd, which resets it. */
+		prctl(PR_SET_DUMPABLE, 1);
+		run_as_nobody(res);
+		_exit(0);
+	}
+	waitpid(pid, NULL, 0);
+	CHECK(res->err == 0, "nobody records its own child: %s", res->msg);
+	CHECK(!res->kernel && res->samples > 10 && res->kframes == 0,
+	      "user space only (paranoid %lld): %llu samples, %llu kernel frames",
+	      (long long)recorder_sysctl("/proc/sys/kernel/perf_event_paranoid", 2),
+	      (unsigned long long)res->samples, (unsigned long long)res->kframes);
+	CHECK(res->err_cs == 0 && res->switch_records && res->switches >= 100,
+	      "nobody's context-switches come from switch records (%llu)",
+	      (unsigned long long)res->switches);
+	CHECK(res->err_pid1 == -EACCES || res->err_pid1 == -EPERM,
+	      "PID 1 refused (%d)", res->err_pid1);
+	CHECK(strstr(res->msg_pid1, "cannot profile PID 1: it belongs to another user (uid 0)") != NULL,
+	      "the refusal names the owner: %s", res->msg_pid1);
+	munmap(res, sizeof(*res));
+}
+
+int main(void)
+{
+	test_events();
+	test_ring_wrap();
+	test_errors();
+	test_busy();
+	test_exit();
+	test_stop();
+	test_user_only();
+	test_context_switches();
+	test_page_faults();
+	test_nobody();
+	return test_done();
+}
