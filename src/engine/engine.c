@@ -77,6 +77,14 @@ static int frame_for(struct engine_run *x, uint64_t addr, bool kernel,
 	f.name = si.name;
 	f.module = si.module;
 	f.kind = si.kind;
+	f.address = si.module_offset;
+	if (si.module && si.kind != FRAME_KERNEL) {
+		uint32_t module;
+
+		err = profile_intern_module(x->p, si.module, si.build_id, &module);
+		if (err < 0)
+			return err;
+	}
 	err = profile_intern_frame(x->p, &f, &k.frame);
 	if (err < 0)
 		return err;
@@ -108,7 +116,7 @@ static int pseudo_frame(struct profile *p, const char *name,
  * from the outermost caller to the leaf, then the kernel frames the leaf
  * was in; at most max_depth of them, the leaf-most. */
 static int add_stack(struct engine_run *x, const struct raw_stack *s,
-		     unsigned max_depth)
+		     unsigned max_depth, uint32_t *ret_stack, uint32_t *ret_thread)
 {
 	const uint64_t *ips = s->n ? x->r->ips + s->first : NULL;
 	const char *tname = recorder_thread_name(x->r, s->tid);
@@ -164,7 +172,34 @@ static int add_stack(struct engine_run *x, const struct raw_stack *s,
 					      : s->period);
 	if (truncated && !s->truncated)
 		x->p->degraded.truncated_stacks += s->samples;
-	return profile_add_sample(x->p, stack, thread, values);
+	err = profile_add_sample(x->p, stack, thread, values);
+	if (err < 0)
+		return err;
+	*ret_stack = stack;
+	*ret_thread = thread;
+	return 0;
+}
+
+/* The timeline: each sample's time, moved from CLOCK_MONOTONIC to wall
+ * time with the offset taken when recording started. ids maps a raw
+ * stack to its profile (stack, thread). */
+static int add_timeline(struct engine_run *x, const uint32_t (*ids)[2])
+{
+	const struct recorder *r = x->r;
+	struct profile *p = x->p;
+
+	p->max_events = RECORDER_MAX_EVENTS;
+	p->events_dropped = r->stats.events_dropped;
+	for (size_t i = 0; i < r->nevents; i++) {
+		const struct raw_event *e = &r->events[i];
+		uint64_t t = r->start_ns + (e->time_ns - r->start_mono_ns);
+		int err = profile_add_event(p, t, ids[e->stack][0],
+					    ids[e->stack][1], 1);
+
+		if (err < 0)
+			return err;
+	}
+	return 0;
 }
 
 static void add_notes(struct engine_run *x)
@@ -242,6 +277,7 @@ static int build_profile(struct engine_run *x, struct profile **ret)
 	struct profile *p = profile_new();
 	unsigned max_depth = x->o->max_depth ? x->o->max_depth
 					     : RECORDER_DEFAULT_DEPTH;
+	uint32_t (*ids)[2] = NULL; /* raw stack -> profile stack, thread */
 	int err = -ENOMEM;
 
 	if (!p)
@@ -268,16 +304,24 @@ static int build_profile(struct engine_run *x, struct profile **ret)
 	p->target_exited = r->target_exited;
 	p->degraded.lost_samples = r->stats.lost + r->stats.table_full;
 	p->degraded.truncated_stacks = r->stats.truncated;
+	ids = malloc((r->nstacks ? r->nstacks : 1) * sizeof(*ids));
+	if (!ids)
+		goto out;
 	for (size_t i = 0; i < r->nstacks; i++) {
-		err = add_stack(x, &r->stacks[i], max_depth);
+		err = add_stack(x, &r->stacks[i], max_depth, &ids[i][0],
+				&ids[i][1]);
 		if (err < 0)
 			goto out;
 	}
+	err = add_timeline(x, (const uint32_t(*)[2])ids);
+	if (err < 0)
+		goto out;
 	add_notes(x);
 	*ret = p;
 	p = NULL;
 	err = 0;
 out:
+	free(ids);
 	x->p = NULL;
 	profile_free(p);
 	return err;

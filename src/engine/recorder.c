@@ -55,7 +55,7 @@ struct recorder_private {
 	struct id_index thread_index; /* tid -> r->threads[] */
 	size_t threads_cap;
 	struct id_index stack_index;  /* key -> r->stacks[] */
-	size_t stacks_cap, ips_cap;
+	size_t stacks_cap, ips_cap, timeline_cap;
 	uint64_t *scratch;	      /* unwinder output, max_stack entries */
 	uint64_t start_mono;
 };
@@ -176,6 +176,10 @@ static void make_attr(struct recorder *r, bool kernel,
 			 PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			 PERF_SAMPLE_PERIOD;
 	p->unwinder->prepare_attr(a, r->max_stack);
+	/* Sample times on CLOCK_MONOTONIC, so they map to wall-clock time
+	 * with one offset taken at start. */
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
 	a->sample_id_all = 1;
 	a->comm = 1;
 	a->comm_exec = 1;
@@ -750,10 +754,34 @@ static int stack_match(const void *ctx, uint32_t id, const void *key)
 				 k->n * sizeof(*k->ips)));
 }
 
+/* Notes when the sample happened, for the timeline. */
+static void timeline_add(struct recorder *r, uint64_t time_ns, uint32_t stack)
+{
+	struct recorder_private *p = r->priv;
+
+	if (r->nevents >= RECORDER_MAX_EVENTS) {
+		r->stats.events_dropped++;
+		return;
+	}
+	if (r->nevents == p->timeline_cap) {
+		size_t cap = p->timeline_cap ? p->timeline_cap * 2 : 4096;
+		struct raw_event *n = realloc(r->events, cap * sizeof(*n));
+
+		if (!n) {
+			r->stats.events_dropped++;
+			return;
+		}
+		r->events = n;
+		p->timeline_cap = cap;
+	}
+	r->events[r->nevents++] = (struct raw_event){ time_ns, stack };
+}
+
 /* The per-sample work: one hash of the chain and, for a chain seen
- * before, two additions. */
-static void aggregate(struct recorder *r, const struct stack_key *k,
-		      uint64_t period)
+ * before, two additions. Returns the raw stack's id, or ID_NONE when the
+ * tables are full. */
+static uint32_t aggregate(struct recorder *r, const struct stack_key *k,
+			  uint64_t period)
 {
 	struct recorder_private *p = r->priv;
 	uint64_t h = stack_hash(k);
@@ -764,7 +792,7 @@ static void aggregate(struct recorder *r, const struct stack_key *k,
 		r->stacks[id].samples++;
 		r->stacks[id].period += period;
 		r->stats.samples++;
-		return;
+		return id;
 	}
 	if (r->nstacks >= RECORDER_MAX_STACKS ||
 	    r->nips + k->n > RECORDER_MAX_IPS)
@@ -802,9 +830,10 @@ static void aggregate(struct recorder *r, const struct stack_key *k,
 		memcpy(r->ips + r->nips, k->ips, k->n * sizeof(*k->ips));
 	r->nips += k->n;
 	r->stats.samples++;
-	return;
+	return (uint32_t)(r->nstacks - 1);
 full:
 	r->stats.table_full++;
+	return ID_NONE;
 }
 
 static void on_sample(struct recorder *r, const struct perf_event_header *h)
@@ -813,6 +842,7 @@ static void on_sample(struct recorder *r, const struct perf_event_header *h)
 	struct raw_sample s;
 	struct unwound u;
 	struct stack_key k;
+	uint32_t id;
 
 	if (parse_sample(p, h, &s) < 0 || r->switch_records)
 		return;
@@ -831,7 +861,9 @@ static void on_sample(struct recorder *r, const struct perf_event_header *h)
 		r->stats.truncated++;
 	k = (struct stack_key){ (pid_t)s.tid, RAW_SAMPLE, u.truncated, u.n,
 				u.nkernel, p->scratch };
-	aggregate(r, &k, s.period);
+	id = aggregate(r, &k, s.period);
+	if (id != ID_NONE)
+		timeline_add(r, s.time, id);
 }
 
 static const struct id_trailer *trailer(const struct perf_event_header *h,
@@ -847,6 +879,7 @@ static void on_switch(struct recorder *r, const struct perf_event_header *h)
 {
 	const struct id_trailer *t = trailer(h, 0);
 	struct stack_key k = { 0 };
+	uint32_t id;
 
 	if (!r->switch_records || !t || !(h->misc & PERF_RECORD_MISC_SWITCH_OUT))
 		return;
@@ -860,7 +893,9 @@ static void on_switch(struct recorder *r, const struct perf_event_header *h)
 	k.kind = h->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT
 			 ? RAW_SWITCH_PREEMPT
 			 : RAW_SWITCH_VOLUNTARY;
-	aggregate(r, &k, 1);
+	id = aggregate(r, &k, 1);
+	if (id != ID_NONE)
+		timeline_add(r, t->time, id);
 }
 
 /* A NUL-terminated string starting at s inside the record, or NULL. */
@@ -1103,6 +1138,7 @@ int recorder_start(struct recorder *r, struct diag *d)
 	r->stats.cpus = p->ncpus;
 	r->start_ns = now_ns(CLOCK_REALTIME);
 	p->start_mono = now_ns(CLOCK_MONOTONIC);
+	r->start_mono_ns = p->start_mono;
 out:
 	return err;
 }
@@ -1202,6 +1238,7 @@ void recorder_free(struct recorder *r)
 		free(p);
 	}
 	free(r->stacks);
+	free(r->events);
 	free(r->ips);
 	free(r->threads);
 	free(r);

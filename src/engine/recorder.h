@@ -28,6 +28,8 @@
 #define RECORDER_MAX_IPS (1u << 25)
 #define RECORDER_MAX_THREADS (1u << 20)
 #define RECORDER_DEFAULT_DEPTH 2048
+/* The timeline keeps the first this many samples' times (16 bytes each). */
+#define RECORDER_MAX_EVENTS (1u << 21)
 
 enum raw_kind {
 	RAW_SAMPLE,		/* a sampled address chain */
@@ -47,6 +49,12 @@ struct raw_stack {
 	uint64_t period;  /* the sum of their periods */
 };
 
+/* One sample in time: when (CLOCK_MONOTONIC ns) and which raw stack. */
+struct raw_event {
+	uint64_t time_ns;
+	uint32_t stack;
+};
+
 struct raw_thread {
 	pid_t tid;
 	char name[16]; /* TASK_COMM_LEN; "" when never learnt */
@@ -61,6 +69,7 @@ struct recorder_stats {
 	uint64_t table_full;	/* samples dropped: a RECORDER_MAX_* hit */
 	uint64_t other_process; /* samples of child processes, not kept */
 	uint64_t duplicates;	/* same sample seen by two of our events */
+	uint64_t events_dropped;/* samples past RECORDER_MAX_EVENTS: no time */
 	uint64_t mappings;	/* MMAP2 records passed on */
 	unsigned threads_opened;/* threads we opened events on directly */
 	unsigned events_opened; /* perf event fds */
@@ -103,8 +112,11 @@ struct recorder {
 	size_t nips;
 	struct raw_thread *threads;
 	size_t nthreads;
+	struct raw_event *events; /* in arrival order, per ring roughly sorted */
+	size_t nevents;
 	bool target_exited;
 	uint64_t start_ns;	/* CLOCK_REALTIME when the events were enabled */
+	uint64_t start_mono_ns;	/* CLOCK_MONOTONIC at the same moment */
 	uint64_t duration_ns;	/* recorded time actually covered */
 	struct recorder_stats stats;
 

@@ -436,11 +436,15 @@ void calltree_put_xml(const char *str, size_t max, FILE *out)
 		case '&': fputs("&amp;", out); break;
 		case '"': fputs("&quot;", out); break;
 		case '\'': fputs("&#39;", out); break;
+		case '\t': case '\n': case '\r':
+			/* Kept out of names so that a tooltip's lines are the
+			 * writer's own. */
+			putc(' ', out);
+			break;
 		default:
 			/* XML 1.0 has no way to carry these, not even as
 			 * character references. */
-			if ((cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r') ||
-			    cp == 0xfffe || cp == 0xffff || cp == 0xfffd)
+			if (cp < 0x20 || cp == 0xfffe || cp == 0xffff || cp == 0xfffd)
 				fputs("\xef\xbf\xbd", out);
 			else
 				fwrite(s, 1, n, out);
@@ -545,18 +549,18 @@ static void put_notes(const struct calltree *t, const struct profile *p,
 	for (unsigned i = 0; i < p->nnotes; i++)
 		NOTE(p->notes[i]);
 	if (p->degraded.lost_samples) {
-		snprintf(buf, sizeof(buf), "%" PRIu64 " samples lost",
+		snprintf(buf, sizeof(buf), "samples lost: %" PRIu64,
 			 p->degraded.lost_samples);
 		NOTE(buf);
 	}
 	if (p->degraded.truncated_stacks) {
 		snprintf(buf, sizeof(buf),
-			 "%" PRIu64 " samples with truncated stacks",
+			 "samples with truncated stacks: %" PRIu64,
 			 p->degraded.truncated_stacks);
 		NOTE(buf);
 	}
 	if (p->degraded.unsymbolized_frames) {
-		snprintf(buf, sizeof(buf), "%" PRIu64 " frames without a symbol",
+		snprintf(buf, sizeof(buf), "frames without a symbol: %" PRIu64,
 			 p->degraded.unsymbolized_frames);
 		NOTE(buf);
 	}
@@ -571,8 +575,8 @@ static void put_notes(const struct calltree *t, const struct profile *p,
 	}
 	if (omitted) {
 		snprintf(buf, sizeof(buf),
-			 "%" PRIu64 " frames below %" PRId64 " (minwidth) left out",
-			 omitted, min_total);
+			 "frames below %" PRId64 " (minwidth) left out: %" PRIu64,
+			 min_total, omitted);
 		NOTE(buf);
 	}
 	putc(']', out);
@@ -598,9 +602,11 @@ int calltree_write_json(const struct calltree *t, const struct profile *p,
 	    idmap_init(&modules.m, 64) < 0 || idmap_init(&files.m, 64) < 0)
 		goto out;
 
-	/* Only the functions of drawn nodes are listed, renumbered, so a
-	 * minwidth that prunes most of the tree shrinks the names too. */
-	memset(func_out, 0xff, (t->nfuncs ? t->nfuncs : 1) * sizeof(*func_out));
+	/* Only the functions of drawn nodes are listed, renumbered in name
+	 * order (the order of t->funcs), so a minwidth that prunes most of
+	 * the tree shrinks the names too, and the page can sort siblings by
+	 * number. */
+	memset(used, 0, (t->nfuncs ? t->nfuncs : 1) * sizeof(*used));
 	for (size_t i = 1; i < t->nnodes; i++) {
 		const struct calltree_node *n = &t->nodes[i];
 
@@ -609,10 +615,14 @@ int calltree_write_json(const struct calltree *t, const struct profile *p,
 				omitted++;
 			continue;
 		}
-		if (func_out[n->func] == UINT32_MAX) {
-			func_out[n->func] = (uint32_t)nused;
-			used[nused++] = n->func;
-		}
+		/* A pruned node's subtree is pruned too: children never
+		 * weigh more than their parent. */
+		used[n->func] = 1;
+	}
+	for (size_t f = 0; f < t->nfuncs; f++) {
+		func_out[f] = used[f] ? (uint32_t)nused : UINT32_MAX;
+		if (used[f])
+			used[nused++] = (uint32_t)f;
 	}
 
 	fputs("{\"version\":1,\"title\":", out);

@@ -77,9 +77,9 @@ int calltree_write_json(const struct calltree *t, const struct profile *p,
 			const struct output_options *o, int64_t min_total,
 			FILE *out);
 
-/* Writes s as XML character data or attribute text: escaped, invalid
- * UTF-8 and characters XML forbids replaced by U+FFFD, cut at max bytes
- * with "...". */
+/* Writes s as XML character data or attribute text: escaped, tabs and
+ * line breaks as spaces, invalid UTF-8 and characters XML forbids
+ * replaced by U+FFFD, cut at max bytes with "...". */
 void calltree_put_xml(const char *s, size_t max, FILE *out);
 
 /* Writes the template (len bytes), replacing the text from the first

@@ -120,12 +120,13 @@ static int build(struct graph *g)
 	}
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const struct sample *s = &p->samples[i];
-		const uint32_t *f = profile_stack_frames(p, s->stack);
 		uint32_t depth = p->stacks[s->stack].depth;
 		int64_t v = s->values[0];
+		const uint32_t *f;
 
 		if (!depth || v <= 0)
 			continue;
+		f = profile_stack_frames(p, s->stack);
 		g->nodes[g->frame_node[f[depth - 1]]].self += v;
 		for (uint32_t k = 0; k < depth; k++) {
 			struct node *n = &g->nodes[g->frame_node[f[k]]];

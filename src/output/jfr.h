@@ -21,9 +21,8 @@
 #define JFR_MAX_STACK_DEPTH 8192
 
 /* Reads a JFR recording (every chunk) into a new profile: the execution
- * samples (jdk.ExecutionSample, jdk.NativeMethodSample) and nprof's own
- * events, with their stacks, threads and times (the timeline). Other
- * events are skipped. Returns 0 and sets *ret_p, or -EINVAL with one line
+ * samples (jdk.ExecutionSample) and nprof's own events, with their stacks,
+ * threads and times (the timeline). Other events are skipped. Returns 0 and sets *ret_p, or -EINVAL with one line
  * in d when the data is not a JFR file this reader understands, -EFBIG
  * past the limits, -ENOMEM. data need not outlive the call. */
 int jfr_read(const void *data, size_t len, struct profile **ret_p,

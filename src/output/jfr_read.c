@@ -605,7 +605,8 @@ static int read_checkpoints(struct reader *x, uint64_t cp_off)
 		pos += delta; /* usually negative: back to the previous one */
 	}
 	for (int k = 0; k < P_COUNT; k++)
-		qsort(x->pools[k].e, x->pools[k].n, sizeof(struct pentry), pentry_cmp);
+		if (x->pools[k].n)
+			qsort(x->pools[k].e, x->pools[k].n, sizeof(struct pentry), pentry_cmp);
 	if (x->pools[P_STACK].n &&
 	    !(x->stack_ids = calloc(x->pools[P_STACK].n, sizeof(*x->stack_ids))))
 		return -ENOMEM;
@@ -775,7 +776,8 @@ static int read_metadata(struct reader *x, uint64_t off)
 	if ((e = read_element(x, &r, E_OTHER, 0)) < 0)
 		return e;
 
-	qsort(x->types, x->ntypes, sizeof(*x->types), jtype_cmp);
+	if (x->ntypes)
+		qsort(x->types, x->ntypes, sizeof(*x->types), jtype_cmp);
 	for (size_t i = 0; i + 1 < x->ntypes; i++)
 		if (x->types[i].id == x->types[i + 1].id)
 			return bad(x, "metadata declares a type id twice");
@@ -855,7 +857,9 @@ static int intern_frame(struct reader *x, const struct jframe *jf, uint32_t *ret
 	java = !x->have_info && cls && (!pkg || pkg[0] != '/') && !strstr(cls, ".so") &&
 	       cls[0] != '[' &&
 	       (!strcmp(type, "Interpreted") || !strcmp(type, "JIT compiled") ||
-		!strcmp(type, "C1 compiled") || !strcmp(type, "Inlined"));
+		!strcmp(type, "C1 compiled") || !strcmp(type, "Inlined") ||
+		/* a Java native method: "java/lang/ClassLoader" */
+		strchr(cls, '/'));
 	if (java) {
 		if (asprintf(&buf, "%s.%s", cls, f.name) < 0)
 			return -ENOMEM;
@@ -900,10 +904,15 @@ static int intern_stack(struct reader *x, uint64_t key, uint32_t *ret_id)
 	size_t idx;
 	int e = 0;
 
-	if (!pe) {
-		/* A sample without a stack (key 0, or a missing entry) still
-		 * counts: give it the empty stack. */
-		return profile_intern_stack(x->p, NULL, 0, false, ret_id);
+	if (!pe || !pe->nframes) {
+		/* A sample without a stack (key 0, a missing entry, no frames)
+		 * still counts: it gets a one-frame stack saying so, which
+		 * every output can show (and the model needs no empty stack). */
+		struct frame none = { .name = "[no stack]", .kind = FRAME_UNKNOWN };
+
+		if ((e = profile_intern_frame(x->p, &none, &id)) < 0)
+			return e;
+		return profile_intern_stack(x->p, &id, 1, false, ret_id);
 	}
 	idx = (size_t)(pe - x->pools[P_STACK].e);
 	if (x->stack_ids[idx]) {
@@ -1036,8 +1045,9 @@ out:
 
 static bool is_sample_type(const struct jtype *t)
 {
+	/* Not jdk.NativeMethodSample: those are threads parked in native
+	 * code, off CPU, and would inflate a CPU profile. */
 	return !strcmp(t->name, "jdk.ExecutionSample") ||
-	       !strcmp(t->name, "jdk.NativeMethodSample") ||
 	       !strcmp(t->name, "nprof.Sample") || !strcmp(t->name, "nprof.Profile");
 }
 

@@ -218,8 +218,9 @@ static int build_stacks(struct builder *b)
 	if (!b->stack_locs || !b->stack_loc_first || !b->stack_loc_n)
 		return -ENOMEM;
 	for (size_t s = 0; s < p->nstacks; s++) {
-		const uint32_t *f = profile_stack_frames(p, (uint32_t)s);
 		uint32_t depth = p->stacks[s].depth, n = 0, i = 0;
+		/* Not called for an empty stack: stack_frames may be NULL. */
+		const uint32_t *f = depth ? profile_stack_frames(p, (uint32_t)s) : NULL;
 
 		/* Locations root first into the tail of this stack's slot,
 		 * then reversed in place to leaf first. */

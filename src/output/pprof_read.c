@@ -178,8 +178,11 @@ static int copy_strings(struct reader *rd)
 	if (!rd->strs)
 		return -ENOMEM;
 	for (size_t i = 0; i < pb->n_string_table; i++) {
-		rd->strs[i] = strndup((const char *)pb->string_table[i].data,
-				      pb->string_table[i].len);
+		const ProtobufCBinaryData *b = &pb->string_table[i];
+
+		/* An empty string may come with no data at all. */
+		rd->strs[i] = b->len ? strndup((const char *)b->data, b->len) :
+				       strdup("");
 		if (!rd->strs[i])
 			return -ENOMEM;
 	}
@@ -469,6 +472,16 @@ static int read_samples(struct reader *rd)
 			}
 		}
 		cut += truncated;
+		if (!depth) {
+			/* No locations: the value still counts, so it gets a
+			 * frame to be seen in (perf tools say [unknown]). */
+			struct frame none = { .name = "[no stack]", .kind = FRAME_UNKNOWN };
+
+			r = profile_intern_frame(p, &none, &frames[0]);
+			if (r < 0)
+				goto out;
+			depth = 1;
+		}
 		r = sample_thread(rd, s, &thread);
 		if (r < 0)
 			goto out;

@@ -101,14 +101,16 @@ static void put_profile(const struct profile *p, long thread, unsigned v,
 		",\"samples\":[", unit, total);
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const struct sample *s = &p->samples[i];
-		const uint32_t *f = profile_stack_frames(p, s->stack);
+		uint32_t depth = p->stacks[s->stack].depth;
+		/* Not called for an empty stack: stack_frames may be NULL. */
+		const uint32_t *f = depth ? profile_stack_frames(p, s->stack) : NULL;
 		bool first_frame = true;
 
 		if ((thread >= 0 && s->thread != (uint32_t)thread) || s->values[v] <= 0)
 			continue;
 		fputs(first ? "\n[" : ",\n[", out);
 		first = false;
-		for (uint32_t k = 0; k < p->stacks[s->stack].depth; k++) {
+		for (uint32_t k = 0; k < depth; k++) {
 			if (strip_threads && p->frames[f[k]].kind == FRAME_THREAD)
 				continue;
 			fprintf(out, first_frame ? "%" PRIu32 : ",%" PRIu32, f[k]);

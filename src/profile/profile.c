@@ -254,9 +254,10 @@ static int stack_match(const void *ctx, uint32_t id, const void *key)
 	const struct stack *s = &p->stacks[id];
 	const struct stack_key *k = key;
 
+	/* An empty stack may have no frame storage at all: no memcmp. */
 	return s->depth == k->depth && s->truncated == k->truncated &&
-	       !memcmp(p->stack_frames + s->first, k->frames,
-		       k->depth * sizeof(*k->frames));
+	       (!k->depth || !memcmp(p->stack_frames + s->first, k->frames,
+				     k->depth * sizeof(*k->frames)));
 }
 
 int profile_intern_stack(struct profile *p, const uint32_t *frames,

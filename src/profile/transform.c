@@ -140,8 +140,9 @@ int profile_transform(const struct profile *in,
 	out->degraded = in->degraded;
 
 	for (size_t s = 0; s < in->nstacks; s++) {
-		const uint32_t *f = profile_stack_frames(in, (uint32_t)s);
 		uint32_t depth = in->stacks[s].depth, lead = 0;
+		/* Not called for an empty stack: stack_frames may be NULL. */
+		const uint32_t *f = depth ? profile_stack_frames(in, (uint32_t)s) : NULL;
 
 		stack_map[s] = UINT32_MAX;
 		if ((inc && !any_hit(inc, f, depth)) || (exc && any_hit(exc, f, depth)))

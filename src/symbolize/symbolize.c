@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "symbolize/demangle.h"
@@ -31,6 +32,9 @@
 #define KALLSYMS_MAX_BYTES (256u << 20)
 #define PERFMAP_MAX_BYTES (1u << 30)
 #define NO_MODULE UINT32_MAX
+/* A JIT appends to its perf map; an unnamed address re-reads it, but not
+ * more often than this. */
+#define PERFMAP_RELOAD_NS (100 * 1000000ull)
 
 struct symbolizer {
 	struct symcache *cache;
@@ -52,6 +56,7 @@ struct pmod {
 	const char *name;	/* interned path, reported as the module */
 	const char *base;	/* interned basename, for "base+0xOFF" */
 	struct symmod *mod;	/* NULL until loaded, or when not ELF */
+	const char *build_id;	/* interned hex, once loaded; or NULL */
 	bool tried;
 	bool is_main;
 };
@@ -68,6 +73,7 @@ struct proc_syms {
 	struct perfmap perfmap;
 	char perfmap_path[PATH_MAX];
 	const char *perfmap_module;
+	uint64_t perfmap_read_ns;	/* CLOCK_MONOTONIC of the last read */
 };
 
 struct symbolizer *symbolizer_new(void)
@@ -268,6 +274,18 @@ static int pmod_open(const struct proc_syms *ps, const struct pmod *pm)
 	return fd;
 }
 
+static void set_build_id(struct proc_syms *ps, struct pmod *pm)
+{
+	char hex[2 * ELF_MAX_BUILD_ID + 1];
+	const struct elf_info *info = pm->mod ? &pm->mod->info : NULL;
+
+	if (!info || !info->build_id_len)
+		return;
+	for (size_t i = 0; i < info->build_id_len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", info->build_id[i]);
+	pm->build_id = strpool_intern(&ps->s->strings, hex);
+}
+
 /* Loads the module of a slot once; failure leaves it without symbols. */
 static void pmod_load(struct proc_syms *ps, struct pmod *pm)
 {
@@ -283,6 +301,7 @@ static void pmod_load(struct proc_syms *ps, struct pmod *pm)
 			symcache_get_image(c, image, pm->end - pm->start, "[vdso]",
 					   &pm->mod);
 		free(image);
+		set_build_id(ps, pm);
 		return;
 	}
 	fd = pmod_open(ps, pm);
@@ -290,6 +309,7 @@ static void pmod_load(struct proc_syms *ps, struct pmod *pm)
 		return;
 	symcache_get_file(c, fd, pm->path, ps->root, &pm->mod);
 	close(fd);
+	set_build_id(ps, pm);
 }
 
 static int add_entry(struct proc_syms *ps, struct map_entry *e)
@@ -311,6 +331,27 @@ static int add_entry(struct proc_syms *ps, struct map_entry *e)
 	return 0;
 }
 
+static char *read_exe(pid_t pid);
+
+/* An exec replaces the executable: the engine opens a child before its
+ * exec and learns the new image's mappings from records. */
+static void refresh_exe(struct proc_syms *ps)
+{
+	char *exe = read_exe(ps->pid);
+
+	if (!exe)
+		return; /* gone: keep what we knew */
+	if (ps->exe && !strcmp(exe, ps->exe)) {
+		free(exe);
+		return;
+	}
+	free(ps->exe);
+	ps->exe = exe;
+	for (size_t i = 0; i < ps->nmods; i++)
+		ps->mods[i].is_main = ps->mods[i].kind != MAPK_VDSO &&
+				      !strcmp(ps->mods[i].path, exe);
+}
+
 int proc_syms_add_mapping(struct proc_syms *ps, const struct mapping *m)
 {
 	struct map_entry e;
@@ -330,6 +371,8 @@ int proc_syms_add_mapping(struct proc_syms *ps, const struct mapping *m)
 	if (err < 0)
 		return err;
 	e.path = clean;
+	if (e.kind == MAPK_FILE && e.prot & PROT_EXEC)
+		refresh_exe(ps);
 	err = add_entry(ps, &e);
 	free(clean);
 	return err;
@@ -354,6 +397,14 @@ static int open_perfmap_file(struct proc_syms *ps, const char *path)
 	return fd;
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 int proc_syms_reload_perf_map(struct proc_syms *ps)
 {
 	char *buf = NULL;
@@ -361,6 +412,7 @@ int proc_syms_reload_perf_map(struct proc_syms *ps)
 	int fd = -1, err;
 	struct stat st;
 
+	ps->perfmap_read_ns = now_ns();
 	if (!ps->perfmap_path[0]) {
 		char cand[2][PATH_MAX];
 		pid_t nspid = procfs_ns_pid(ps->pid);
@@ -624,6 +676,7 @@ int proc_syms_lookup(struct proc_syms *ps, uint64_t addr, bool kernel,
 				goto nomem;
 			info.module = pm->name;
 			info.module_offset = off;
+			info.build_id = pm->build_id;
 			info.kind = pm->is_main ? FRAME_USER : FRAME_LIBRARY;
 			goto done;
 		}
@@ -631,6 +684,11 @@ int proc_syms_lookup(struct proc_syms *ps, uint64_t addr, bool kernel,
 	/* JITs put code in anonymous memory (or a memfd); their perf map
 	 * names it. */
 	pe = perfmap_find(&ps->perfmap, addr);
+	if (!pe && (!pm || !pm->mod) &&
+	    now_ns() - ps->perfmap_read_ns > PERFMAP_RELOAD_NS) {
+		proc_syms_reload_perf_map(ps);
+		pe = perfmap_find(&ps->perfmap, addr);
+	}
 	if (pe) {
 		info.name = display_name(s, perfmap_name(&ps->perfmap, pe), simple);
 		if (!info.name)
@@ -644,6 +702,7 @@ int proc_syms_lookup(struct proc_syms *ps, uint64_t addr, bool kernel,
 	if (pm) {
 		info.module = pm->name;
 		info.module_offset = off;
+		info.build_id = pm->build_id;
 		info.name = fmt_name(s, pm->base, off);
 	} else if (e && e->kind == MAPK_SPECIAL) {
 		info.module = strpool_intern(&s->strings, e->path);
@@ -669,5 +728,6 @@ nomem:
 	ret->module = NULL;
 	ret->module_offset = addr;
 	ret->kind = FRAME_UNKNOWN;
+	ret->build_id = NULL;
 	return -ENOMEM;
 }

@@ -38,7 +38,8 @@ struct symbol_info {
 	const char *module; /* path of the module as mapped, or NULL */
 	uint64_t module_offset; /* address as an offset in module's file */
 	enum frame_kind kind;
-	/* name and module stay valid until the symbolizer is freed. */
+	const char *build_id; /* the module's GNU build-id, lowercase hex, or NULL */
+	/* name, module and build_id stay valid until the symbolizer is freed. */
 };
 
 enum symbolize_flags {
@@ -67,7 +68,9 @@ void proc_syms_free(struct proc_syms *ps);
  * mapping replaces the part of any old one it overlaps. */
 int proc_syms_add_mapping(struct proc_syms *ps, const struct mapping *m);
 
-/* Re-reads the perf map (a JIT may have appended to it). */
+/* Re-reads the perf map (a JIT may have appended to it). Lookups also do
+ * this by themselves, at most every 100 ms, when an address in
+ * anonymous memory has no name. */
 int proc_syms_reload_perf_map(struct proc_syms *ps);
 
 /* Names addr. kernel says the address came from the kernel part of a
@@ -75,7 +78,8 @@ int proc_syms_reload_perf_map(struct proc_syms *ps);
 int proc_syms_lookup(struct proc_syms *ps, uint64_t addr, bool kernel,
 		     unsigned flags, struct symbol_info *ret);
 
-/* Why kernel frames cannot be named, or NULL when they can
+/* Why kernel frames cannot be named, or NULL when they can (or when the
+ * process was opened without kernel symbols)
  * ("/proc/kallsyms shows zero addresses: kernel.kptr_restrict=1; ..."). */
 const char *proc_syms_kernel_problem(const struct proc_syms *ps);
 

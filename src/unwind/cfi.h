@@ -120,7 +120,34 @@ void cfi_table_free(struct cfi_table *t);
 
 /* The row covering link-time vaddr, or NULL when none does or the row
  * covering it is CFI_CFA_NONE with a defined return address (no CFI:
- * frame pointers). Async-signal-safe. */
-const struct cfi_row *cfi_table_find(const struct cfi_table *t, uint64_t vaddr);
+ * frame pointers). Async-signal-safe; inline so that the walker's object
+ * references nothing but itself (the agent's hot-symbol check). */
+static inline const struct cfi_row *cfi_table_find(const struct cfi_table *t, uint64_t vaddr)
+{
+	uint64_t rel;
+	uint32_t lo = 0, hi;
+	const struct cfi_row *r;
+
+	if (!t || !t->n || vaddr < t->base)
+		return NULL;
+	rel = vaddr - t->base;
+	if (rel > UINT32_MAX)
+		return NULL;
+	/* The last row with start <= rel. */
+	hi = t->n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (t->rows[mid].start <= rel)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	r = &t->rows[lo - 1];
+	if (cfi_row_cfa(r) == CFI_CFA_NONE && cfi_row_rip(r) == CFI_RIP_AT_CFA)
+		return NULL;
+	return r;
+}
 
 #endif

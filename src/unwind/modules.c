@@ -60,26 +60,6 @@ int unwind_modules_add(struct unwind_modules *m, uint64_t start, uint64_t end,
 	return 0;
 }
 
-const struct unwind_module *unwind_modules_find(const struct unwind_modules *m,
-						uint64_t addr)
-{
-	unsigned lo = 0, hi;
-
-	if (!m || !m->n)
-		return NULL;
-	hi = m->n;
-	while (lo < hi) {
-		unsigned mid = lo + (hi - lo) / 2;
-		if (m->v[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo || addr >= m->v[lo - 1].end)
-		return NULL;
-	return &m->v[lo - 1];
-}
-
 /* One executable mapping: its table (or NULL) and bias. */
 static int add_mapping(struct unwind_modules *m, struct unwind_cache *c, pid_t pid,
 		       uint64_t start, uint64_t end, uint64_t off, const char *name)

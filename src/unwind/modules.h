@@ -40,9 +40,27 @@ void unwind_modules_release(struct unwind_modules *m);
 int unwind_modules_add(struct unwind_modules *m, uint64_t start, uint64_t end,
 		       uint64_t bias, const struct unwind_table *table);
 
-/* The module holding addr, or NULL. Async-signal-safe. */
-const struct unwind_module *unwind_modules_find(const struct unwind_modules *m,
-						uint64_t addr);
+/* The module holding addr, or NULL. Async-signal-safe (inline: see
+ * cfi_table_find). */
+static inline const struct unwind_module *
+unwind_modules_find(const struct unwind_modules *m, uint64_t addr)
+{
+	unsigned lo = 0, hi;
+
+	if (!m || !m->n)
+		return NULL;
+	hi = m->n;
+	while (lo < hi) {
+		unsigned mid = lo + (hi - lo) / 2;
+		if (m->v[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || addr >= m->v[lo - 1].end)
+		return NULL;
+	return &m->v[lo - 1];
+}
 
 /* Adds every executable mapping of pid (0: this process) from
  * /proc/PID/maps, taking tables from c: files are opened through

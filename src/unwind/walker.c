@@ -34,7 +34,7 @@ unsigned unwind_walk_ex(const struct unwind_regs *regs, const struct unwind_modu
 		const struct unwind_module *mod;
 		const struct cfi_row *row = NULL;
 		uint64_t lookup, cfa, ra, nbp = bp;
-		bool nbp_known = bp_known, next_exact = false;
+		bool nbp_known = bp_known;
 
 		ips[n++] = pc;
 		if (n == max)
@@ -104,11 +104,20 @@ unsigned unwind_walk_ex(const struct unwind_regs *regs, const struct unwind_modu
 			switch (cfi_row_rbp(row)) {
 			case CFI_RBP_SAME:
 				break;
-			case CFI_RBP_AT_CFA:
-				if (read_u64(read, ctx, cfa + (uint64_t)(int64_t)row->rbp_off, &nbp))
+			case CFI_RBP_AT_CFA: {
+				uint64_t at = cfa + (uint64_t)(int64_t)row->rbp_off;
+
+				/* In an epilogue gcc keeps the rule after `pop
+				 * %rbp`: a slot below sp was popped, so rbp already
+				 * holds the caller's value (and a perf copy starts
+				 * at sp: reading it would fault). */
+				if (at < sp)
+					break;
+				if (read_u64(read, ctx, at, &nbp))
 					goto fault;
 				nbp_known = true;
 				break;
+			}
 			case CFI_RBP_VAL_CFA:
 				nbp = cfa + (uint64_t)(int64_t)row->rbp_off;
 				nbp_known = true;
@@ -154,7 +163,7 @@ unsigned unwind_walk_ex(const struct unwind_regs *regs, const struct unwind_modu
 		sp = cfa;
 		bp = nbp;
 		bp_known = nbp_known;
-		exact = next_exact;
+		exact = false;
 		continue;
 no_info:
 		info.stop = UNWIND_STOP_NO_INFO;
@@ -179,6 +188,34 @@ unsigned unwind_walk(const struct unwind_regs *regs, const struct unwind_modules
 	if (ret_truncated)
 		*ret_truncated = info.stop != UNWIND_STOP_END;
 	return n;
+}
+
+/* Set bits of m (no libgcc __popcountdi2: keeps this object's symbol
+ * list to the few syscalls the hot-path check allows). */
+static unsigned bits_set(uint64_t m)
+{
+	unsigned n = 0;
+
+	for (; m; m &= m - 1)
+		n++;
+	return n;
+}
+
+int unwind_regs_from_perf(const uint64_t *regs, unsigned nregs, uint64_t mask,
+			  struct unwind_regs *ret_regs)
+{
+	uint64_t v[3];
+	const unsigned bits[3] = { UNWIND_PERF_REG_IP, UNWIND_PERF_REG_SP, UNWIND_PERF_REG_BP };
+
+	if ((mask & UNWIND_PERF_REGS_MASK) != UNWIND_PERF_REGS_MASK || bits_set(mask) > nregs)
+		return -EINVAL;
+	/* Each value sits at the count of set bits below its own. */
+	for (unsigned i = 0; i < 3; i++)
+		v[i] = regs[bits_set(mask & ((1ull << bits[i]) - 1))];
+	ret_regs->rip = v[0];
+	ret_regs->rsp = v[1];
+	ret_regs->rbp = v[2];
+	return 0;
 }
 
 int unwind_read_stack_copy(void *ctx, uint64_t addr, void *dst, size_t len)

@@ -60,6 +60,21 @@ unsigned unwind_walk_ex(const struct unwind_regs *regs, const struct unwind_modu
 			unwind_read_fn read, void *ctx, uint64_t *ips, unsigned max,
 			struct unwind_info *ret_info);
 
+/* perf's x86-64 user register numbers (asm/perf_regs.h). The engine asks
+ * for at least these: attr.sample_regs_user = UNWIND_PERF_REGS_MASK. */
+#define UNWIND_PERF_REG_BP 6
+#define UNWIND_PERF_REG_SP 7
+#define UNWIND_PERF_REG_IP 8
+#define UNWIND_PERF_REGS_MASK                                         \
+	((1ull << UNWIND_PERF_REG_BP) | (1ull << UNWIND_PERF_REG_SP) | \
+	 (1ull << UNWIND_PERF_REG_IP))
+
+/* The walker's registers from a PERF_SAMPLE_REGS_USER block: nregs
+ * values, one per set bit of mask (attr.sample_regs_user), lowest bit
+ * first. -EINVAL: mask lacks bp, sp or ip, or nregs is short. */
+int unwind_regs_from_perf(const uint64_t *regs, unsigned nregs, uint64_t mask,
+			  struct unwind_regs *ret_regs);
+
 /* (a) A stack copied out of the target: perf's PERF_SAMPLE_STACK_USER
  * gives the bytes from the sample's rsp (base = regs[SP]) and the size
  * actually valid (dyn_size). Reads outside [base, base + len) fault. */

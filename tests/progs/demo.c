@@ -80,7 +80,7 @@ NOINLINE static int compare_records(const struct record *a, const struct record 
 NOINLINE static void sort_records(struct record *r, size_t n)
 {
 	while (n > 1) {
-		struct record pivot = r[n / 2], tmp;
+		struct record pivot = r[(n - 1) / 2], tmp;
 		size_t i = 0, j = n - 1;
 		for (;;) {
 			while (compare_records(&r[i], &pivot) < 0)
@@ -116,6 +116,7 @@ NOINLINE static void rebuild_index(struct record *r, size_t n, uint64_t *seed)
 		r[i].key = *seed;
 	}
 	sort_records(r, n);
+	__asm__ volatile("" ::: "memory"); /* not a tail call: keep the frame */
 }
 
 static void *sorter_main(void *arg)

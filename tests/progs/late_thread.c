@@ -7,7 +7,7 @@
  * after another S/2 seconds starts its own child "grandchild"
  * (grandchild_main -> grandchild_work): a thread created by a thread that
  * was itself created during the recording. Everything stops after N
- * seconds; the truth file names the thread ids:
+ * seconds (or at SIGTERM/SIGINT); the truth file names the thread ids:
  *
  *   tid latecomer 1235
  *   tid grandchild 1236
@@ -15,6 +15,7 @@
  * "ready" is printed on stdout at start, "spawned" when the latecomer runs. */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,6 +30,13 @@
 static double spawn_after = 1, end_time;
 static _Atomic pid_t late_tid, grand_tid;
 static volatile uint64_t sink;
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
 
 static double now(void)
 {
@@ -47,7 +55,7 @@ static uint64_t mix(uint64_t x, uint64_t k)
 NOINLINE static void early_work(double until)
 {
 	uint64_t x = 1;
-	while (now() < until)
+	while (now() < until && !stop)
 		x = mix(x, 1);
 	sink += x;
 }
@@ -55,7 +63,7 @@ NOINLINE static void early_work(double until)
 NOINLINE static void late_work(double until)
 {
 	uint64_t x = 2;
-	while (now() < until)
+	while (now() < until && !stop)
 		x = mix(x, 2);
 	sink += x;
 }
@@ -63,7 +71,7 @@ NOINLINE static void late_work(double until)
 NOINLINE static void grandchild_work(double until)
 {
 	uint64_t x = 3;
-	while (now() < until)
+	while (now() < until && !stop)
 		x = mix(x, 3);
 	sink += x;
 }
@@ -108,6 +116,10 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+
 	double start = now();
 	end_time = start + seconds;
 	printf("ready\n");

@@ -11,7 +11,8 @@
  * split by itself, so any time window has it even if the two threads get
  * unequal CPU. Each burn_* measures its own thread CPU time
  * (CLOCK_THREAD_CPUTIME_ID) and the totals are the ground truth, written to
- * FILE on exit:
+ * FILE on exit -- also when ended early by SIGTERM or SIGINT (as
+ * `nprof record -d N -- split ...` ends its command):
  *
  *   pid 1234
  *   tid main 1234
@@ -23,6 +24,7 @@
  * "ready" is printed on stdout once both threads are burning. */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -144,12 +146,18 @@ NOINLINE static void run_main_thread(void)
 	sink += x;
 }
 
+static void on_signal(int sig)
+{
+	(void)sig;
+	atomic_store(&stop, 1);
+}
+
 /* Ends the run after the requested wall time, from a third, idle thread,
  * so neither burner has to look at the wall clock. */
 static void *timer_main(void *arg)
 {
 	uint64_t end = mono_ns() + *(uint64_t *)arg;
-	while (mono_ns() < end)
+	while (mono_ns() < end && !atomic_load(&stop))
 		usleep(10000);
 	atomic_store(&stop, 1);
 	return NULL;
@@ -169,6 +177,10 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
 
 	uint64_t run_ns = (uint64_t)(seconds * 1e9);
 	pthread_t worker, timer;

@@ -143,6 +143,9 @@ int main(void)
 		CHECK_STR(s, "a&lt;b&gt;&amp;&quot;c&#39;\xef\xbf\xbd\xef\xbf\xbd",
 			  "xml escapes markup, control bytes and bad UTF-8");
 		free(s);
+		s = xml("a\nb\tc", 100);
+		CHECK_STR(s, "a b c", "line breaks in names become spaces");
+		free(s);
 		s = xml("abcdef", 3);
 		CHECK_STR(s, "abc...", "xml cut at max");
 		free(s);

@@ -248,6 +248,77 @@ int main(void)
 	check_prog(s, NULL, fd, "hidden_worker", FRAME_USER, "executable in a memfd");
 	close(fd);
 
+	/* Opened before its exec, as the engine opens a held child: the new
+	 * image arrives as mappings, and its executable is FRAME_USER. */
+	{
+		int go[2], out[2];
+		pid_t pid = -1;
+		struct proc_syms *ps = NULL;
+		struct symbol_info si = { 0 };
+		char line[4096];
+		uint64_t addr = 0;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/pie", dir);
+		if (pipe(go) == 0 && pipe(out) == 0 && (pid = fork()) == 0) {
+			char c, *argv[] = { (char *)"pie", NULL };
+
+			dup2(out[1], 1);
+			dup2(go[0], 0); /* the program waits on stdin: held open by us */
+			if (read(go[0], &c, 1) == 1)
+				execv(path, argv);
+			_exit(127);
+		}
+		close(out[1]);
+		rc = symbolizer_open_process(s, pid, false, &ps, NULL);
+		CHECK(rc == 0, "open a child before its exec");
+		if (write(go[1], "x", 1) != 1)
+			kill(pid, SIGKILL);
+		f = fdopen(out[0], "r");
+		if (f && fgets(line, sizeof(line), f))
+			addr = strtoull(line, NULL, 16);
+		snprintf(line, sizeof(line), "/proc/%d/maps", (int)pid);
+		{
+			FILE *maps = fopen(line, "r");
+
+			while (ps && maps && fgets(line, sizeof(line), maps)) {
+				unsigned long ms, en, off, ino;
+				unsigned maj, min;
+				char perms[8];
+				int n = 0;
+				struct mapping m = { 0 };
+
+				if (sscanf(line, "%lx-%lx %7s %lx %x:%x %lu %n", &ms, &en,
+					   perms, &off, &maj, &min, &ino, &n) < 7)
+					continue;
+				line[strcspn(line, "\n")] = '\0';
+				m.start = ms;
+				m.end = en;
+				m.pgoff = off;
+				m.maj = maj;
+				m.min = min;
+				m.inode = ino;
+				m.prot = (perms[0] == 'r' ? PROT_READ : 0) |
+					 (perms[2] == 'x' ? PROT_EXEC : 0);
+				m.path = line + n;
+				proc_syms_add_mapping(ps, &m);
+			}
+			if (maps)
+				fclose(maps);
+		}
+		if (ps && addr)
+			proc_syms_lookup(ps, addr, false, 0, &si);
+		CHECK_STR(si.name, "hidden_worker", "exec'd image named from its mappings");
+		CHECK(si.kind == FRAME_USER, "exec'd executable is FRAME_USER (%d)", si.kind);
+		CHECK(si.build_id && strlen(si.build_id) == 40, "build-id reported (%s)",
+		      si.build_id ? si.build_id : "-");
+		proc_syms_free(ps);
+		close(go[1]);
+		if (f)
+			fclose(f);
+		waitpid(pid, NULL, 0);
+	}
+
 	/* C++: demangled names, full and simple, through a debuglink. */
 	rc = sh("c++ -O0 -g -o cxx p.cc && objcopy --only-keep-debug cxx cxx.debug && "
 	       "strip --strip-all cxx && objcopy --add-gnu-debuglink=cxx.debug cxx");

@@ -47,7 +47,6 @@ int main(void)
 		 rec = fr(p, "recurse"), tiny = fr(p, "tiny \"quoted\""),
 		 edge_only = fr(p, "edge_only");
 	char *text, *n_main, *n_run;
-	char label[128];
 
 	profile_set_value_types(p, vt, 1);
 	p->event = "cpu";
@@ -77,7 +76,6 @@ int main(void)
 	CHECK(strstr(text, "label=\"recurse\\n994 (9.9%)\""),
 	      "recursion counts once in total");
 	CHECK(strstr(text, "N1 -> N2 [label=\" 9001\"") != NULL, "main -> run carries 9001");
-	snprintf(label, sizeof(label), "-> N");
 	CHECK(!strstr(text, "tooltip=\"recurse -> recurse"), "no self-loop for recursion");
 	CHECK(strstr(text, "shape=box,fontsize=8.0,label=\"main"), "no self: the smallest font");
 	free(text);
@@ -85,15 +83,16 @@ int main(void)
 	/* dot itself accepts it, when it is installed. */
 	if (system("command -v dot >/dev/null 2>&1") == 0) {
 		FILE *pipe = popen("dot -Tsvg -o /dev/null 2>&1", "w");
+		int status;
 
 		text = render(p);
 		fputs(text, pipe);
-		CHECK(pclose(pipe) == 0, "dot -Tsvg accepts the output");
+		status = pclose(pipe);
+		CHECK(status == 0, "dot -Tsvg accepts the output");
 		free(text);
 	} else {
 		printf("ok %d - # SKIP graphviz not installed\n", ++test_count);
 	}
 	profile_free(p);
-	(void)label;
 	return test_done();
 }

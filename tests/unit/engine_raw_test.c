@@ -377,13 +377,18 @@ static void test_busy(void)
 	CHECK(period >= (cpu1 - cpu0) * 7 / 10 && period <= (cpu1 - cpu0) * 13 / 10 + 20000000,
 	      "samples x period match the CPU time used, within 30%%");
 	CHECK(r->stats.samples == total, "stats count every aggregated sample");
-	CHECK(in_a >= 30, "main thread samples in spin_a (%llu)",
-	      (unsigned long long)in_a);
+	/* Three busy threads share the CPUs: each should get about a third
+	 * of the samples. Half of a fair share is the bar, whatever load the
+	 * machine carries. */
+	CHECK(in_a >= 10 && in_a * 6 >= total,
+	      "main thread samples in spin_a (%llu of %llu)",
+	      (unsigned long long)in_a, (unsigned long long)total);
 	CHECK(caller_ok >= in_a * 9 / 10,
 	      "spin_a's caller found by frame pointers (%llu of %llu)",
 	      (unsigned long long)caller_ok, (unsigned long long)in_a);
-	CHECK(in_b_early >= 30, "the thread present at start is sampled (%llu)",
-	      (unsigned long long)in_b_early);
+	CHECK(in_b_early >= 10 && in_b_early * 6 >= total,
+	      "the thread present at start is sampled (%llu of %llu)",
+	      (unsigned long long)in_b_early, (unsigned long long)total);
 	CHECK(in_b_late >= 10 && late != pid,
 	      "the thread created mid-recording is sampled and named (%llu)",
 	      (unsigned long long)in_b_late);

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "output/output.h"
+#include "res/flame.html.h"
 #include "test.h"
 
 static uint32_t frk(struct profile *p, const char *name, const char *module,
@@ -194,11 +195,12 @@ static struct profile *synthetic_profile(size_t n)
 	return p;
 }
 
+/* CPU time of this process: the machine running the tests may be busy. */
 static double now_s(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
@@ -222,12 +224,12 @@ int main(void)
 
 	text = render(p, &o, &len);
 	CHECK(!strncmp(text, "<!DOCTYPE html>", 15), "starts as HTML");
-	CHECK(!strstr(text, "/*DATA*/") && !strstr(text, "Sample flame graph"),
-	      "template sample replaced");
-	CHECK(strstr(text, "\"names\":[\"main\",\"recurse\",\"run\",\"burn_a\",\"burn_b\"]") != NULL,
-	      "name table, in the order nodes use them");
-	CHECK(strstr(text, "\"nodes\":[-1,100,1,0,100,2,1,10,1,1,10,1,1,10,0,"
-			   "2,90,2,3,60,0,4,30,0]") != NULL,
+	CHECK(strstr(text, "id=\"data\">{\"version\":1,") && !strstr(text, "Sample flame graph"),
+	      "template sample replaced by the profile");
+	CHECK(strstr(text, "\"names\":[\"burn_a\",\"burn_b\",\"main\",\"recurse\",\"run\"]") != NULL,
+	      "name table, in name order");
+	CHECK(strstr(text, "\"nodes\":[-1,100,1,2,100,2,3,10,1,3,10,1,3,10,0,"
+			   "4,90,2,0,60,0,1,30,0]") != NULL,
 	      "pre-merged tree, pre-order, siblings by name");
 	CHECK(strstr(text, "\"total\":100,\"reverse\":false") != NULL, "total");
 	CHECK(strstr(text, "\"notes\":[\"kernel frames omitted: test\"]") != NULL,
@@ -241,8 +243,8 @@ int main(void)
 
 	o.reverse = true;
 	text = render(p, &o, NULL);
-	CHECK(strstr(text, "\"nodes\":[-1,100,3,0,60,1,1,60,1,2,60,0,"
-			   "3,30,1,1,30,1,2,30,0,4,10,1,4,10,1,4,10,1,2,10,0]") != NULL,
+	CHECK(strstr(text, "\"nodes\":[-1,100,3,0,60,1,4,60,1,2,60,0,"
+			   "1,30,1,4,30,1,2,30,0,3,10,1,3,10,1,3,10,1,2,10,0]") != NULL,
 	      "--reverse: tree of leaf-first stacks");
 	CHECK(strstr(text, "\"reverse\":true") != NULL, "reverse flagged for the page");
 	free(text);
@@ -250,13 +252,13 @@ int main(void)
 	o = (struct output_options){ .width = 100, .minwidth = 15,
 				     .title = "<b>\"T\"</b> & \xe2\x80\xa8 </script>" };
 	text = render(p, &o, NULL);
-	CHECK(strstr(text, "\"nodes\":[-1,100,1,0,100,-2,10,1,90,2,2,60,0,3,30,0]") != NULL,
+	CHECK(strstr(text, "\"nodes\":[-1,100,1,2,100,-2,10,3,90,2,0,60,0,1,30,0]") != NULL,
 	      "--minwidth 15 of 100px: the 10%% recursion is left out");
-	CHECK(strstr(text, "frames below 15 (minwidth) left out") != NULL,
+	CHECK(strstr(text, "frames below 15 (minwidth) left out: 1") != NULL,
 	      "and a note says so");
 	CHECK(strstr(text, "\"title\":\"\\u003cb\\u003e\\\"T\\\"\\u003c/b\\u003e \\u0026 \\u2028 \\u003c/script\\u003e\"") != NULL,
 	      "title escaped for JSON inside <script>");
-	CHECK(count(text, "</script>") == 1, "only the template's </script>");
+	CHECK(count(text, "</script>") == count((const char *)res_flame_html, "</script>"), "only the template's </script>");
 	CHECK(!strstr(text, "\xe2\x80\xa8"), "no raw U+2028");
 	free(text);
 	profile_free(p);
@@ -265,11 +267,11 @@ int main(void)
 	p = rich_profile();
 	o = (struct output_options){ .title = "nprof test: rich profile" };
 	text = render(p, &o, &len);
-	CHECK(count(text, "</script>") == 1 && !strstr(text, "pwned'</"),
+	CHECK(count(text, "</script>") == count((const char *)res_flame_html, "</script>") && !strstr(text, "pwned'</"),
 	      "a name with </script> stays inside the data");
 	CHECK(strstr(text, "evil\\u003c/script\\u003e\\u003cscript\\u003edocument.title='pwned'") != NULL,
 	      "and is kept, escaped");
-	CHECK(strstr(text, "\"1 samples lost\"") || strstr(text, "3 samples lost"),
+	CHECK(strstr(text, "\"samples lost: 3\"") != NULL,
 	      "degradations become notes");
 	save("flame.html", text, len);
 	free(text);
@@ -301,7 +303,7 @@ int main(void)
 		}
 		CHECK(nstacks == 100000, "synthetic profile has 100000 distinct stacks");
 		printf("# 100k stacks (%zu frames deep in all): profile %.3f s, "
-		       "flamegraph write %.3f s, %zu bytes\n",
+		       "flamegraph write %.3f s CPU, %zu bytes\n",
 		       p->nstack_frames, t1 - t0, t2 - t1, len);
 		CHECK(t2 - t1 < 1.0, "writing 100k stacks takes under a second (%.3f s)",
 		      t2 - t1);

@@ -121,6 +121,7 @@ static void test_bad_input(void)
 	Perftools__Profiles__Sample smp = PERFTOOLS__PROFILES__SAMPLE__INIT, *smpp = &smp;
 	uint64_t loc_ids[1] = { 1 };
 	int64_t values[1] = { 3 };
+	int r;
 	pb_profile pb = PERFTOOLS__PROFILES__PROFILE__INIT;
 
 	diag_clear(&d);
@@ -217,6 +218,7 @@ int main(void)
 	uint8_t *raw;
 	pb_profile *pb;
 	struct diag d;
+	int r;
 
 	profile_set_value_types(p, vt, 2);
 	p->event = "cpu";
@@ -357,7 +359,8 @@ int main(void)
 	{
 		struct profile *plain = NULL;
 
-		CHECK(pprof_read(raw, raw_len, &plain, NULL) == 0 && plain &&
+		r = pprof_read(raw, raw_len, &plain, NULL);
+		CHECK(r == 0 && plain &&
 		      plain->nsamples == 3, "an uncompressed profile reads");
 		profile_free(plain);
 	}

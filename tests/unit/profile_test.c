@@ -2,6 +2,7 @@
  * add up, and limits are respected. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "profile/profile.h"
 #include "test.h"
@@ -64,6 +65,38 @@ int main(void)
 	CHECK(p->stacks[s1].depth == 2 && profile_stack_frames(p, s1)[0] == a &&
 		      profile_stack_frames(p, s1)[1] == b,
 	      "stack frames kept root first");
+
+	{
+		struct profile *e = profile_new();
+		uint32_t s0, s0b;
+
+		CHECK(profile_intern_stack(e, NULL, 0, false, &s0) == 0 &&
+			      profile_intern_stack(e, NULL, 0, false, &s0b) == 0 &&
+			      s0 == s0b && e->stacks[s0].depth == 0,
+		      "an empty stack interned before any other");
+		profile_free(e);
+	}
+
+	/* Modules and the timeline. */
+	{
+		uint32_t m1, m2, m3;
+
+		CHECK(profile_intern_module(p, "/lib/libc.so.6", NULL, &m1) == 0 &&
+			      profile_intern_module(p, "/lib/libc.so.6", "abcd", &m2) == 0 &&
+			      m1 == m2 && p->modules[m1].build_id &&
+			      !strcmp(p->modules[m1].build_id, "abcd"),
+		      "module interned once, build-id added later");
+		CHECK(profile_intern_module(p, "/bin/x", "ef", &m3) == 0 && m3 != m1,
+		      "second module");
+		CHECK(profile_add_event(p, 1, 0, 0, 1) == 0 && p->nevents == 0,
+		      "timeline off by default");
+		p->max_events = 2;
+		for (int i = 0; i < 5; i++)
+			profile_add_event(p, (uint64_t)i, 0, 0, 1);
+		CHECK(p->nevents == 2 && p->events_dropped == 3 &&
+			      p->events[1].time_ns == 1,
+		      "timeline bounded, drops counted");
+	}
 
 	/* Threads: interned by tid, names updated. */
 	CHECK(profile_intern_thread(p, 100, "main", &t1) == 0, "thread 100");

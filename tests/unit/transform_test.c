@@ -72,6 +72,7 @@ int main(void)
 		 th = fr(p, "[worker tid=2]", FRAME_THREAD);
 	struct diag d;
 	char *text;
+	int r;
 
 	p->max_events = 100;
 	profile_set_value_types(p, vt, 2);
@@ -139,8 +140,8 @@ int main(void)
 
 	t = NULL;
 	diag_clear(&d);
-	CHECK(profile_transform(p, &(struct transform_options){ .include = "(" }, &t,
-				&d) == -EINVAL && !t && strstr(d.msg, "--include '('"),
+	r = profile_transform(p, &(struct transform_options){ .include = "(" }, &t, &d);
+	CHECK(r == -EINVAL && !t && strstr(d.msg, "--include '('"),
 	      "a bad regex is -EINVAL and named: %s", d.msg);
 	CHECK(transform_is_noop(&(struct transform_options){ 0 }), "no option: no-op");
 	CHECK(!transform_is_noop(&(struct transform_options){ .reverse = true }),

@@ -18,7 +18,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/auxv.h>
+#include <sys/time.h>
+#include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
@@ -303,6 +307,106 @@ static void test_tables(void)
 	}
 }
 
+
+/* ---- a hand-made module, table and stack: each row kind, exactly ---- */
+
+static struct cfi_row mkrow(uint32_t start, enum cfi_cfa_kind cfa, int32_t off, int rip,
+			    enum cfi_rbp_kind rbp, int16_t rbp_off)
+{
+	return (struct cfi_row){ start, off, rbp_off, -8,
+				 (uint8_t)(cfa | rip << 3 | rbp << 5) };
+}
+
+static void put64(uint8_t *stk, uint64_t base, uint64_t addr, uint64_t v)
+{
+	memcpy(stk + (addr - base), &v, 8);
+}
+
+static void test_synthetic(void)
+{
+	static uint8_t stk[4096];
+	const uint64_t B = 0x70000000, S = B + 0x100;
+	struct cfi_row rows[] = {
+		/* A: an epilogue after `pop %rbp`; the rule still says CFA-24 */
+		mkrow(0x000, CFI_CFA_RSP, 16, CFI_RIP_AT_CFA, CFI_RBP_AT_CFA, -24),
+		mkrow(0x100, CFI_CFA_NONE, 0, 0, 0, 0),	/* B: no CFI */
+		mkrow(0x200, CFI_CFA_RSP, 8, CFI_RIP_UNDEFINED, 0, 0), /* C: _start */
+		mkrow(0x300, CFI_CFA_NONE, 0, 0, 0, 0),
+		mkrow(0x400, CFI_CFA_PLT, 8, CFI_RIP_AT_CFA, CFI_RBP_SAME, 11),
+		mkrow(0x500, CFI_CFA_SIGFRAME, 0, 0, 0, 0),
+		mkrow(0x510, CFI_CFA_RBP, 16, CFI_RIP_AT_CFA, CFI_RBP_AT_CFA, -16),
+		mkrow(0x600, CFI_CFA_NONE, 0, 0, 0, 0),
+	};
+	struct cfi_table ct = { .base = 0x10000, .n = 8, .rows = rows };
+	struct unwind_table ut = { .cfi = &ct };
+	struct unwind_modules m;
+	struct unwind_stack_copy sc = { B, stk, sizeof(stk) };
+	struct unwind_regs regs;
+	struct unwind_info info;
+	uint64_t ips[16];
+	unsigned n;
+
+	unwind_modules_init(&m);
+	CHECK(unwind_modules_add(&m, 0x10000, 0x10600, 0, &ut) == 0 &&
+	      unwind_modules_add(&m, 0x10500, 0x20000, 0, NULL) == -EEXIST,
+	      "modules: overlap refused");
+
+	/* A (cfi, rbp already popped) -> B (frame pointer) -> C (outermost) */
+	memset(stk, 0, sizeof(stk));
+	put64(stk, B, S - 8, 0xdeadbeef); /* the stale slot below sp */
+	put64(stk, B, S + 8, 0x10150);
+	put64(stk, B, S + 0x40, 0);
+	put64(stk, B, S + 0x48, 0x10250);
+	regs = (struct unwind_regs){ 0x10010, S, S + 0x40 };
+	n = unwind_walk_ex(&regs, &m, unwind_read_stack_copy, &sc, ips, 16, &info);
+	CHECK(n == 3 && ips[1] == 0x10150 && ips[2] == 0x10250 && info.stop == UNWIND_STOP_END &&
+	      info.cfi_frames == 1 && info.fp_frames == 1,
+	      "epilogue (slot below sp = popped), fp fallback, outermost (n %u stop %d)", n,
+	      info.stop);
+	sc.base = S; /* a perf copy starts at sp: the same walk must not fault */
+	sc.data = stk + (S - B);
+	sc.len = sizeof(stk) - (S - B);
+	n = unwind_walk_ex(&regs, &m, unwind_read_stack_copy, &sc, ips, 16, &info);
+	CHECK(n == 3 && info.stop == UNWIND_STOP_END, "... also with the copy starting at sp");
+	sc = (struct unwind_stack_copy){ B, stk, sizeof(stk) };
+
+	/* PLT: pc&15 >= 11 means the stub pushed: CFA = rsp + 16. */
+	memset(stk, 0, sizeof(stk));
+	put64(stk, B, S + 8, 0x10250);
+	regs = (struct unwind_regs){ 0x1040c, S, 0 };
+	n = unwind_walk_ex(&regs, &m, unwind_read_stack_copy, &sc, ips, 16, &info);
+	CHECK(n == 2 && ips[1] == 0x10250 && info.stop == UNWIND_STOP_END, "PLT after the push");
+	put64(stk, B, S, 0x10250);
+	put64(stk, B, S + 8, 0);
+	regs.rip = 0x10406;
+	n = unwind_walk_ex(&regs, &m, unwind_read_stack_copy, &sc, ips, 16, &info);
+	CHECK(n == 2 && ips[1] == 0x10250, "PLT before the push");
+
+	/* A signal frame: the interrupted rip is exact (no -1 lookup). */
+	memset(stk, 0, sizeof(stk));
+	put64(stk, B, S + 168, 0x10510); /* interrupted at the first byte of D */
+	put64(stk, B, S + 160, S + 0x200);
+	put64(stk, B, S + 120, S + 0x300);
+	put64(stk, B, S + 0x300, 0);	  /* D: CFA = rbp + 16 */
+	put64(stk, B, S + 0x308, 0x10250);
+	regs = (struct unwind_regs){ 0x10501, S, 0 };
+	n = unwind_walk_ex(&regs, &m, unwind_read_stack_copy, &sc, ips, 16, &info);
+	CHECK(n == 3 && ips[1] == 0x10510 && ips[2] == 0x10250 && info.sig_frames == 1 &&
+	      info.stop == UNWIND_STOP_END, "through a signal frame (n %u stop %d)", n, info.stop);
+
+	/* A loop (rbp pointing at itself) ends: sp must grow. */
+	memset(stk, 0, sizeof(stk));
+	put64(stk, B, S, S);
+	put64(stk, B, S + 8, 0x10150);
+	regs = (struct unwind_regs){ 0x10150, S, S };
+	n = unwind_walk_ex(&regs, &m, unwind_read_stack_copy, &sc, ips, 16, &info);
+	CHECK(n < 16 && info.stop != UNWIND_STOP_END, "rbp loop: ends, truncated (n %u)", n);
+	n = unwind_walk_ex(&regs, &m, unwind_read_stack_copy, &sc, ips, 1, &info);
+	CHECK(n == 1 && info.stop == UNWIND_STOP_MAX, "max 1: one frame, truncated");
+	unwind_modules_release(&m);
+	unwind_modules_release(NULL);
+}
+
 static unsigned walk_snap(const struct snap *s, const struct unwind_modules *m,
 			  uint64_t *ips, struct unwind_info *info)
 {
@@ -482,11 +586,125 @@ static void test_garbage(void)
 	}
 	CHECK(!bad, "20000 random in-process walks end cleanly");
 	{
+		/* AX..R15 as perf sends them: IP is the 9th value. */
+		uint64_t pr[24], mask = 0xff0fffull; /* AX..IP, R8..R15: no segs */
+		struct unwind_regs got = { 0, 0, 0 };
+		unsigned k = 0;
+
+		for (unsigned bit = 0; bit < 24; bit++)
+			if (mask & (1ull << bit))
+				pr[k++] = 1000 + bit;
+		CHECK(unwind_regs_from_perf(pr, k, mask, &got) == 0 && got.rip == 1008 &&
+		      got.rsp == 1007 && got.rbp == 1006, "perf regs: ip, sp, bp picked by mask");
+		CHECK(unwind_regs_from_perf(pr, k, mask & ~(1ull << 6), &got) == -EINVAL &&
+		      unwind_regs_from_perf(pr, 2, mask, &got) == -EINVAL,
+		      "perf regs: missing bp or short block refused");
+	}
+	{
 		bool trunc = false;
 		struct unwind_regs regs = { 0, 0, 0 };
 		unsigned n = unwind_walk(&regs, &mods, unwind_read_self, &self, ips, 0, &trunc);
 		CHECK(n == 0 && trunc, "max 0: nothing written, truncated");
 	}
+}
+
+
+/* ---- sampling this process with SIGPROF, walking in the handler ---- */
+
+static uint64_t main_lo, main_hi;
+static volatile unsigned prof_samples, prof_main, prof_trunc;
+
+static void on_prof(int sig, siginfo_t *si, void *ucv)
+{
+	const ucontext_t *uc = ucv;
+	int saved = errno;
+	struct unwind_regs regs = {
+		(uint64_t)uc->uc_mcontext.gregs[REG_RIP],
+		(uint64_t)uc->uc_mcontext.gregs[REG_RSP],
+		(uint64_t)uc->uc_mcontext.gregs[REG_RBP],
+	};
+	struct unwind_self_reader r;
+	uint64_t ips[MAX_FRAMES];
+	bool trunc = true;
+	unsigned n;
+
+	(void)sig;
+	(void)si;
+	unwind_self_reader_init(&r, regs.rsp, stack_end);
+	n = unwind_walk(&regs, &mods, unwind_read_self, &r, ips, MAX_FRAMES, &trunc);
+	prof_samples++;
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t pc = i ? ips[i] - 1 : ips[i];
+		if (pc >= main_lo && pc < main_hi) {
+			prof_main++;
+			break;
+		}
+	}
+	if (trunc)
+		prof_trunc++;
+	errno = saved;
+}
+
+static volatile uint64_t sink;
+
+NOFP int cmp_nofp(const void *a, const void *b);
+NOFP int cmp_nofp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	for (int i = 0; i < 20; i++) /* a costly comparator */
+		x = x * 6364136223846793005ull + 1, y = y * 6364136223846793005ull + 1;
+	return (x > y) - (x < y);
+}
+
+NOFP uint64_t fib_nofp(unsigned k);
+NOFP uint64_t fib_nofp(unsigned k)
+{
+	return k < 2 ? k : fib_nofp(k - 1) + fib_nofp(k - 2);
+}
+
+NOFP void work_nofp(void);
+NOFP void work_nofp(void)
+{
+	static uint64_t v[2048];
+	static char a[8192], b[8192];
+
+	for (unsigned i = 0; i < 2048; i++)
+		v[i] = xrand();
+	qsort(v, 2048, sizeof(v[0]), cmp_nofp);
+	for (int i = 0; i < 50; i++) {
+		memset(a, 'a' + i % 26, sizeof(a) - 1);
+		memcpy(b, a, sizeof(a));
+		sink += strlen(b);
+	}
+	sink += fib_nofp(20);
+	NOTAIL();
+}
+
+static __attribute__((noinline)) void test_sigprof(void)
+{
+	struct sigaction sa = { .sa_sigaction = on_prof, .sa_flags = SA_SIGINFO | SA_RESTART };
+	struct itimerval it = { { 0, 1000 }, { 0, 1000 } }, off = { { 0, 0 }, { 0, 0 } };
+	struct timespec t0, t1;
+
+	for (unsigned i = 0; i < nsyms; i++)
+		if (!strcmp(syms[i].name, "main"))
+			main_lo = syms[i].start + exe_bias, main_hi = main_lo + syms[i].size;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGPROF, &sa, NULL);
+	setitimer(ITIMER_PROF, &it, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		work_nofp();
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+	} while (prof_samples < 400 && t1.tv_sec - t0.tv_sec < 10);
+	setitimer(ITIMER_PROF, &off, NULL);
+	signal(SIGPROF, SIG_IGN);
+	printf("# SIGPROF: %u samples, %u reach main, %u truncated\n", prof_samples, prof_main,
+	       prof_trunc);
+	CHECK(prof_samples >= 100 && prof_main * 100 >= prof_samples * 95,
+	      "in a signal handler, >= 95%% of samples of -fomit-frame-pointer code reach main "
+	      "(%u of %u)", prof_main, prof_samples);
+	NOTAIL();
 }
 
 int main(void)
@@ -501,10 +719,12 @@ int main(void)
 	err = unwind_modules_from_maps(&mods, cache, 0);
 	CHECK(err == 0, "modules from /proc/self/maps (%d)", err);
 	test_tables();
+	test_synthetic();
 	test_chain();
 	test_qsort();
 	test_self_reader();
 	test_garbage();
+	test_sigprof();
 	unwind_modules_release(&mods);
 	unwind_cache_free(cache);
 	unwind_cache_free(NULL);

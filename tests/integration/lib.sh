@@ -1,0 +1,279 @@
+# Shared by the integration tests: TAP output, background test programs,
+# running nprof under a timeout, and reading collapsed stacks.
+#
+# Source it first thing:  . "$(dirname "$0")/lib.sh"
+# It needs NPROF_BUILD (absolute build dir) and NPROF_SRC (repo root), as
+# tests/run sets them; run alone, it derives both from its own location.
+
+set -u
+NPROF_SRC=${NPROF_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+NPROF_BUILD=${NPROF_BUILD:-$NPROF_SRC/build}
+NPROF=$NPROF_BUILD/nprof
+PROGS=$NPROF_BUILD/tests/progs
+
+# Every temporary file lives here; world-readable and -searchable so that
+# runs as another user can read what they are given.
+TMP=$(mktemp -d /tmp/nprof-test.XXXXXX)
+chmod 755 "$TMP"
+
+# --- TAP ---------------------------------------------------------------------
+
+tap_n=0
+tap_failed=0
+
+ok() { tap_n=$((tap_n + 1)); echo "ok $tap_n - $*"; }
+not_ok() { tap_n=$((tap_n + 1)); tap_failed=$((tap_failed + 1)); echo "not ok $tap_n - $*"; }
+diag() { printf '%s\n' "$@" | sed 's/^/# /'; }
+# diag_file FILE [LINES]: the start of a file as diagnostics.
+diag_file() { [ -r "$1" ] && head -n "${2:-15}" "$1" | cut -c1-300 | sed 's/^/#   /'; }
+skip() { tap_n=$((tap_n + 1)); echo "ok $tap_n - $1 # SKIP $2"; }
+
+# check DESCRIPTION COMMAND...: ok when COMMAND succeeds.
+check() {
+	local desc=$1
+	shift
+	if "$@"; then ok "$desc"; else not_ok "$desc"; fi
+}
+
+# bail DESCRIPTION: a failure that makes the rest of the script pointless.
+bail() {
+	not_ok "$1"
+	finish
+}
+
+finish() {
+	echo "1..$tap_n"
+	[ "$tap_failed" -eq 0 ]
+	exit $?
+}
+
+# --- background programs -----------------------------------------------------
+
+bg_pids=()
+
+cleanup() {
+	local p
+	for p in "${bg_pids[@]}"; do
+		kill -KILL "$p" 2>/dev/null
+	done
+	for p in "${bg_pids[@]}"; do
+		wait "$p" 2>/dev/null
+	done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# start_prog NAME COMMAND...: starts COMMAND in the background, its stdout in
+# $TMP/NAME.out, and waits (up to 10 s) for it to print "ready". Sets PID
+# (of the command itself: started with exec, no shell in between).
+# Returns non-zero if it never got ready.
+start_prog() {
+	local name=$1 i
+	shift
+	: >"$TMP/$name.out"
+	"$@" >"$TMP/$name.out" 2>"$TMP/$name.err" </dev/null &
+	PID=$!
+	bg_pids+=("$PID")
+	for ((i = 0; i < 200; i++)); do
+		grep -q '^ready' "$TMP/$name.out" && return 0
+		kill -0 "$PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	diag "$name did not get ready:"
+	diag_file "$TMP/$name.err"
+	return 1
+}
+
+# wait_for_line FILE LINE [SECONDS]: waits until FILE has LINE.
+wait_for_line() {
+	local i
+	for ((i = 0; i < ${3:-10} * 20; i++)); do
+		grep -qx "$2" "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# wait_pid PID [SECONDS]: waits for a background program to end.
+wait_pid() {
+	local i
+	for ((i = 0; i < ${2:-20} * 20; i++)); do
+		kill -0 "$1" 2>/dev/null || { wait "$1" 2>/dev/null; return 0; }
+		sleep 0.05
+	done
+	return 1
+}
+
+# --- running nprof -----------------------------------------------------------
+
+# run_nprof LIMIT ARGS...: runs `nprof ARGS` under `timeout LIMIT` (so a
+# hang fails instead of sticking), stdout in $TMP/np.out, stderr in
+# $TMP/np.err. Sets NP_RC (124/137: timed out) and NP_SECS (wall time).
+# As another user: RUN_AS="setpriv --reuid=65534 ..." run_nprof ...
+run_nprof() {
+	local limit=$1 t0 t1
+	shift
+	t0=$(date +%s.%N)
+	# shellcheck disable=SC2086
+	timeout -k 5 "$limit" ${RUN_AS:-} "$NPROF" "$@" >"$TMP/np.out" 2>"$TMP/np.err" </dev/null
+	NP_RC=$?
+	t1=$(date +%s.%N)
+	NP_SECS=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+}
+
+# np_diag: what the last nprof run said, as diagnostics.
+np_diag() {
+	diag "nprof exit status $NP_RC after ${NP_SECS}s; stderr:"
+	diag_file "$TMP/np.err" 10
+	diag "stdout:"
+	diag_file "$TMP/np.out" 10
+}
+
+# one_error_line: the last run failed (non-zero status, not a timeout or a
+# signal) with exactly one line on stderr that starts with "nprof: ".
+one_error_line() {
+	[ "$NP_RC" -ne 0 ] && [ "$NP_RC" -lt 124 ] &&
+		[ "$(wc -l <"$TMP/np.err")" -eq 1 ] &&
+		grep -q '^nprof: ' "$TMP/np.err"
+}
+
+# err_says REGEX: the error line matches REGEX (extended, case-insensitive).
+err_says() { grep -qiE -- "$1" "$TMP/np.err"; }
+
+# --- collapsed stacks --------------------------------------------------------
+
+# total FILE: the sum of all values.
+total() { awk '{ t += $NF } END { print t + 0 }' "$1"; }
+
+# share FILE FRAME: percentage of the total in stacks that contain a frame
+# named exactly FRAME (counted once per stack however often it recurs).
+share() {
+	awk -v f="$2" '
+	{
+		v = $NF; t += v
+		s = $0; sub(/ [0-9]+$/, "", s)
+		n = split(s, fr, ";")
+		for (i = 1; i <= n; i++) if (fr[i] == f) { m += v; break }
+	}
+	END { printf "%.1f", t ? 100 * m / t : 0 }' "$1"
+}
+
+# share_match FILE REGEX: like share, for frames matching REGEX.
+share_match() {
+	awk -v re="$2" '
+	{
+		v = $NF; t += v
+		s = $0; sub(/ [0-9]+$/, "", s)
+		n = split(s, fr, ";")
+		for (i = 1; i <= n; i++) if (fr[i] ~ re) { m += v; break }
+	}
+	END { printf "%.1f", t ? 100 * m / t : 0 }' "$1"
+}
+
+# has_chain FILE "a;b;c": some stack holds frames a, b, c one right after
+# the other, in that order from the root (exact frame names).
+has_chain() {
+	awk -v c="$2" '
+	BEGIN { k = split(c, want, ";") }
+	{
+		s = $0; sub(/ [0-9]+$/, "", s)
+		n = split(s, fr, ";")
+		for (i = 1; i + k - 1 <= n; i++) {
+			for (j = 1; j <= k && fr[i + j - 1] == want[j]; j++) ;
+			if (j > k) { found = 1; exit }
+		}
+	}
+	END { exit !found }' "$1"
+}
+
+# has_frame_match FILE REGEX: some frame matches REGEX.
+has_frame_match() {
+	awk -v re="$2" '
+	{
+		s = $0; sub(/ [0-9]+$/, "", s)
+		n = split(s, fr, ";")
+		for (i = 1; i <= n; i++) if (fr[i] ~ re) { found = 1; exit }
+	}
+	END { exit !found }' "$1"
+}
+
+# frames_matching FILE REGEX: the distinct frames matching REGEX.
+frames_matching() {
+	awk -v re="$2" '
+	{
+		s = $0; sub(/ [0-9]+$/, "", s)
+		n = split(s, fr, ";")
+		for (i = 1; i <= n; i++) if (fr[i] ~ re && !seen[fr[i]]++) print fr[i]
+	}' "$1"
+}
+
+# is_collapsed FILE: non-empty, and every line is "frames value" with a
+# positive integer value.
+is_collapsed() {
+	[ -s "$1" ] && awk '!/^[^ ].* [1-9][0-9]*$/ { bad = 1; exit } END { exit bad }' "$1"
+}
+
+# no_bare_addresses FILE: no frame is only a number (an unsymbolized
+# address must read module+0xOFFSET).
+no_bare_addresses() {
+	! has_frame_match "$1" '^(0[xX])?[0-9a-fA-F]+$'
+}
+
+# truth_share TRUTH FN: FN's percentage of the functions' total CPU time in
+# a truth file ("fn NAME NS" lines).
+truth_share() {
+	awk -v f="$2" '$1 == "fn" { t += $3; if ($2 == f) m = $3 }
+		END { printf "%.1f", t ? 100 * m / t : 0 }' "$1"
+}
+
+# within A B TOL: |A - B| <= TOL.
+within() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }'; }
+
+# less_than A B: A < B (decimals).
+less_than() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
+
+# --- users -------------------------------------------------------------------
+
+# As user nobody, and as another unprivileged user (daemon, uid 1): with no
+# supplementary groups and no capabilities left.
+AS_NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all"
+AS_DAEMON="setpriv --reuid=1 --regid=1 --clear-groups --inh-caps=-all --bounding-set=-all"
+
+# A directory user nobody can write its output into.
+nobody_dir() {
+	mkdir -p "$TMP/nobody"
+	chown 65534:65534 "$TMP/nobody"
+	echo "$TMP/nobody"
+}
+
+# The test programs and nprof must be usable by those users.
+usable_by_others() {
+	$AS_NOBODY test -x "$NPROF" && $AS_NOBODY test -x "$PROGS/split"
+}
+
+# --- preconditions -----------------------------------------------------------
+
+# need_build: nprof and the test programs exist, or every test fails here.
+need_build() {
+	[ -x "$NPROF" ] || bail "nprof is built ($NPROF)"
+	[ -x "$PROGS/split" ] || bail "the test programs are built ($PROGS)"
+}
+
+# has_chain_re FILE RE1 RE2 ...: some stack holds consecutive frames
+# matching RE1, RE2, ... in that order from the root.
+has_chain_re() {
+	local f=$1
+	shift
+	awk -v c="$(printf '%s\n' "$@")" '
+	BEGIN { k = split(c, want, "\n") }
+	{
+		s = $0; sub(/ [0-9]+$/, "", s)
+		n = split(s, fr, ";")
+		for (i = 1; i + k - 1 <= n; i++) {
+			for (j = 1; j <= k && fr[i + j - 1] ~ want[j]; j++) ;
+			if (j > k) { found = 1; exit }
+		}
+	}
+	END { exit !found }' "$f"
+}

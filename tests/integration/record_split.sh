@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# nprof record on tests/progs/split: two threads burning CPU in burn_sixty,
+# burn_thirty and burn_ten (60/30/10), which measures its own per-function
+# CPU time. Each function's share of the samples must be within 5
+# percentage points of the program's own measurement; the chains from main
+# and from the second thread's start routine must appear; with -t every
+# stack is rooted in its thread, [name tid=N].
+. "$(dirname "$0")/lib.sh"
+need_build
+
+TOL=5
+FNS="burn_sixty burn_thirty burn_ten"
+MAIN_CHAIN="main;run_main_thread;burn_quantum"
+WORKER_CHAIN="worker_main;worker_loop;burn_quantum"
+
+# check_shares LABEL COLLAPSED TRUTH
+check_shares() {
+	local label=$1 f=$2 truth=$3 fn got want
+	diag "$label: $(total "$f") samples"
+	for fn in $FNS; do
+		got=$(share "$f" "$fn")
+		want=$(truth_share "$truth" "$fn")
+		if within "$got" "$want" "$TOL"; then
+			ok "$label: $fn has ${got}% of samples, measured ${want}% (±$TOL)"
+		else
+			not_ok "$label: $fn has ${got}% of samples, measured ${want}% (±$TOL)"
+		fi
+	done
+}
+
+# check_chains LABEL COLLAPSED
+check_chains() {
+	local label=$1 f=$2 fn miss=
+	for fn in $FNS; do
+		has_chain "$f" "$MAIN_CHAIN;$fn" || miss+=" $MAIN_CHAIN;$fn"
+		has_chain "$f" "$WORKER_CHAIN;$fn" || miss+=" $WORKER_CHAIN;$fn"
+	done
+	if [ -z "$miss" ]; then
+		ok "$label: main -> run_main_thread and worker_main -> worker_loop chains down to each burn_*"
+	else
+		not_ok "$label: main -> run_main_thread and worker_main -> worker_loop chains down to each burn_*"
+		diag "missing:$miss" "top stacks:"
+		sort -t' ' -k2 -nr "$f" | diag_file /dev/stdin 8
+	fi
+	check "$label: no frame is a bare address" no_bare_addresses "$f"
+}
+
+# --- by PID: the program runs 8 s, nprof records 5 of them -------------------
+
+if start_prog split "$PROGS/split" --seconds 8 --truth "$TMP/pid.truth"; then
+	run_nprof 20 record -d 5 -o collapsed -f "$TMP/pid.collapsed" "$PID"
+	if [ "$NP_RC" -eq 0 ] && is_collapsed "$TMP/pid.collapsed"; then
+		ok "record -d 5 PID writes a collapsed file (${NP_SECS}s)"
+	else
+		not_ok "record -d 5 PID writes a collapsed file"
+		np_diag
+	fi
+	check "record -d 5 PID returns within 5 s + 1.5 s" less_than "$NP_SECS" 6.5
+	wait_pid "$PID" 10
+	if [ -s "$TMP/pid.truth" ] && [ -s "$TMP/pid.collapsed" ]; then
+		check_shares "PID" "$TMP/pid.collapsed" "$TMP/pid.truth"
+		check_chains "PID" "$TMP/pid.collapsed"
+	else
+		not_ok "PID: ground truth and profile both present"
+	fi
+else
+	not_ok "split starts"
+fi
+
+# --- -- COMMAND: nprof starts it; at 5 s nprof ends it (SIGTERM), and split
+# writes its truth on the way out ----------------------------------------------
+
+run_nprof 25 record -d 5 -o collapsed -f "$TMP/cmd.collapsed" -- \
+	"$PROGS/split" --seconds 30 --truth "$TMP/cmd.truth"
+if [ "$NP_RC" -eq 0 ] && is_collapsed "$TMP/cmd.collapsed"; then
+	ok "record -d 5 -- COMMAND writes a collapsed file (${NP_SECS}s)"
+else
+	not_ok "record -d 5 -- COMMAND writes a collapsed file"
+	np_diag
+fi
+check "record -d 5 -- COMMAND returns within 5 s + 3 s (ending the command)" less_than "$NP_SECS" 8
+if [ -s "$TMP/cmd.truth" ] && [ -s "$TMP/cmd.collapsed" ]; then
+	check_shares "COMMAND" "$TMP/cmd.collapsed" "$TMP/cmd.truth"
+	check_chains "COMMAND" "$TMP/cmd.collapsed"
+	# The samples cover the CPU time the program measured: every thread
+	# is sampled, nothing is quietly lost (10 ms interval; 70% leaves room
+	# for the start and end of the run).
+	cpu_ms=$(awk '$1 == "fn" { t += $3 } END { printf "%d", t / 1e6 }' "$TMP/cmd.truth")
+	got=$(total "$TMP/cmd.collapsed")
+	want=$((cpu_ms / 10))
+	if [ "$got" -ge $((want * 7 / 10)) ]; then
+		ok "COMMAND: $got samples for ${cpu_ms} ms of measured CPU (at least 70% of $want)"
+	else
+		not_ok "COMMAND: $got samples for ${cpu_ms} ms of measured CPU (at least 70% of $want)"
+	fi
+else
+	not_ok "COMMAND: ground truth and profile both present"
+	diag_file "$TMP/cmd.truth"
+fi
+
+# --- -t: per-thread stacks ------------------------------------------------------
+
+if start_prog split_t "$PROGS/split" --seconds 5 --truth "$TMP/t.truth"; then
+	run_nprof 15 record -d 2 -t -o collapsed -f "$TMP/t.collapsed" "$PID"
+	[ "$NP_RC" -eq 0 ] || np_diag
+	wait_pid "$PID" 10
+	main_tid=$(awk '$1 == "tid" && $2 == "main" { print $3 }' "$TMP/t.truth")
+	burner_tid=$(awk '$1 == "tid" && $2 == "burner" { print $3 }' "$TMP/t.truth")
+	f=$TMP/t.collapsed
+	if [ -s "$f" ] && [ -n "$burner_tid" ]; then
+		check "-t: the second thread's stacks are rooted in [burner tid=$burner_tid]" \
+			has_chain "$f" "[burner tid=$burner_tid];start_thread;worker_main;worker_loop"
+		check "-t: the main thread's stacks are rooted in [split tid=$main_tid]" \
+			has_frame_match "$f" "^[[]split tid=$main_tid[]]\$"
+		# Every stack starts with a thread frame.
+		if awk -F';' '$1 !~ /^\[[^]]* tid=[0-9]+\]$/ { bad = 1; print "# " $0; exit } END { exit bad }' "$f"; then
+			ok "-t: every stack's root frame is [name tid=N]"
+		else
+			not_ok "-t: every stack's root frame is [name tid=N]"
+		fi
+		# The thread frame is the root only: no [..] frame deeper down.
+		if awk '{ s = $0; sub(/ [0-9]+$/, "", s); n = split(s, fr, ";");
+			for (i = 2; i <= n; i++) if (fr[i] ~ /tid=/) { bad = 1; exit } } END { exit bad }' "$f"; then
+			ok "-t: thread frames appear only at the root"
+		else
+			not_ok "-t: thread frames appear only at the root"
+		fi
+		check "-t: the burn_* chains are still there" has_chain "$f" "$MAIN_CHAIN;burn_sixty"
+	else
+		not_ok "-t: recording and thread ids present"
+		np_diag
+	fi
+	# Without -t no stack carries a thread frame.
+	check "without -t, no thread root frames" \
+		bash -c "! grep -q 'tid=' '$TMP/pid.collapsed' 2>/dev/null && [ -s '$TMP/pid.collapsed' ]"
+else
+	not_ok "split starts (for -t)"
+fi
+
+# --- the default output: summary and flat, naming the threads ---------------
+
+if start_prog split_s "$PROGS/split" --seconds 4; then
+	run_nprof 15 record -d 2 "$PID"
+	if [ "$NP_RC" -eq 0 ] && grep -q burn_sixty "$TMP/np.out" && grep -q burner "$TMP/np.out"; then
+		ok "record PID prints a summary naming the burner thread and burn_sixty"
+	else
+		not_ok "record PID prints a summary naming the burner thread and burn_sixty"
+		np_diag
+	fi
+	wait_pid "$PID" 10
+fi
+
+finish
