@@ -82,6 +82,7 @@ static int parse_value(const char *s, size_t len, int64_t *ret)
 struct line_ctx {
 	struct profile *p;
 	uint32_t *frames;
+	size_t max_depth; /* frames has room for this many */
 	char *name; /* scratch for one NUL-terminated frame name */
 	uint32_t anon_thread;
 	int64_t total;
@@ -119,7 +120,7 @@ static int read_line(struct line_ctx *c, const char *s, size_t len)
 		const char *semi = memchr(start, ';', (size_t)(s + len - start));
 		size_t n = semi ? (size_t)(semi - start) : (size_t)(s + len - start);
 
-		if (depth == COLLAPSED_MAX_DEPTH)
+		if (depth == c->max_depth)
 			return diag_set(c->d, -EFBIG,
 					"line %zu: more than %d frames", c->lineno,
 					COLLAPSED_MAX_DEPTH);
@@ -157,9 +158,12 @@ int collapsed_read(const void *data, size_t len, struct profile **ret_p,
 			     COLLAPSED_MAX_INPUT >> 20);
 		goto out;
 	}
+	/* No line is longer than the input, and no stack has more frames
+	 * than half its line's bytes plus one: small inputs, small buffers. */
 	p = profile_new();
-	c.frames = malloc(COLLAPSED_MAX_DEPTH * sizeof(*c.frames));
-	c.name = malloc(COLLAPSED_MAX_LINE + 1);
+	c.max_depth = len / 2 + 1 < COLLAPSED_MAX_DEPTH ? len / 2 + 1 : COLLAPSED_MAX_DEPTH;
+	c.frames = malloc(c.max_depth * sizeof(*c.frames));
+	c.name = malloc((len < COLLAPSED_MAX_LINE ? len : COLLAPSED_MAX_LINE) + 1);
 	if (!p || !c.frames || !c.name)
 		goto out;
 	c.p = p;

@@ -214,10 +214,11 @@ is_collapsed() {
 	[ -s "$1" ] && awk '!/^[^ ].* [1-9][0-9]*$/ { bad = 1; exit } END { exit bad }' "$1"
 }
 
-# no_bare_addresses FILE: no frame is only a number (an unsymbolized
-# address must read module+0xOFFSET).
+# no_bare_addresses FILE: no frame is only a number or "[unknown]" (an
+# unsymbolized address must read module+0xOFFSET). A number has at least one
+# decimal digit, so that names such as "add" or "face" are not taken for one.
 no_bare_addresses() {
-	! has_frame_match "$1" '^(0[xX])?[0-9a-fA-F]+$'
+	! has_frame_match "$1" '^((0[xX])?[0-9a-fA-F]*[0-9][0-9a-fA-F]*|[[]unknown[]])$'
 }
 
 # truth_share TRUTH FN: FN's percentage of the functions' total CPU time in

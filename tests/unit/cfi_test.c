@@ -197,11 +197,13 @@ static void test_eh_frame(void)
 		struct cfi_table *keep = (struct cfi_table *)&b;
 
 		t = keep;
-		CHECK(cfi_table_build(&s, 1, &lim, &t) == -E2BIG && t == keep,
+		err = cfi_table_build(&s, 1, &lim, &t);
+		CHECK(err == -E2BIG && t == keep,
 		      "max_fdes: -E2BIG, out-param untouched");
 		t = NULL;
 		lim = (struct cfi_limits){ .lo = 0x3000, .hi = 0x4000 };
-		CHECK(cfi_table_build(&s, 1, &lim, &t) == 0 && t && !cfi_table_find(t, 0x2004) &&
+		err = cfi_table_build(&s, 1, &lim, &t);
+		CHECK(err == 0 && t && !cfi_table_find(t, 0x2004) &&
 		      cfi_table_find(t, 0x3010), "[lo, hi) keeps only FDEs inside");
 		cfi_table_free(t);
 		t = NULL;
@@ -264,27 +266,33 @@ static int build1(enum cfi_section_kind k, const struct bb *b)
 	return err;
 }
 
+/* CHECK evaluates its condition twice: calls go before it. */
 static void test_malformed(void)
 {
 	static struct bb b;
 	size_t cie, at;
+	int err;
 
 	b.n = 0;
 	cie = eh_cie(&b, "zR", 0x1b);
 	FDE(&b, cie, 0x2000, 0x10, "\x41");
-	CHECK(build1(CFI_EH_FRAME, &b) == 0, "baseline builds");
+	err = build1(CFI_EH_FRAME, &b);
+	CHECK(err == 0, "baseline builds");
 	b.b[0] += 1; /* CIE length one too long: its tail shifts */
-	CHECK(build1(CFI_EH_FRAME, &b) == -EINVAL, "shifted entry: -EINVAL");
+	err = build1(CFI_EH_FRAME, &b);
+	CHECK(err == -EINVAL, "shifted entry: -EINVAL");
 	b.b[0] -= 1;
 	b.n -= 1; /* the last entry runs past the section */
-	CHECK(build1(CFI_EH_FRAME, &b) == -EINVAL, "truncated section: -EINVAL");
+	err = build1(CFI_EH_FRAME, &b);
+	CHECK(err == -EINVAL, "truncated section: -EINVAL");
 
 	b.n = 0;
 	cie = eh_cie(&b, "zR", 0x1b);
 	at = b.n;
 	FDE(&b, cie, 0x2000, 0x10, "");
 	eh_fde(&b, at, 0x3000, 0x10, "", 0); /* its "CIE" is an FDE */
-	CHECK(build1(CFI_EH_FRAME, &b) == -EINVAL, "CIE pointer at an FDE: -EINVAL");
+	err = build1(CFI_EH_FRAME, &b);
+	CHECK(err == -EINVAL, "CIE pointer at an FDE: -EINVAL");
 
 	b.n = 0;
 	cie = eh_cie(&b, "zR", 0x1b);
@@ -292,34 +300,42 @@ static void test_malformed(void)
 	u32(&b, 0x7fffffff); /* CIE pointer before the section */
 	u32(&b, 0), u32(&b, 0x10), u8(&b, 0);
 	entry_end(&b, at);
-	CHECK(build1(CFI_EH_FRAME, &b) == -EINVAL, "CIE pointer out of the section: -EINVAL");
+	err = build1(CFI_EH_FRAME, &b);
+	CHECK(err == -EINVAL, "CIE pointer out of the section: -EINVAL");
 
 	b.n = 0;
 	cie = eh_cie(&b, "zR", 0x1b);
 	FDE(&b, cie, 0x2000, 0x10, "\x41\x0c\x07"); /* def_cfa missing its offset */
-	CHECK(build1(CFI_EH_FRAME, &b) == -EINVAL, "truncated operand: -EINVAL");
+	err = build1(CFI_EH_FRAME, &b);
+	CHECK(err == -EINVAL, "truncated operand: -EINVAL");
 
 	b.n = 0;
 	cie = eh_cie(&b, "zR", 0x1b);
 	FDE(&b, cie, 0x2000, 0x10, "\x0f\x40\x77"); /* expression longer than the FDE */
-	CHECK(build1(CFI_EH_FRAME, &b) == -EINVAL, "expression past the end: -EINVAL");
+	err = build1(CFI_EH_FRAME, &b);
+	CHECK(err == -EINVAL, "expression past the end: -EINVAL");
 
 	b.n = 0;
 	cie = eh_cie(&b, "zR", 0x1b);
 	FDE(&b, cie, 0x2000, 0x10, "\x41\x0e\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01");
-	CHECK(build1(CFI_EH_FRAME, &b) == -EINVAL, "overlong LEB128: -EINVAL");
+	err = build1(CFI_EH_FRAME, &b);
+	CHECK(err == -EINVAL, "overlong LEB128: -EINVAL");
 
 	b.n = 0;
 	u32(&b, 0xffffffffu), u64(&b, 4), u32(&b, 0xffffffffu);
-	CHECK(build1(CFI_DEBUG_FRAME, &b) == -EINVAL, "64-bit .debug_frame refused");
+	err = build1(CFI_DEBUG_FRAME, &b);
+	CHECK(err == -EINVAL, "64-bit .debug_frame refused");
 	b.n = 0;
 	u32(&b, 0);
-	CHECK(build1(CFI_EH_FRAME, &b) == 0, "a lone terminator is an empty table");
-	CHECK(build1(CFI_EH_FRAME, &(struct bb){ .n = 3 }) == -EINVAL, "3 bytes: -EINVAL");
+	err = build1(CFI_EH_FRAME, &b);
+	CHECK(err == 0, "a lone terminator is an empty table");
+	err = build1(CFI_EH_FRAME, &(struct bb){ .n = 3 });
+	CHECK(err == -EINVAL, "3 bytes: -EINVAL");
 	{
 		struct cfi_section s = { CFI_EH_FRAME, NULL, 10, 0, 0, 0 };
 		struct cfi_table *t = NULL;
-		CHECK(cfi_table_build(&s, 1, NULL, &t) == -EINVAL && !t, "NULL data refused");
+		err = cfi_table_build(&s, 1, NULL, &t);
+		CHECK(err == -EINVAL && !t, "NULL data refused");
 	}
 	cfi_table_free(NULL);
 	CHECK(cfi_table_find(NULL, 0) == NULL, "find on NULL table");
