@@ -236,20 +236,6 @@ static enum input_kind detect(const char *data, size_t len)
 	return INPUT_COLLAPSED;
 }
 
-/* HOOK(jfr): src/output/jfr.h declares jfr_read, which the JFR part is
- * still writing; until it is in the core library this says so instead of
- * failing the link. When src/output/jfr_read.c lands, make the body
- * `return jfr_read(data, len, ret_p, d);`. */
-static int read_jfr(const void *data, size_t len, struct profile **ret_p,
-		    struct diag *d)
-{
-	(void)data;
-	(void)len;
-	(void)ret_p;
-	return diag_set(d, -ENOTSUP,
-			"reading JFR is not in this build yet; convert it with async-profiler's jfrconv, or record again with -o pprof");
-}
-
 static int read_input(const char *path, struct profile **ret_p)
 {
 	const char *name = strcmp(path, "-") ? path : "standard input";
@@ -288,7 +274,7 @@ static int read_input(const char *path, struct profile **ret_p)
 		r = pprof_read(data, len, ret_p, &d);
 		break;
 	case INPUT_JFR:
-		r = read_jfr(data, len, ret_p, &d);
+		r = jfr_read(data, len, ret_p, &d);
 		break;
 	default:
 		r = collapsed_read(data, len, ret_p, &d);

@@ -29,6 +29,8 @@ struct engine_run {
 	struct recorder *r;
 	struct proc_syms *ps;
 	uint64_t mapping_errors;
+	uint64_t depth_cut;	/* samples whose stack -j cut here */
+	char dwarf_refused[512]; /* auto fell back to fp: why */
 	struct profile *p;
 	struct addr_key *keys;
 	size_t nkeys, keys_cap;
@@ -170,8 +172,10 @@ static int add_stack(struct engine_run *x, const struct raw_stack *s,
 		values[v] = (int64_t)(x->e->value_kinds[v] == EVENT_VALUE_SAMPLES
 					      ? s->samples
 					      : s->period);
-	if (truncated && !s->truncated)
+	if (truncated && !s->truncated) {
 		x->p->degraded.truncated_stacks += s->samples;
+		x->depth_cut += s->samples;
+	}
 	err = profile_add_sample(x->p, stack, thread, values);
 	if (err < 0)
 		return err;
@@ -202,6 +206,49 @@ static int add_timeline(struct engine_run *x, const uint32_t (*ids)[2])
 	return 0;
 }
 
+/* Why stacks stopped short, in the terms a user can act on. */
+static void add_truncation_notes(struct engine_run *x)
+{
+	const struct recorder *r = x->r;
+	const uint64_t *by = r->stats.truncated_by;
+	struct profile *p = x->p;
+	uint64_t depth = by[UNWOUND_DEPTH] + x->depth_cut;
+	uint64_t walk = r->stats.truncated - by[UNWOUND_DEPTH];
+	char why[384];
+	size_t used = 0;
+
+	if (depth && x->u->own_user_walk)
+		profile_add_note(p,
+				 "%llu samples had stacks deeper than %u frames (-j); their "
+				 "outermost frames are missing",
+				 (unsigned long long)depth, r->max_stack);
+	else if (depth)
+		profile_add_note(p,
+				 "%llu samples had stacks deeper than %u frames "
+				 "(-j, kernel.perf_event_max_stack=%llu); their outermost "
+				 "frames are missing",
+				 (unsigned long long)depth, r->max_stack,
+				 (unsigned long long)recorder_sysctl(
+					 "/proc/sys/kernel/perf_event_max_stack", 127));
+	if (!walk)
+		return;
+	why[0] = '\0';
+#define WHY(k, text)                                                         \
+	if (by[k] && used < sizeof(why))                                     \
+		used += (size_t)snprintf(why + used, sizeof(why) - used, "%s%llu " text, \
+					 used ? ", " : "", (unsigned long long)by[k])
+	WHY(UNWOUND_COPY_END, "needed more than the copied stack");
+	WHY(UNWOUND_NO_INFO, "reached code with neither unwind tables nor frame pointers");
+	WHY(UNWOUND_FAULT, "met a pointer outside the stack");
+	WHY(UNWOUND_BAD_SP, "met an inconsistent frame");
+	WHY(UNWOUND_NO_REGS, "had no user registers");
+#undef WHY
+	profile_add_note(p,
+			 "%llu samples' stacks stop before the outermost frame (%s); "
+			 "their callers are missing",
+			 (unsigned long long)walk, why);
+}
+
 static void add_notes(struct engine_run *x)
 {
 	const struct recorder *r = x->r;
@@ -211,6 +258,23 @@ static void add_notes(struct engine_run *x)
 		"/proc/sys/kernel/perf_event_paranoid", 2);
 	bool kernel_frames = false;
 
+	if (x->dwarf_refused[0])
+		profile_add_note(p,
+				 "stacks from frame pointers: DWARF unwinding is not possible "
+				 "here (%s); callers of code built without frame pointers are "
+				 "missing", x->dwarf_refused);
+	else if (!strcmp(x->u->name, "fp"))
+		profile_add_note(p,
+				 "stacks from frame pointers (--cstack fp): callers of code "
+				 "built without them are missing, and that cannot be counted");
+	if (st->ring_bytes && st->ring_bytes < st->ring_wanted)
+		profile_add_note(p,
+				 "ring buffers cut to %zu KiB per CPU (%zu KiB wanted) by the "
+				 "locked-memory limits (kernel.perf_event_mlock_kb=%llu per CPU, "
+				 "then ulimit -l); fast sampling may lose samples",
+				 st->ring_bytes >> 10, st->ring_wanted >> 10,
+				 (unsigned long long)recorder_sysctl(
+					 "/proc/sys/kernel/perf_event_mlock_kb", 516));
 	if (x->o->interval && x->o->interval != r->interval)
 		profile_add_note(p, "%s: interval raised to %llu ns, the kernel's minimum",
 				 x->e->name, (unsigned long long)r->interval);
@@ -248,15 +312,7 @@ static void add_notes(struct engine_run *x)
 				 (unsigned long long)st->throttled,
 				 (unsigned long long)recorder_sysctl(
 					 "/proc/sys/kernel/perf_event_max_sample_rate", 0));
-	if (p->degraded.truncated_stacks)
-		profile_add_note(p,
-				 "%llu samples had stacks deeper than %u frames "
-				 "(-j, kernel.perf_event_max_stack=%llu); their outermost "
-				 "frames are missing",
-				 (unsigned long long)p->degraded.truncated_stacks,
-				 r->max_stack,
-				 (unsigned long long)recorder_sysctl(
-					 "/proc/sys/kernel/perf_event_max_stack", 127));
+	add_truncation_notes(x);
 	if (st->table_full)
 		profile_add_note(p,
 				 "%llu samples dropped: the recording reached its limit of "
@@ -368,6 +424,18 @@ int engine_record(pid_t pid, const struct record_options *o,
 	c.on_mapping = on_mapping;
 	c.ctx = &x;
 	err = recorder_new(&c, &x.r, d);
+	if (err < 0 && err != -ESRCH && o->cstack == CSTACK_AUTO &&
+	    x.u != &unwinder_fp) {
+		/* auto: the best the target allows. DWARF was refused (no
+		 * tables, registers or stack copies not allowed): frame
+		 * pointers, saying why. */
+		snprintf(x.dwarf_refused, sizeof(x.dwarf_refused), "%s",
+			 d && d->msg[0] ? d->msg : strerror(-err));
+		diag_clear(d);
+		x.u = &unwinder_fp;
+		c.unwinder = x.u;
+		err = recorder_new(&c, &x.r, d);
+	}
 	if (err < 0)
 		goto out;
 	/* Before the events: the maps are read while the target surely

@@ -175,7 +175,7 @@ static void make_attr(struct recorder *r, bool kernel,
 	a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
 			 PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			 PERF_SAMPLE_PERIOD;
-	p->unwinder->prepare_attr(a, r->max_stack);
+	p->unwinder->prepare_attr(a, r->kernel_max_stack);
 	/* Sample times on CLOCK_MONOTONIC, so they map to wall-clock time
 	 * with one offset taken at start. */
 	a->use_clockid = 1;
@@ -857,8 +857,10 @@ static void on_sample(struct recorder *r, const struct perf_event_header *h)
 		r->stats.unwind_failed++;
 		return;
 	}
-	if (u.truncated)
+	if (u.truncated) {
 		r->stats.truncated++;
+		r->stats.truncated_by[u.end < UNWOUND_NEND ? u.end : UNWOUND_FAULT]++;
+	}
 	k = (struct stack_key){ (pid_t)s.tid, RAW_SAMPLE, u.truncated, u.n,
 				u.nkernel, p->scratch };
 	id = aggregate(r, &k, s.period);
@@ -915,8 +917,14 @@ static void on_comm(struct recorder *r, const struct perf_event_header *h)
 	if (h->size < sizeof(*h) + 8 || !name || (pid_t)pt[0] != r->priv->pid)
 		return;
 	thread_set_name(r, (pid_t)pt[1], name);
-	if ((pid_t)pt[1] == r->priv->pid && (h->misc & PERF_RECORD_MISC_COMM_EXEC))
+	if ((pid_t)pt[1] == r->priv->pid && (h->misc & PERF_RECORD_MISC_COMM_EXEC)) {
+		const struct unwinder *u = r->priv->unwinder;
+
 		snprintf(r->comm, sizeof(r->comm), "%s", name);
+		/* A new address space: its mappings follow as records. */
+		if (u->on_exec && r->priv->unwind_state)
+			u->on_exec(r->priv->unwind_state);
+	}
 }
 
 static void on_fork(struct recorder *r, const struct perf_event_header *h)
@@ -947,7 +955,8 @@ static void on_mmap(struct recorder *r, const struct perf_event_header *h)
 	if (h->size < sizeof(*h) + fixed)
 		return;
 	memcpy(&pid, b, 4);
-	if ((pid_t)pid != p->pid || !p->c.on_mapping)
+	if ((pid_t)pid != p->pid ||
+	    (!p->c.on_mapping && !(p->unwinder->on_mapping && p->unwind_state)))
 		return;
 	memcpy(&addr, b + 8, 8);
 	memcpy(&len, b + 16, 8);
@@ -969,7 +978,10 @@ static void on_mmap(struct recorder *r, const struct perf_event_header *h)
 	if (!m.path)
 		return;
 	r->stats.mappings++;
-	p->c.on_mapping(p->c.ctx, &m);
+	if (p->unwinder->on_mapping && p->unwind_state)
+		p->unwinder->on_mapping(p->unwind_state, &m);
+	if (p->c.on_mapping)
+		p->c.on_mapping(p->c.ctx, &m);
 }
 
 static void on_record(void *ctx, const struct perf_event_header *h)
@@ -1060,11 +1072,13 @@ int recorder_new(const struct recorder_config *c, struct recorder **ret,
 	read_small_file(path, r->comm, sizeof(r->comm));
 
 	sysmax = recorder_sysctl("/proc/sys/kernel/perf_event_max_stack", 127);
-	r->max_stack = depth < sysmax ? depth : (unsigned)sysmax;
-	if (r->max_stack > UINT16_MAX) /* attr.sample_max_stack is 16 bits */
-		r->max_stack = UINT16_MAX;
-	if (!r->max_stack)
-		r->max_stack = 1;
+	r->kernel_max_stack = depth < sysmax ? depth : (unsigned)sysmax;
+	if (r->kernel_max_stack > UINT16_MAX) /* attr.sample_max_stack is 16 bits */
+		r->kernel_max_stack = UINT16_MAX;
+	if (!r->kernel_max_stack)
+		r->kernel_max_stack = 1;
+	/* The kernel's callchain obeys the sysctl; our own walk only -j. */
+	r->max_stack = p->unwinder->own_user_walk ? depth : r->kernel_max_stack;
 	p->scratch = calloc(r->max_stack, sizeof(*p->scratch));
 	if (!p->scratch)
 		goto out;
@@ -1086,18 +1100,20 @@ int recorder_new(const struct recorder_config *c, struct recorder **ret,
 	r->interval = p->attr.sample_period;
 	/* Every-event sampling (page faults, switches) and hardware counts
 	 * come fast; switch records are small. */
-	p->ring_want = RING_BYTES;
+	p->ring_want = p->unwinder->ring_bytes ? p->unwinder->ring_bytes
+					       : RING_BYTES;
 	if (!r->switch_records &&
 	    (p->c.event->type != PERF_TYPE_SOFTWARE ||
 	     p->c.event->config != PERF_COUNT_SW_CPU_CLOCK ||
 	     r->interval < 1000000))
-		p->ring_want = RING_BYTES_FAST;
+		p->ring_want *= RING_BYTES_FAST / RING_BYTES;
+	r->stats.ring_wanted = p->ring_want;
 	p->attr.wakeup_watermark = (uint32_t)(p->ring_want / 4);
 	if (p->unwinder->state_new) {
-		err = p->unwinder->state_new(c->pid, &p->unwind_state);
+		err = p->unwinder->state_new(c->pid, &p->unwind_state, d);
 		if (err < 0) {
-			diag_set(d, err, "unwinder %s: %s", p->unwinder->name,
-				 strerror(-err));
+			diag_set(d, err, "%s unwinding of PID %d: %s",
+				 p->unwinder->name, (int)c->pid, strerror(-err));
 			goto out;
 		}
 	}

@@ -64,7 +64,8 @@ struct recorder_stats {
 	uint64_t samples;	/* samples and switches aggregated */
 	uint64_t lost;		/* records the kernel dropped (ring full) */
 	uint64_t throttled;	/* times the kernel throttled the event */
-	uint64_t truncated;	/* samples whose stack hit the depth limit */
+	uint64_t truncated;	/* samples whose stack stopped before the root */
+	uint64_t truncated_by[UNWOUND_NEND]; /* the same, by enum unwound_end */
 	uint64_t unwind_failed; /* samples without any address */
 	uint64_t table_full;	/* samples dropped: a RECORDER_MAX_* hit */
 	uint64_t other_process; /* samples of child processes, not kept */
@@ -76,6 +77,7 @@ struct recorder_stats {
 	unsigned cpus;
 	unsigned rescans;	/* /proc/PID/task passes until stable */
 	size_t ring_bytes;	/* data bytes per CPU ring */
+	size_t ring_wanted;	/* what we asked for before the mlock limits */
 };
 
 struct recorder_config {
@@ -102,7 +104,9 @@ struct recorder {
 	bool kernel;		/* kernel frames are sampled */
 	bool switch_records;	/* context-switches from switch records */
 	uint64_t interval;	/* the effective sampling period */
-	unsigned max_stack;	/* min(max_depth, kernel.perf_event_max_stack) */
+	unsigned max_stack;	/* frames per sample: max_depth, and for fp
+				   also kernel.perf_event_max_stack */
+	unsigned kernel_max_stack; /* min(max_depth, kernel.perf_event_max_stack) */
 	char comm[16];		/* the target's name; updated on exec */
 
 	/* Results, valid after recorder_run. */

@@ -57,6 +57,10 @@ static int fp_unwind(void *state, const struct raw_sample *s, uint64_t *ips,
 	}
 	if (max && entries >= max)
 		u.truncated = true;
+	/* The kernel's walk ends at a zero or implausible frame pointer,
+	 * which looks the same whether the root was reached or code without
+	 * frame pointers hid the callers: only the depth cap is known. */
+	u.end = u.truncated ? UNWOUND_DEPTH : UNWOUND_COMPLETE;
 	*ret = u;
 	return u.n ? 0 : -ENODATA;
 }

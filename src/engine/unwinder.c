@@ -8,9 +8,14 @@ static const struct {
 	enum cstack_mode mode;
 	const struct unwinder *u;
 } table[] = {
-	/* auto means "the best the target allows"; with one unwinder that
-	 * is fp. DWARF goes here, and auto picks it per module later. */
+#if defined(__x86_64__)
+	/* auto means "the best the target allows": DWARF, which engine.c
+	 * turns into fp when the target's tables or the probe fail. */
+	{ CSTACK_AUTO, &unwinder_dwarf },
+	{ CSTACK_DWARF, &unwinder_dwarf },
+#else
 	{ CSTACK_AUTO, &unwinder_fp },
+#endif
 	{ CSTACK_FP, &unwinder_fp },
 };
 
@@ -24,6 +29,6 @@ int unwinder_select(enum cstack_mode mode, const struct unwinder **ret,
 		}
 	if (mode == CSTACK_DWARF)
 		return diag_set(d, -ENOTSUP,
-				"--cstack dwarf: not available yet; use fp");
+				"--cstack dwarf: the DWARF walker supports x86-64 only; use fp");
 	return diag_set(d, -EINVAL, "--cstack: unknown mode %d", (int)mode);
 }

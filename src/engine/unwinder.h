@@ -7,11 +7,15 @@
  * part, ips[first] is the exact interrupted pc and every later entry is a
  * return address (the engine subtracts 1 before naming those).
  *
- * Adding an unwinder (DWARF next) is one new file defining a
- * `const struct unwinder unwinder_x` plus its line in unwinder.c's table;
- * the recorder already parses REGS_USER and STACK_USER when asked for.
- * unwind() runs once per sample on the recording thread: no allocation,
- * no I/O. */
+ * Two unwinders: "fp" (unwind_fp.c: the kernel's callchain, which walks
+ * frame pointers) and "dwarf" (unwind_dwarf.c: the kernel callchain's
+ * kernel part, then src/unwind/'s CFI walker over the user stack and
+ * registers each sample carries). Adding one is one file defining a
+ * `const struct unwinder unwinder_x` plus its line in unwinder.c's table.
+ *
+ * Everything runs on the recording thread, in record order: on_mapping
+ * and on_exec between samples (they may allocate and read files),
+ * unwind() once per sample (no allocation, no I/O). */
 #ifndef NPROF_ENGINE_UNWINDER_H
 #define NPROF_ENGINE_UNWINDER_H
 
@@ -22,6 +26,7 @@
 
 #include "base/diag.h"
 #include "engine/engine.h"
+#include "symbolize/symbolize.h" /* struct mapping only */
 
 /* One PERF_RECORD_SAMPLE, pointing into the ring buffer copy. */
 struct raw_sample {
@@ -39,20 +44,46 @@ struct raw_sample {
 	uint64_t stack_dyn_size;/* bytes of stack actually valid */
 };
 
+/* Why a stack ends where it does. Every reason but COMPLETE makes the
+ * stack truncated: it stopped before the outermost frame. */
+enum unwound_end {
+	UNWOUND_COMPLETE,  /* the outermost frame (_start, clone3), or fp's
+			      chain ended (fp cannot tell which) */
+	UNWOUND_DEPTH,	   /* max frames (-j, kernel.perf_event_max_stack) */
+	UNWOUND_COPY_END,  /* the walk needed stack beyond the copied bytes */
+	UNWOUND_FAULT,	   /* a read inside the copy failed / bad pointer */
+	UNWOUND_NO_INFO,   /* no CFI row and no usable frame pointer */
+	UNWOUND_BAD_SP,	   /* the stack pointer did not grow */
+	UNWOUND_NO_REGS,   /* the sample carried no 64-bit user registers */
+	UNWOUND_NEND
+};
+
 struct unwound {
 	unsigned n;	  /* addresses written */
 	unsigned nkernel; /* the first nkernel of them are kernel frames */
 	bool truncated;	  /* the walk stopped before the root */
+	uint8_t end;	  /* enum unwound_end */
 };
 
 struct unwinder {
-	const char *name; /* "fp", goes to profile->unwinder */
+	const char *name; /* "fp" or "dwarf", goes to profile->unwinder */
+	/* User frames come from our own walk, so only -j limits them, not
+	 * kernel.perf_event_max_stack (which still caps kernel frames). */
+	bool own_user_walk;
+	/* Data bytes per CPU ring this unwinder wants (samples carry a
+	 * stack copy); 0: the recorder's default. */
+	size_t ring_bytes;
 	/* Adds sample_type bits, regs masks, stack size; max_stack is the
-	 * deepest chain wanted (already capped by the sysctl). */
+	 * deepest kernel chain wanted (already capped by the sysctl). */
 	void (*prepare_attr)(struct perf_event_attr *a, unsigned max_stack);
-	/* Per-target state, for unwinders that keep tables (NULL: none). */
-	int (*state_new)(pid_t pid, void **ret_state);
+	/* Per-target state, for unwinders that keep tables (NULL: none).
+	 * state_new fails when the target cannot be unwound this way. */
+	int (*state_new)(pid_t pid, void **ret_state, struct diag *d);
 	void (*state_free)(void *state);
+	/* An executable mapping the target made (PERF_RECORD_MMAP2), and
+	 * an exec that replaced its address space (NULL: not needed). */
+	void (*on_mapping)(void *state, const struct mapping *m);
+	void (*on_exec)(void *state);
 	/* Writes at most max addresses to ips; 0 or -errno (sample
 	 * dropped and counted). */
 	int (*unwind)(void *state, const struct raw_sample *s, uint64_t *ips,
@@ -60,9 +91,15 @@ struct unwinder {
 };
 
 extern const struct unwinder unwinder_fp;
+extern const struct unwinder unwinder_dwarf;
 
-/* The unwinder for a --cstack mode: auto and fp give fp today; dwarf
- * gives -ENOTSUP with d saying so. */
+/* Bytes of user stack each dwarf sample copies (docs/engine.md). */
+#define UNWIND_DWARF_STACK_BYTES (16u << 10)
+
+/* The unwinder for a --cstack mode: fp gives fp; dwarf and auto give
+ * dwarf where the walker works (x86-64), else dwarf is -ENOTSUP and auto
+ * gives fp. engine_record falls back from auto's dwarf to fp when the
+ * target cannot be unwound with DWARF (state_new or the probe fails). */
 int unwinder_select(enum cstack_mode mode, const struct unwinder **ret,
 		    struct diag *d);
 

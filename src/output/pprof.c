@@ -418,8 +418,21 @@ static int build_mappings(struct builder *b, struct messages *m)
 	int64_t dst;
 	int r = -ENOMEM;
 
-	/* The profile's modules first, in order; then any module a frame
-	 * names that the source did not list. */
+	/* pprof takes mapping 0 for the main binary ("File:" in its
+	 * reports): the module of a FRAME_USER frame, when there is one. Then
+	 * the profile's modules, in order, and any module a frame names that
+	 * the source did not list. */
+	for (size_t f = 0; f < p->nframes; f++)
+		if (p->frames[f].kind == FRAME_USER && p->frames[f].module) {
+			const char *bid = NULL;
+
+			for (size_t i = 0; i < p->nmodules; i++)
+				if (p->modules[i].path == p->frames[f].module)
+					bid = p->modules[i].build_id;
+			if (mapping_of(b, p->frames[f].module, bid, &id) < 0)
+				goto out;
+			break;
+		}
 	for (size_t i = 0; i < p->nmodules; i++)
 		if (mapping_of(b, p->modules[i].path, p->modules[i].build_id, &id) < 0)
 			goto out;

@@ -251,7 +251,10 @@ static int add_section(struct elf_symtab *t, Elf *e, Elf_Scn *scn,
 	size_t count;
 	int err = 0;
 
-	if (!data || !data->d_buf || !entsize || sh->sh_type == SHT_NOBITS)
+	/* A compressed table would read as garbage symbols; no toolchain we
+	 * know compresses .symtab, so skipping it is enough. */
+	if (!data || !data->d_buf || !entsize || sh->sh_type == SHT_NOBITS ||
+	    (sh->sh_flags & SHF_COMPRESSED))
 		goto out;
 	count = data->d_size / entsize;
 	for (size_t i = 1; i < count; i++) {

@@ -81,6 +81,7 @@ const char *strpool_intern_len(struct strpool *p, const char *s, size_t len)
 	uint64_t h = hash_bytes(s, len, 0);
 	uint32_t id = id_index_find(&p->index, h, match, p, &key);
 	char *copy;
+	const char *ret = NULL;
 
 	if (id != ID_NONE)
 		return p->strs[id];
@@ -93,23 +94,24 @@ const char *strpool_intern_len(struct strpool *p, const char *s, size_t len)
 		const char **ns = realloc(p->strs, ncap * sizeof(*ns));
 
 		if (!ns)
-			goto nomem;
+			goto out;
 		p->strs = ns;
 		p->cap = ncap;
 	}
 	copy = alloc(p, len + 1);
 	if (!copy)
-		goto nomem;
+		goto out;
 	memcpy(copy, s, len);
 	copy[len] = '\0';
 	if (id_index_insert(&p->index, h, (uint32_t)p->n) < 0)
-		goto nomem; /* copy stays in its chunk, freed with the pool */
+		goto out; /* copy stays in its chunk, freed with the pool */
 	p->strs[p->n++] = copy;
 	p->bytes += len + 1;
-	return copy;
-nomem:
-	errno = ENOMEM;
-	return NULL;
+	ret = copy;
+out:
+	if (!ret)
+		errno = ENOMEM;
+	return ret;
 }
 
 const char *strpool_intern(struct strpool *p, const char *s)

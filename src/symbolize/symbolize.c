@@ -528,8 +528,9 @@ int symbolizer_open_process(struct symbolizer *s, pid_t pid, bool kernel,
 		goto out;
 	diag_clear(d);
 	proc_syms_reload_perf_map(ps); /* a broken perf map is not fatal */
-	if (kernel)
-		load_kernel(s);
+	/* /proc/kallsyms (megabytes of text) is read at the first kernel
+	 * lookup, not here: attaching stays fast, and a recording with no
+	 * kernel frames never pays for it. */
 	*ret = ps;
 	ps = NULL;
 	err = 0;
@@ -557,7 +558,8 @@ void proc_syms_free(struct proc_syms *ps)
 
 const char *proc_syms_kernel_problem(const struct proc_syms *ps)
 {
-	return ps->kernel ? ps->s->kernel_problem : NULL;
+	/* Only known once a kernel address was looked up. */
+	return ps->kernel && ps->s->kernel_loaded ? ps->s->kernel_problem : NULL;
 }
 
 /* The name to show for a raw symbol name: demangled, without a symbol
@@ -621,8 +623,10 @@ static int lookup_kernel(struct proc_syms *ps, uint64_t addr, bool simple,
 	const char *kmod = s->kernel.strs + s->kernel.kernel_module;
 	uint64_t base = s->kernel.text;
 
-	if (ps->kernel && s->kernel_loaded)
+	if (ps->kernel) {
+		load_kernel(s);
 		k = kallsyms_find(&s->kernel, addr);
+	}
 	if (k) {
 		ret->name = display_name(s, s->kernel.strs + k->name, simple);
 		ret->module = s->kernel.strs + k->module;
@@ -640,8 +644,9 @@ static int lookup_kernel(struct proc_syms *ps, uint64_t addr, bool simple,
 	return ret->name ? 0 : -ENOMEM;
 }
 
-int proc_syms_lookup(struct proc_syms *ps, uint64_t addr, bool kernel,
-		     unsigned flags, struct symbol_info *ret)
+/* Names addr into *ret (untouched on failure); 0 or -ENOMEM. */
+static int resolve(struct proc_syms *ps, uint64_t addr, bool kernel,
+		   unsigned flags, struct symbol_info *ret)
 {
 	struct symbolizer *s = ps->s;
 	bool simple = flags & SYM_SIMPLE;
@@ -655,8 +660,9 @@ int proc_syms_lookup(struct proc_syms *ps, uint64_t addr, bool kernel,
 	 * every 64-bit architecture it profiles. */
 	if (kernel || addr >> 63) {
 		if (lookup_kernel(ps, addr, simple, &info) < 0)
-			goto nomem;
-		goto done;
+			return -ENOMEM;
+		*ret = info;
+		return 0;
 	}
 	e = maps_find(&ps->maps, addr);
 	if (e) {
@@ -673,12 +679,13 @@ int proc_syms_lookup(struct proc_syms *ps, uint64_t addr, bool kernel,
 		    (sym = elf_symtab_find(&pm->mod->symtab, vaddr)) != NULL) {
 			info.name = module_sym_name(s, pm->mod, sym, simple);
 			if (!info.name)
-				goto nomem;
+				return -ENOMEM;
 			info.module = pm->name;
 			info.module_offset = off;
 			info.build_id = pm->build_id;
 			info.kind = pm->is_main ? FRAME_USER : FRAME_LIBRARY;
-			goto done;
+			*ret = info;
+			return 0;
 		}
 	}
 	/* JITs put code in anonymous memory (or a memfd); their perf map
@@ -692,11 +699,12 @@ int proc_syms_lookup(struct proc_syms *ps, uint64_t addr, bool kernel,
 	if (pe) {
 		info.name = display_name(s, perfmap_name(&ps->perfmap, pe), simple);
 		if (!info.name)
-			goto nomem;
+			return -ENOMEM;
 		info.module = ps->perfmap_module;
 		info.module_offset = addr - pe->start;
 		info.kind = FRAME_JIT;
-		goto done;
+		*ret = info;
+		return 0;
 	}
 	info.kind = FRAME_UNKNOWN;
 	if (pm) {
@@ -709,7 +717,7 @@ int proc_syms_lookup(struct proc_syms *ps, uint64_t addr, bool kernel,
 		info.module_offset = off;
 		info.name = fmt_name(s, e->path, off);
 		if (!info.module)
-			goto nomem;
+			return -ENOMEM;
 	} else if (e) {
 		info.module_offset = off;
 		info.name = fmt_name(s, "[anon]", off);
@@ -718,16 +726,25 @@ int proc_syms_lookup(struct proc_syms *ps, uint64_t addr, bool kernel,
 		info.name = fmt_name(s, "[unknown]", addr);
 	}
 	if (!info.name)
-		goto nomem;
-done:
+		return -ENOMEM;
 	*ret = info;
 	return 0;
-nomem:
-	/* The contract: always fill ret. */
-	ret->name = "[unknown]";
-	ret->module = NULL;
-	ret->module_offset = addr;
-	ret->kind = FRAME_UNKNOWN;
-	ret->build_id = NULL;
-	return -ENOMEM;
+}
+
+int proc_syms_lookup(struct proc_syms *ps, uint64_t addr, bool kernel,
+		     unsigned flags, struct symbol_info *ret)
+{
+	struct symbol_info info = { 0 };
+	int err = resolve(ps, addr, kernel, flags, &info);
+
+	if (err < 0) {
+		/* The contract: always fill ret, even out of memory. */
+		info.name = "[unknown]";
+		info.module = NULL;
+		info.module_offset = addr;
+		info.kind = FRAME_UNKNOWN;
+		info.build_id = NULL;
+	}
+	*ret = info;
+	return err;
 }

@@ -78,8 +78,9 @@ int proc_syms_reload_perf_map(struct proc_syms *ps);
 int proc_syms_lookup(struct proc_syms *ps, uint64_t addr, bool kernel,
 		     unsigned flags, struct symbol_info *ret);
 
-/* Why kernel frames cannot be named, or NULL when they can (or when the
- * process was opened without kernel symbols)
+/* Why kernel frames cannot be named, or NULL when they can, when the
+ * process was opened without kernel symbols, or when no kernel address has
+ * been looked up yet (kallsyms is read at the first kernel lookup)
  * ("/proc/kallsyms shows zero addresses: kernel.kptr_restrict=1; ..."). */
 const char *proc_syms_kernel_problem(const struct proc_syms *ps);
 

@@ -278,3 +278,21 @@ has_chain_re() {
 	}
 	END { exit !found }' "$f"
 }
+
+# rooted_chain FILE ROOT "a;b;c": some stack's root frame is exactly ROOT
+# and it holds frames a, b, c one right after the other (whatever libc
+# frames -- _start, clone3, start_thread -- lie between).
+rooted_chain() {
+	awk -v r="$2" -v c="$3" '
+	BEGIN { k = split(c, want, ";") }
+	{
+		s = $0; sub(/ [0-9]+$/, "", s)
+		n = split(s, fr, ";")
+		if (fr[1] != r) next
+		for (i = 2; i + k - 1 <= n; i++) {
+			for (j = 1; j <= k && fr[i + j - 1] == want[j]; j++) ;
+			if (j > k) { found = 1; exit }
+		}
+	}
+	END { exit !found }' "$1"
+}

@@ -109,9 +109,9 @@ if start_prog split_t "$PROGS/split" --seconds 5 --truth "$TMP/t.truth"; then
 	f=$TMP/t.collapsed
 	if [ -s "$f" ] && [ -n "$burner_tid" ]; then
 		check "-t: the second thread's stacks are rooted in [burner tid=$burner_tid]" \
-			has_chain "$f" "[burner tid=$burner_tid];start_thread;worker_main;worker_loop"
+			rooted_chain "$f" "[burner tid=$burner_tid]" "worker_main;worker_loop;burn_quantum"
 		check "-t: the main thread's stacks are rooted in [split tid=$main_tid]" \
-			has_frame_match "$f" "^[[]split tid=${main_tid}[]]\$"
+			rooted_chain "$f" "[split tid=$main_tid]" "main;run_main_thread;burn_quantum"
 		# Every stack starts with a thread frame.
 		if awk -F';' '$1 !~ /^\[[^]]* tid=[0-9]+\]$/ { bad = 1; print "# " $0; exit } END { exit bad }' "$f"; then
 			ok "-t: every stack's root frame is [name tid=N]"

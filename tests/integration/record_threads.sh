@@ -19,9 +19,9 @@ if start_prog late "$PROGS/late_thread" --spawn-after 1 --seconds 7 --truth "$TM
 	if is_collapsed "$f" && [ -n "$lt" ] && [ -n "$gt" ]; then
 		diag "early_work $(share "$f" early_work)%, late_work $(share "$f" late_work)%, grandchild_work $(share "$f" grandchild_work)% of $(total "$f") samples"
 		check "the thread started 1 s into the recording is sampled: [latecomer tid=$lt] ... late_work" \
-			has_chain "$f" "[latecomer tid=$lt];start_thread;late_thread_main;late_work"
+			rooted_chain "$f" "[latecomer tid=$lt]" "late_thread_main;late_work"
 		check "its own child, started 1.5 s in, is sampled: [grandchild tid=$gt] ... grandchild_work" \
-			has_chain "$f" "[grandchild tid=$gt];start_thread;grandchild_main;grandchild_work"
+			rooted_chain "$f" "[grandchild tid=$gt]" "grandchild_main;grandchild_work"
 		# latecomer runs for ~3 of the 4 s, grandchild ~2.5: on a 2-CPU
 		# machine shared with the main thread each gets well over 10%.
 		check "late_work has a real share (>= 10%)" \

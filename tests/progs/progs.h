@@ -13,6 +13,12 @@
 #define NPROF_TEST_PROGS_H
 
 #define NOINLINE __attribute__((noinline, noipa))
+/* The no-frame-pointer variants (build/tests/progs/nofp/, -DNPROF_NOFP)
+ * must have no frames at all: there asking for one would build it. */
+#ifdef NPROF_NOFP
+#define KEEP_FRAME() ((void)0)
+#else
 #define KEEP_FRAME() __asm__ volatile("" ::"r"(__builtin_frame_address(0)))
+#endif
 
 #endif

@@ -39,4 +39,20 @@ $(PROGS_DIR)/debuglink $(PROGS_DIR)/debuglink.debug &: tests/progs/debuglink.c t
 	mv $(PROGS_DIR)/debuglink.stripped $(PROGS_DIR)/debuglink
 	rm -f $(PROGS_DIR)/debuglink.full
 
-progs: $(PROGS_BIN) $(PROGS_EXTRA)
+# The same programs without frame pointers, as distributions build them:
+# only DWARF CFI (.eh_frame) tells an unwinder where the callers are.
+# -DNPROF_NOFP turns KEEP_FRAME() off (progs.h).
+PROGS_NOFP_CFLAGS   := -O2 -g -fomit-frame-pointer -DNPROF_NOFP -pthread
+PROGS_NOFP_CXXFLAGS := $(PROGS_NOFP_CFLAGS) -std=gnu++17
+PROGS_NOFP_NAMES    := split qsort_burn cxx_sort syscalls
+PROGS_NOFP          := $(PROGS_NOFP_NAMES:%=$(PROGS_DIR)/nofp/%)
+
+$(PROGS_DIR)/nofp/%: tests/progs/%.c tests/progs/progs.h
+	@mkdir -p $(@D)
+	$(CC) $(PROGS_NOFP_CFLAGS) -o $@ $< -ldl -lm
+
+$(PROGS_DIR)/nofp/%: tests/progs/%.cpp tests/progs/progs.h
+	@mkdir -p $(@D)
+	$(CXX) $(PROGS_NOFP_CXXFLAGS) -o $@ $< -lm
+
+progs: $(PROGS_BIN) $(PROGS_EXTRA) $(PROGS_NOFP)

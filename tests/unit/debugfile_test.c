@@ -265,6 +265,7 @@ int main(void)
 
 			dup2(out[1], 1);
 			dup2(go[0], 0); /* the program waits on stdin: held open by us */
+			close(go[1]);
 			if (read(go[0], &c, 1) == 1)
 				execv(path, argv);
 			_exit(127);

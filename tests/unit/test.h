@@ -13,15 +13,14 @@ static int test_count, test_failed;
 
 #define CHECK(cond, ...)                                                   \
 	do {                                                               \
+		int check_ok_ = !!(cond); /* evaluated once */             \
 		test_count++;                                              \
-		if (cond) {                                                \
-			printf("ok %d - ", test_count);                    \
-		} else {                                                   \
+		if (!check_ok_)                                            \
 			test_failed++;                                     \
-			printf("not ok %d - ", test_count);                \
-		}                                                          \
+		printf("%s %d - ", check_ok_ ? "ok" : "not ok",            \
+		       test_count);                                        \
 		printf(__VA_ARGS__);                                       \
-		if (!(cond))                                               \
+		if (!check_ok_)                                            \
 			printf(" (%s:%d: %s)", __FILE__, __LINE__, #cond); \
 		printf("\n");                                              \
 		fflush(stdout);                                            \
@@ -30,8 +29,9 @@ static int test_count, test_failed;
 #define CHECK_STR(a, b, ...)                                              \
 	do {                                                              \
 		const char *a_ = (a), *b_ = (b);                          \
-		CHECK(a_ && b_ && !strcmp(a_, b_), __VA_ARGS__);          \
-		if (!(a_ && b_ && !strcmp(a_, b_)))                       \
+		int same_ = a_ && b_ && !strcmp(a_, b_);                  \
+		CHECK(same_, __VA_ARGS__);                                \
+		if (!same_)                                               \
 			printf("#   got \"%s\", want \"%s\"\n",           \
 			       a_ ? a_ : "(null)", b_ ? b_ : "(null)");   \
 	} while (0)
