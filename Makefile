@@ -9,7 +9,7 @@ WARN     := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow \
             -Wstrict-prototypes -Wmissing-prototypes -Wformat=2
 ALL_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -fno-omit-frame-pointer \
             -fvisibility=hidden -Iinclude -Isrc -I$(BUILD)/gen -MMD -MP
-LIBS     := -lelf -liberty -lz -lm -lpthread
+LIBS     := -ldw -lelf -liberty -lz -lm -lpthread
 
 # The layers, bottom up (docs/layout.md). Every .c in these folders goes
 # into the core library that the CLI, the tests and later the daemon link.

@@ -3,13 +3,13 @@
  * which is also where --help comes from. */
 #include <errno.h>
 #include <getopt.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/output_args.h"
 #include "help/nprof-convert.h"
 #include "output/jfr.h"
 #include "output/output.h"
@@ -29,61 +29,13 @@ struct convert_args {
 
 enum input_kind { INPUT_COLLAPSED, INPUT_PPROF, INPUT_JFR };
 
-enum long_only {
-	OPT_INCLUDE = 1000,
-	OPT_EXCLUDE,
-	OPT_REVERSE,
-	OPT_TITLE,
-	OPT_MINWIDTH,
-	OPT_WIDTH,
-	OPT_HEIGHT,
-};
-
-static int parse_px(const char *opt, const char *arg, double max, double *ret)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || *end || !(v >= 0) || v > max)
-		return cli_usage_error("convert",
-			"%s %s: not a size in pixels; use a number from 0 to %.0f",
-			opt, arg, max);
-	*ret = v;
-	return EXIT_OK;
-}
-
-/* Checks a regex before any input is read: a typo is a usage error. */
-static int check_regex(const char *opt, const char *re)
-{
-	regex_t rx;
-	char msg[256];
-	int r = regcomp(&rx, re, REG_EXTENDED | REG_NOSUB);
-
-	if (!r) {
-		regfree(&rx);
-		return EXIT_OK;
-	}
-	regerror(r, &rx, msg, sizeof(msg));
-	return cli_usage_error("convert", "%s '%s': not a valid extended regex (%s)",
-			       opt, re, msg);
-}
-
 static int parse_args(int argc, char **argv, struct convert_args *a)
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
-		{ "include", required_argument, NULL, OPT_INCLUDE },
-		{ "exclude", required_argument, NULL, OPT_EXCLUDE },
-		{ "reverse", no_argument, NULL, OPT_REVERSE },
-		{ "title", required_argument, NULL, OPT_TITLE },
-		{ "minwidth", required_argument, NULL, OPT_MINWIDTH },
-		{ "width", required_argument, NULL, OPT_WIDTH },
-		{ "height", required_argument, NULL, OPT_HEIGHT },
+		OUTPUT_ARGS_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	double px;
 	int c, r;
 
 	opterr = 0;
@@ -94,40 +46,10 @@ static int parse_args(int argc, char **argv, struct convert_args *a)
 		case 'o':
 			a->format_name = optarg;
 			break;
-		case OPT_INCLUDE:
-			a->tr.include = optarg;
-			r = check_regex("--include", optarg);
+		case OPT_INCLUDE ... OUTPUT_ARGS_END - 1:
+			r = output_args_parse("convert", c, optarg, &a->tr, &a->out);
 			if (r != EXIT_OK)
 				return r;
-			break;
-		case OPT_EXCLUDE:
-			a->tr.exclude = optarg;
-			r = check_regex("--exclude", optarg);
-			if (r != EXIT_OK)
-				return r;
-			break;
-		case OPT_REVERSE:
-			a->tr.reverse = true;
-			break;
-		case OPT_TITLE:
-			a->out.title = optarg;
-			break;
-		case OPT_MINWIDTH:
-			r = parse_px("--minwidth", optarg, 100000, &a->out.minwidth);
-			if (r != EXIT_OK)
-				return r;
-			break;
-		case OPT_WIDTH:
-			r = parse_px("--width", optarg, 100000, &px);
-			if (r != EXIT_OK)
-				return r;
-			a->out.width = (unsigned)px;
-			break;
-		case OPT_HEIGHT:
-			r = parse_px("--height", optarg, 1000, &px);
-			if (r != EXIT_OK)
-				return r;
-			a->out.height = (unsigned)px;
 			break;
 		case 'h':
 			fputs(nprof_convert_help, stdout);
@@ -319,7 +241,7 @@ static int write_output(const struct profile *p, const struct convert_args *a,
 int cmd_convert(int argc, char **argv)
 {
 	struct convert_args a = { 0 };
-	struct profile *p = NULL, *t = NULL;
+	struct profile *p = NULL;
 	enum output_format format;
 	struct diag d;
 	int ret;
@@ -335,22 +257,12 @@ int cmd_convert(int argc, char **argv)
 	ret = read_input(a.input, &p);
 	if (ret != EXIT_OK)
 		goto out;
-	if (!transform_is_noop(&a.tr)) {
-		int r = profile_transform(p, &a.tr, &t, &d);
-
-		if (r == -EINVAL) {
-			ret = cli_usage_error("convert", "%s", d.msg);
-			goto out;
-		}
-		if (r < 0) {
-			cli_error("cannot transform the profile: %s", strerror(-r));
-			ret = EXIT_FAILED;
-			goto out;
-		}
-	}
-	ret = write_output(t ? t : p, &a, format);
+	/* The regexes were checked while parsing: only memory can fail. */
+	ret = output_args_apply(&a.tr, &p);
+	if (ret != EXIT_OK)
+		goto out;
+	ret = write_output(p, &a, format);
 out:
-	profile_free(t);
 	profile_free(p);
 	return ret;
 }

@@ -13,6 +13,7 @@
 
 #include "base/units.h"
 #include "cli/cli.h"
+#include "cli/output_args.h"
 #include "cli/spawn.h"
 #include "engine/engine.h"
 #include "help/nprof-record.h"
@@ -31,6 +32,8 @@ static void on_stop_signal(int sig)
 
 struct record_args {
 	struct record_options rec;
+	struct transform_options tr;
+	struct output_options out;
 	const char *format_name;
 	const char *file;
 	bool duration_given;
@@ -79,6 +82,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "cstack", required_argument, NULL, OPT_CSTACK },
+		OUTPUT_ARGS_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *interval = NULL;
@@ -138,6 +142,14 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 					"--cstack %s: unknown mode; use fp, dwarf or auto",
 					optarg);
 			break;
+		case OPT_INCLUDE ... OUTPUT_ARGS_END - 1: {
+			int r = output_args_parse("record", c, optarg, &a->tr,
+						  &a->out);
+
+			if (r != EXIT_OK)
+				return r;
+			break;
+		}
 		case 'h':
 			fputs(nprof_record_help, stdout);
 			exit(EXIT_OK);
@@ -284,7 +296,7 @@ static int write_output(const struct profile *p, const struct record_args *a,
 			return EXIT_FAILED;
 		}
 	}
-	r = output_write(p, format, NULL, out);
+	r = output_write(p, format, &a->out, out);
 	if (out != stdout && fclose(out) != 0 && r == 0)
 		r = -errno;
 	if (r < 0) {
@@ -357,6 +369,9 @@ int cmd_record(int argc, char **argv)
 		cli_error("%s", d.msg[0] ? d.msg : strerror(-r));
 		goto out;
 	}
+	ret = output_args_apply(&a.tr, &p);
+	if (ret != EXIT_OK)
+		goto out;
 	ret = write_output(p, &a, format, default_output);
 out:
 	profile_free(p);

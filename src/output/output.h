@@ -39,8 +39,9 @@ struct output_options {
 /* "summary", "traces", ... Returns 0 or -EINVAL. */
 int output_format_parse(const char *name, enum output_format *ret);
 
-/* The format a file name implies: ".collapsed"/".folded" -> collapsed,
- * ".txt" -> flat. Returns 0 or -EINVAL when the extension says nothing. */
+/* The format a file name implies, from the extension table in output.c
+ * (".html" -> flamegraph, ".pb.gz" -> pprof, ".collapsed" -> collapsed,
+ * ...). Returns 0 or -EINVAL when the extension says nothing. */
 int output_format_from_path(const char *path, enum output_format *ret);
 
 /* The names accepted by output_format_parse, space-separated. */

@@ -179,7 +179,8 @@ int profile_add_event(struct profile *p, uint64_t time_ns, uint32_t stack,
 static inline const uint32_t *profile_stack_frames(const struct profile *p,
 						   uint32_t stack)
 {
-	return p->stack_frames + p->stacks[stack].first;
+	/* A profile of empty stacks has no frame storage at all. */
+	return p->stack_frames ? p->stack_frames + p->stacks[stack].first : NULL;
 }
 
 /* Sum of value index v over all samples. */

@@ -4,7 +4,9 @@
  *   in an ELF mapping -> the module's symbols (own .symtab, else debug
  *                        file's, plus .dynsym); the vDSO from memory
  *   otherwise, or no symbol -> /tmp/perf-PID.map
- *   nothing -> "module+0xOFFSET" */
+ *   nothing -> "module+0xOFFSET"
+ * and, with SYM_LINES, the module's DWARF adds file:line and inlined
+ * frames (dwarf_lines.c). */
 #include "symbolize/symbolize.h"
 
 #include <errno.h>
@@ -20,6 +22,7 @@
 #include <unistd.h>
 
 #include "symbolize/demangle.h"
+#include "symbolize/dwarf_lines.h"
 #include "symbolize/kallsyms.h"
 #include "symbolize/maps.h"
 #include "symbolize/perfmap.h"
@@ -58,6 +61,7 @@ struct pmod {
 	struct symmod *mod;	/* NULL until loaded, or when not ELF */
 	const char *build_id;	/* interned hex, once loaded; or NULL */
 	bool tried;
+	bool dwarf_tried;	/* asked the cache for its DWARF */
 	bool is_main;
 };
 
@@ -112,6 +116,7 @@ void symbolizer_get_stats(const struct symbolizer *s,
 	ret->modules_parsed = cs.modules_parsed;
 	ret->cache_hits = cs.cache_hits;
 	ret->debug_files = cs.debug_files;
+	ret->dwarf_modules = cs.dwarf_modules;
 }
 
 static int read_int_file(const char *path)
@@ -644,9 +649,17 @@ static int lookup_kernel(struct proc_syms *ps, uint64_t addr, bool simple,
 	return ret->name ? 0 : -ENOMEM;
 }
 
-/* Names addr into *ret (untouched on failure); 0 or -ENOMEM. */
+/* Where an address was found in an ELF module, for SYM_LINES. */
+struct elf_hit {
+	struct pmod *pm;	/* NULL when not in a loaded ELF module */
+	uint64_t vaddr;		/* the address as the module's symbols use it */
+};
+
+/* Names addr into *ret (untouched on failure); 0 or -ENOMEM. hit, when
+ * not NULL, says where in an ELF module addr is (named by its symbols,
+ * or left unnamed there). */
 static int resolve(struct proc_syms *ps, uint64_t addr, bool kernel,
-		   unsigned flags, struct symbol_info *ret)
+		   unsigned flags, struct symbol_info *ret, struct elf_hit *hit)
 {
 	struct symbolizer *s = ps->s;
 	bool simple = flags & SYM_SIMPLE;
@@ -675,8 +688,16 @@ static int resolve(struct proc_syms *ps, uint64_t addr, bool kernel,
 		const struct elf_sym *sym;
 
 		pmod_load(ps, pm);
-		if (pm->mod && elf_info_offset_to_vaddr(&pm->mod->info, off, &vaddr) == 0 &&
-		    (sym = elf_symtab_find(&pm->mod->symtab, vaddr)) != NULL) {
+		if (pm->mod && elf_info_offset_to_vaddr(&pm->mod->info, off, &vaddr) == 0) {
+			if (hit) {
+				hit->pm = pm;
+				hit->vaddr = vaddr;
+			}
+			sym = elf_symtab_find(&pm->mod->symtab, vaddr);
+		} else {
+			sym = NULL;
+		}
+		if (sym) {
 			info.name = module_sym_name(s, pm->mod, sym, simple);
 			if (!info.name)
 				return -ENOMEM;
@@ -697,6 +718,8 @@ static int resolve(struct proc_syms *ps, uint64_t addr, bool kernel,
 		pe = perfmap_find(&ps->perfmap, addr);
 	}
 	if (pe) {
+		if (hit)
+			hit->pm = NULL; /* a JIT's code: no DWARF of ours */
 		info.name = display_name(s, perfmap_name(&ps->perfmap, pe), simple);
 		if (!info.name)
 			return -ENOMEM;
@@ -731,20 +754,156 @@ static int resolve(struct proc_syms *ps, uint64_t addr, bool kernel,
 	return 0;
 }
 
+static void unknown_info(uint64_t addr, struct symbol_info *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	ret->name = "[unknown]";
+	ret->module_offset = addr;
+	ret->kind = FRAME_UNKNOWN;
+}
+
 int proc_syms_lookup(struct proc_syms *ps, uint64_t addr, bool kernel,
 		     unsigned flags, struct symbol_info *ret)
 {
 	struct symbol_info info = { 0 };
-	int err = resolve(ps, addr, kernel, flags, &info);
+	int err = resolve(ps, addr, kernel, flags, &info, NULL);
 
-	if (err < 0) {
-		/* The contract: always fill ret, even out of memory. */
-		info.name = "[unknown]";
-		info.module = NULL;
-		info.module_offset = addr;
-		info.kind = FRAME_UNKNOWN;
-		info.build_id = NULL;
-	}
+	/* The contract: always fill ret, even out of memory. */
+	if (err < 0)
+		unknown_info(addr, &info);
 	*ret = info;
+	return err;
+}
+
+/* The module's DWARF, opened at the first lookup that wants lines. The
+ * file is opened again for it (the symbols were read when it was
+ * mapped): through the same paths, so a process that has exited since
+ * still has its files found by path when they were not deleted. */
+static struct dwarf_lines *pmod_dwarf(struct proc_syms *ps, struct pmod *pm)
+{
+	int fd;
+
+	if (!pm->mod || pm->kind == MAPK_VDSO)
+		return NULL;
+	if (!pm->mod->dwarf_tried && !pm->dwarf_tried) {
+		pm->dwarf_tried = true;
+		fd = pmod_open(ps, pm);
+		if (fd >= 0) {
+			if (symcache_open_dwarf(ps->s->cache, pm->mod, fd, pm->path,
+						ps->root) < 0)
+				pm->dwarf_tried = false; /* out of memory: retry */
+			close(fd);
+		}
+	}
+	return pm->mod->dwarf;
+}
+
+/* The name of a DWARF frame: its linkage name demangled when it has one
+ * (C++, Rust), else its DW_AT_name; simple when asked; interned. */
+static const char *dwarf_frame_name(struct symbolizer *s,
+				    const struct dwarf_loc *loc, bool simple)
+{
+	const char *name;
+	char *simp;
+
+	if (loc->linkage_name) {
+		char *dem = demangle(loc->linkage_name);
+
+		if (dem) {
+			free(dem);
+			return display_name(s, loc->linkage_name, simple);
+		}
+	}
+	name = loc->name ? loc->name : loc->linkage_name;
+	if (!name)
+		return strpool_intern(&s->strings, "[inlined]");
+	if (!simple)
+		return strpool_intern(&s->strings, name);
+	simp = demangle_simplify(name);
+	if (!simp)
+		return NULL;
+	name = strpool_intern(&s->strings, simp);
+	free(simp);
+	return name;
+}
+
+/* Adds file:line and the inlined frames to ret[0], which resolve named
+ * from the ELF module hit. Leaves ret[0] alone when there is no DWARF
+ * for the address. */
+static int add_dwarf_frames(struct proc_syms *ps, const struct elf_hit *hit,
+			    unsigned flags, struct symbol_info *ret,
+			    unsigned max, unsigned *ret_n)
+{
+	struct symbolizer *s = ps->s;
+	struct dwarf_loc locs[SYM_MAX_FRAMES_PER_ADDR];
+	struct dwarf_lines *dl = pmod_dwarf(ps, hit->pm);
+	bool simple = flags & SYM_SIMPLE;
+	unsigned n;
+
+	if (!dl)
+		return 0;
+	if (max > SYM_MAX_FRAMES_PER_ADDR)
+		max = SYM_MAX_FRAMES_PER_ADDR;
+	if (dwarf_lines_find(dl, hit->vaddr, locs, max, &n) < 0)
+		return 0;
+	/* A module whose .symtab lacks the function (stripped, no debug
+	 * file for symbols) but whose DWARF names it. */
+	if (ret[0].kind == FRAME_UNKNOWN && (locs[0].name || locs[0].linkage_name)) {
+		const char *name = dwarf_frame_name(s, &locs[0], simple);
+
+		if (!name)
+			return -ENOMEM;
+		ret[0].name = name;
+		ret[0].kind = hit->pm->is_main ? FRAME_USER : FRAME_LIBRARY;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		struct symbol_info *si = &ret[i];
+
+		if (i) {
+			*si = ret[0];
+			si->kind = FRAME_INLINED;
+			si->name = dwarf_frame_name(s, &locs[i], simple);
+			if (!si->name)
+				return -ENOMEM;
+		}
+		si->file = NULL;
+		si->line = 0;
+		if (locs[i].file && locs[i].line) {
+			si->file = strpool_intern(&s->strings, locs[i].file);
+			if (!si->file)
+				return -ENOMEM;
+			si->line = locs[i].line;
+		}
+		*ret_n = i + 1;
+	}
+	return 0;
+}
+
+int proc_syms_lookup_frames(struct proc_syms *ps, uint64_t addr, bool kernel,
+			    unsigned flags, struct symbol_info *ret,
+			    unsigned max, unsigned *ret_n)
+{
+	struct symbol_info info = { 0 };
+	struct elf_hit hit = { 0 };
+	int err;
+
+	if (!max)
+		return -EINVAL;
+	err = resolve(ps, addr, kernel, flags, &info, &hit);
+	if (err < 0)
+		unknown_info(addr, &info);
+	ret[0] = info;
+	*ret_n = 1;
+	if (err < 0 || !(flags & SYM_LINES) || !hit.pm)
+		return err;
+	err = add_dwarf_frames(ps, &hit, flags, ret, max, ret_n);
+	if (err < 0) {
+		/* Out of memory half way: the frames so far are whole, but a
+		 * frame's line names a call into the next: keep only ret[0],
+		 * and only its name. */
+		ret[0].file = NULL;
+		ret[0].line = 0;
+		*ret_n = 1;
+	}
 	return err;
 }

@@ -39,17 +39,30 @@ struct symbol_info {
 	uint64_t module_offset; /* address as an offset in module's file */
 	enum frame_kind kind;
 	const char *build_id; /* the module's GNU build-id, lowercase hex, or NULL */
-	/* name, module and build_id stay valid until the symbolizer is freed. */
+	/* Source file and line (SYM_LINES, from DWARF), or NULL and 0 when
+	 * unknown. For a frame with an inlined callee below it, the line of
+	 * that call; for the innermost frame, the line of the address. */
+	const char *file;
+	uint32_t line;
+	/* name, module, build_id and file stay valid until the symbolizer is
+	 * freed. */
 };
 
 enum symbolize_flags {
 	SYM_SIMPLE = 1 << 0, /* no namespaces, templates or parameter lists */
+	SYM_LINES = 1 << 1,  /* file:line and inlined frames, from DWARF
+				(proc_syms_lookup_frames) */
 };
+
+/* Most frames one address can give: the function and the functions
+ * inlined into it on the way to the address. */
+#define SYM_MAX_FRAMES_PER_ADDR 33
 
 struct symbolizer_stats {
 	uint64_t modules_parsed;  /* ELF files whose symbols were read */
 	uint64_t cache_hits;	  /* modules served from the build-id cache */
 	uint64_t debug_files;	  /* separate debug files used */
+	uint64_t dwarf_modules;	  /* modules whose DWARF was opened (SYM_LINES) */
 };
 
 struct symbolizer *symbolizer_new(void);
@@ -77,6 +90,22 @@ int proc_syms_reload_perf_map(struct proc_syms *ps);
  * callchain. Always fills ret; returns 0 or -ENOMEM. */
 int proc_syms_lookup(struct proc_syms *ps, uint64_t addr, bool kernel,
 		     unsigned flags, struct symbol_info *ret);
+
+/* Names addr as one or more frames, OUTERMOST FIRST: ret[0] is the
+ * function the code is in, as proc_syms_lookup names it; with SYM_LINES,
+ * ret[0] and each following frame also get file and line from the
+ * module's DWARF, and ret[1..] are the functions inlined into it down to
+ * the innermost (kind FRAME_INLINED; same module, offset and build-id as
+ * ret[0]). At most max frames (the outermost inlined levels are dropped
+ * past it, and ret[0]'s line with them). Without SYM_LINES, or where
+ * there is no DWARF (a stripped module without debug file, the kernel, a
+ * JIT), one frame exactly as proc_syms_lookup gives it, file NULL, line
+ * 0. The module's DWARF is opened at its first SYM_LINES lookup.
+ * Always fills ret[0] and *ret_n (>= 1); returns 0, -ENOMEM (ret[0]
+ * still names the address), or -EINVAL when max is 0 (nothing filled). */
+int proc_syms_lookup_frames(struct proc_syms *ps, uint64_t addr, bool kernel,
+			    unsigned flags, struct symbol_info *ret,
+			    unsigned max, unsigned *ret_n);
 
 /* Why kernel frames cannot be named, or NULL when they can, when the
  * process was opened without kernel symbols, or when no kernel address has

@@ -19,6 +19,7 @@ static void module_free(struct symmod *m)
 	if (!m)
 		return;
 	elf_symtab_release(&m->symtab);
+	dwarf_lines_free(m->dwarf);
 	free(m->key_path);
 	free(m->debug_path);
 	free(m->names[0]);
@@ -63,6 +64,22 @@ void symcache_put(struct symcache *c, struct symmod *m)
 	if (m->refs)
 		m->refs--;
 	m->last_use = ++c->tick;
+}
+
+int symcache_open_dwarf(struct symcache *c, struct symmod *m, int fd,
+			const char *path, const char *root)
+{
+	int err;
+
+	if (m->dwarf_tried)
+		return 0;
+	err = dwarf_lines_open_module(fd, path, root, &m->info, &m->dwarf, NULL);
+	if (err == -ENOMEM)
+		return err;
+	m->dwarf_tried = true;
+	if (err == 0)
+		c->stats.dwarf_modules++;
+	return 0;
 }
 
 static bool key_equal(const struct symmod *m, const struct elf_info *info,

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "symbolize/dwarf_lines.h"
 #include "symbolize/elf_symtab.h"
 
 #define SYMCACHE_MAX_MODULES 4096
@@ -32,6 +33,11 @@ struct symmod {
 	/* Interned demangled names per symbol, [0] full, [1] simple, filled
 	 * as lookups ask for them. */
 	const char **names[2];
+	/* The module's DWARF (file:line, inlined frames), opened by
+	 * symcache_open_dwarf at the first lookup that asks for lines;
+	 * NULL when it has none. */
+	struct dwarf_lines *dwarf;
+	bool dwarf_tried;
 
 	unsigned refs;
 	uint64_t last_use;
@@ -41,6 +47,7 @@ struct symcache_stats {
 	uint64_t modules_parsed;
 	uint64_t cache_hits;
 	uint64_t debug_files;
+	uint64_t dwarf_modules;	/* modules whose DWARF was opened */
 };
 
 struct symcache;
@@ -59,6 +66,14 @@ int symcache_get_file(struct symcache *c, int fd, const char *path,
  * it is not kept. */
 int symcache_get_image(struct symcache *c, char *image, size_t len,
 		       const char *name, struct symmod **ret);
+
+/* Opens m's DWARF once (dwarf_lines_open_module), from its mapped file
+ * open as fd (the caller keeps fd), named path by the target, with debug
+ * files looked for under root. Afterwards m->dwarf is set, or stays NULL
+ * when the module has no usable DWARF; later calls do nothing. 0, or
+ * -ENOMEM (m->dwarf_tried stays false so a later call can retry). */
+int symcache_open_dwarf(struct symcache *c, struct symmod *m, int fd,
+			const char *path, const char *root);
 
 /* Drops a reference; NULL is fine. */
 void symcache_put(struct symcache *c, struct symmod *m);

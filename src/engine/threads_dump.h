@@ -1,0 +1,165 @@
+/* threads_dump: a thread dump of a running process, taken from outside
+ * with ptrace (nprof stacks; the daemon's "Stacks" button).
+ *
+ * Per thread, one at a time: read its name, state, CPU time and the system
+ * call it is blocked in from /proc/PID/task/TID/{comm,stat,schedstat,
+ * syscall}; seize it (PTRACE_SEIZE), interrupt it (PTRACE_INTERRUPT), wait
+ * for the stop, copy its registers and its stack from rsp to the end of
+ * the stack mapping (bounded), detach. The pause is that window only, a
+ * few tens of microseconds; the unwinding (DWARF CFI, src/unwind/) and
+ * the naming happen after the thread is running again. A blocking system
+ * call interrupted this way is restarted by the kernel when the thread
+ * resumes (nanosleep with the time left), as under gdb.
+ *
+ * Nothing here stops the whole process (no SIGSTOP): if nprof dies while
+ * a thread is seized the kernel detaches it and it runs on.
+ *
+ * Threads in uninterruptible sleep (D) are not seized (the interrupt
+ * would wait for the sleep to end): their sp and pc come from the syscall
+ * file and their stack is read while they sleep in the kernel, which
+ * leaves their user stack alone.
+ *
+ * What changes during the dump is reported, never fatal: threads that
+ * exit before their turn (status THREAD_GONE), threads created during
+ * the dump (taken in a later pass, up to three passes; later ones are
+ * counted in missed_new), the process exiting (process_exited).
+ *
+ * Not thread-safe: one thread uses a dump call and its symbolizer at a
+ * time. Uses waitpid() on the target's threads, which are then this
+ * process's tracees: callers must not reap with waitpid(-1, ...) from
+ * another thread while a dump runs. */
+#ifndef NPROF_ENGINE_THREADS_DUMP_H
+#define NPROF_ENGINE_THREADS_DUMP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include <sys/user.h>
+
+#include "base/diag.h"
+#include "profile/profile.h" /* enum frame_kind */
+
+struct symbolizer;
+struct unwind_cache;
+
+/* Defaults and bounds. */
+#define THREAD_DUMP_DEPTH 256		    /* frames per thread */
+#define THREAD_DUMP_MAX_DEPTH 4096
+#define THREAD_DUMP_STACK_BYTES (512u << 10) /* copied per thread, at most */
+#define THREAD_DUMP_MAX_THREADS 65536
+#define THREAD_DUMP_PASSES 3		    /* rescans for threads created meanwhile */
+
+struct thread_dump_options {
+	unsigned max_depth;	     /* 0: THREAD_DUMP_DEPTH */
+	size_t max_stack_bytes;	     /* 0: THREAD_DUMP_STACK_BYTES */
+	unsigned sym_flags;	     /* SYM_* (symbolize.h) */
+	struct symbolizer *sym;	     /* NULL: a private one for this call */
+	struct unwind_cache *cache;  /* NULL: a private one for this call */
+};
+
+enum thread_status {
+	THREAD_TAKEN,	    /* stopped, copied, released */
+	THREAD_LIVE,	    /* not stopped (disk wait): regs from the syscall file */
+	THREAD_GONE,	    /* exited before its stack was taken */
+	THREAD_FAILED,	    /* could not be taken: err says why */
+};
+
+/* What /proc/PID/task/TID/syscall said. */
+enum thread_sc {
+	THREAD_SC_UNKNOWN,  /* not readable */
+	THREAD_SC_ON_CPU,   /* "running": on a CPU or about to be */
+	THREAD_SC_USER,	    /* "-1 ...": stopped in user space, no syscall */
+	THREAD_SC_IN,	    /* blocked in system call syscall_nr */
+};
+
+struct thread_frame {
+	uint64_t addr;	     /* the pc (leaf) or a return address */
+	char *name;	     /* function, or "module+0xOFFSET" */
+	char *module;	     /* path as mapped, or NULL */
+	uint64_t module_offset;
+	enum frame_kind kind;
+};
+
+struct thread_info {
+	pid_t tid;
+	char name[64];		/* comm */
+	char state;		/* stat letter before the dump: R S D T t Z X I P */
+	enum thread_status status;
+	int err;		/* THREAD_FAILED: -errno */
+	enum thread_sc sc;
+	long syscall_nr;	/* THREAD_SC_IN */
+	uint64_t syscall_args[6];
+	uint64_t cpu_ns;	/* user + system time used */
+	uint64_t pause_ns;	/* how long it was stopped (0: never) */
+	size_t stack_bytes;	/* bytes of stack copied */
+	struct user_regs_struct regs; /* THREAD_TAKEN: at the stop */
+	struct thread_frame *frames; /* leaf first */
+	unsigned nframes;
+	bool truncated;		/* the walk stopped before the outermost frame */
+	const char *walk_end;	/* why, when truncated (static string) */
+};
+
+struct thread_dump {
+	pid_t pid;
+	char comm[64];
+	char *exe;		/* /proc/PID/exe target, or NULL */
+	int64_t time_ns;	/* CLOCK_REALTIME at the start */
+	uint64_t total_ns;	/* the whole call */
+	uint64_t pause_max_ns, pause_sum_ns; /* over the stopped threads */
+	struct thread_info *threads; /* sorted by name, then tid */
+	size_t nthreads;
+	unsigned ntaken, ngone, nfailed;
+	unsigned missed_new;	/* created during the dump, after the last pass */
+	bool process_exited;	/* the process was gone before the end */
+};
+
+/* Takes a dump of every thread of pid. Fails (-errno, d says why and
+ * what to do) only when nothing can be taken: no such process (-ESRCH),
+ * not permitted (-EPERM: another user's process, Yama, seccomp, already
+ * traced), out of memory. A process that exits midway gives what was
+ * taken. */
+int thread_dump_take(pid_t pid, const struct thread_dump_options *o,
+		     struct thread_dump **ret, struct diag *d);
+void thread_dump_free(struct thread_dump *td);
+
+/* "sleeping", "running", "disk wait", "stopped", "traced", "zombie",
+ * "idle", ... for a stat state letter. */
+const char *thread_state_name(char state);
+
+/* The x86-64 name of a system call number, or NULL. */
+const char *thread_syscall_name(long nr);
+
+enum thread_dump_text_flags {
+	THREAD_DUMP_GROUP = 1 << 0, /* one entry per identical stack, with a count */
+	THREAD_DUMP_ADDRS = 1 << 1, /* print addresses */
+};
+
+/* Writers. 0 or -errno (from the stream). */
+int thread_dump_write_text(const struct thread_dump *td, unsigned flags, FILE *f);
+int thread_dump_write_json(const struct thread_dump *td, FILE *f);
+
+/* --- shared with coredump.c --------------------------------------------- */
+
+/* The one-line reason ptrace (or /proc access needing it) was refused for
+ * pid, with the fix: seccomp on nprof, another user's process, Yama's
+ * ptrace_scope, a process already traced, missing CAP_SYS_PTRACE, a
+ * non-dumpable process. Returns err. */
+int thread_dump_explain_access(pid_t pid, int err, const char *what,
+			       struct diag *d);
+
+/* The thread ids of pid (sorted), from /proc/PID/task. -ESRCH when gone. */
+int thread_dump_list_tids(pid_t pid, pid_t **ret_tids, size_t *ret_n);
+
+/* Seizes tid and waits until it is stopped. On success *ret_sig is the
+ * signal to give back at release (a signal-delivery stop caught it), or
+ * 0. -ESRCH: the thread exited; -EPERM: not permitted. */
+int thread_dump_stop(pid_t tid, int *ret_sig);
+
+/* Releases a thread stopped by thread_dump_stop. */
+int thread_dump_release(pid_t tid, int sig);
+
+uint64_t thread_dump_now_ns(void); /* CLOCK_MONOTONIC */
+
+#endif
