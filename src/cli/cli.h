@@ -5,6 +5,9 @@
 #ifndef NPROF_CLI_CLI_H
 #define NPROF_CLI_CLI_H
 
+#include <stddef.h>
+#include <sys/types.h>
+
 enum cli_exit {
 	EXIT_OK = 0,
 	EXIT_FAILED = 1, /* the operation ran and failed */
@@ -19,5 +22,12 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 
 int cmd_record(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+int cmd_stacks(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+
+/* path_template.c: -f's %p (pid) and %t (timestamp) for stacks and dump;
+ * -ENAMETOOLONG past len. A PID argument: -EINVAL unless 1..INT_MAX. */
+int cli_expand_path(const char *tmpl, pid_t pid, char *out, size_t len);
+int cli_parse_pid(const char *arg, pid_t *ret);
 
 #endif

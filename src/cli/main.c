@@ -18,6 +18,8 @@ struct command {
 static const struct command commands[] = {
 	{ "record", cmd_record },
 	{ "convert", cmd_convert },
+	{ "stacks", cmd_stacks },
+	{ "dump", cmd_dump },
 };
 
 void cli_error(const char *fmt, ...)

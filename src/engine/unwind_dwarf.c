@@ -157,6 +157,7 @@ static int modules_replace(struct unwind_modules *mods, uint64_t start,
 
 	if (err != -EEXIST)
 		return err;
+	err = 0;
 	unwind_modules_init(&next);
 	for (unsigned i = 0; i < mods->n && !err; i++) {
 		const struct unwind_module *o = &mods->v[i];
@@ -286,6 +287,11 @@ static int dwarf_unwind(void *state, const struct raw_sample *s, uint64_t *ips,
 	u.truncated = u.end != UNWOUND_COMPLETE;
 	*ret = u;
 	return u.n ? 0 : -ENODATA;
+}
+
+const struct unwind_modules *unwinder_dwarf_modules(const void *state)
+{
+	return state ? &((const struct dwarf_state *)state)->mods : NULL;
 }
 
 const struct unwinder unwinder_dwarf = {

@@ -28,6 +28,8 @@
 #include "engine/engine.h"
 #include "symbolize/symbolize.h" /* struct mapping only */
 
+struct unwind_modules;
+
 /* One PERF_RECORD_SAMPLE, pointing into the ring buffer copy. */
 struct raw_sample {
 	uint64_t id;		/* PERF_SAMPLE_IDENTIFIER: the opened event */
@@ -92,6 +94,9 @@ struct unwinder {
 
 extern const struct unwinder unwinder_fp;
 extern const struct unwinder unwinder_dwarf;
+
+/* The dwarf unwinder's current module list (tests, diagnostics). */
+const struct unwind_modules *unwinder_dwarf_modules(const void *state);
 
 /* Bytes of user stack each dwarf sample copies (docs/engine.md). */
 #define UNWIND_DWARF_STACK_BYTES (16u << 10)

@@ -209,10 +209,11 @@ sort:
 
 static bool find_unit(struct dwarf_lines *dl, uint64_t pc, Dwarf_Die *ret)
 {
-	size_t lo = 0, hi = dl->n;
+	size_t lo = 0, hi;
 
 	if (!dl->indexed)
 		build_index(dl);
+	hi = dl->n;
 	/* lo = the number of ranges starting at or below pc */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -346,8 +347,7 @@ int dwarf_lines_find(struct dwarf_lines *dl, uint64_t vaddr,
 	Dwarf_Die cudie;
 	Dwarf_Line *row;
 	unsigned keep, n = 0;
-	bool dropped;
-	int err = -ENOENT;
+	bool dropped, innermost;
 
 	if (!max)
 		return -EINVAL;
@@ -361,6 +361,8 @@ int dwarf_lines_find(struct dwarf_lines *dl, uint64_t vaddr,
 
 	keep = w->ninl < max - 1 ? w->ninl : max - 1;
 	dropped = w->dropped || keep < w->ninl;
+	/* Whether ret[n - 1] will be the innermost frame there is. */
+	innermost = !w->ninl || keep;
 	memset(&ret[0], 0, sizeof(ret[0]));
 	if (w->has_func)
 		name_frame(&w->func, &ret[0]);
@@ -380,7 +382,7 @@ int dwarf_lines_find(struct dwarf_lines *dl, uint64_t vaddr,
 		ret[0].line = 0;
 	}
 	/* The innermost frame is at the address itself. */
-	row = dwarf_getsrc_die(&cudie, vaddr);
+	row = innermost ? dwarf_getsrc_die(&cudie, vaddr) : NULL;
 	if (row) {
 		int line = 0;
 		const char *file = known_file(dwarf_linesrc(row, NULL, NULL));
@@ -391,7 +393,6 @@ int dwarf_lines_find(struct dwarf_lines *dl, uint64_t vaddr,
 		}
 	}
 	*ret_n = n;
-	err = 0;
 	free(w);
-	return err;
+	return 0;
 }

@@ -84,7 +84,7 @@ for build in nofp fp; do
 	if [ $build = nofp ]; then dir=$PROGS/nofp; else dir=$PROGS; fi
 
 	# --- split: shares and reaching the roots -----------------------------
-	if record_pid "$build-split" 4 "$dir/split" --seconds 6 --truth "$TMP/$build.truth"; then
+	if record_pid "$build-split" 5 "$dir/split" --seconds 7 --truth "$TMP/$build.truth"; then
 		f=$REC
 		diag "$build split: $(total "$f") samples"
 		for fn in $FNS; do
@@ -200,8 +200,8 @@ elif ! usable_by_others || ! $AS_NOBODY test -x "$PROGS/nofp/split"; then
 	not_ok "DWARF as user nobody: nprof and the programs are usable by nobody"
 else
 	nd=$(nobody_dir)
-	if start_prog nb-split $AS_NOBODY "$PROGS/nofp/split" --seconds 6 --truth "$nd/nb.truth"; then
-		RUN_AS=$AS_NOBODY run_nprof 30 record -d 4 -o collapsed -f "$nd/nb.collapsed" "$PID"
+	if start_prog nb-split $AS_NOBODY "$PROGS/nofp/split" --seconds 7 --truth "$nd/nb.truth"; then
+		RUN_AS=$AS_NOBODY run_nprof 30 record -d 5 -o collapsed -f "$nd/nb.collapsed" "$PID"
 		wait_pid "$PID" 20
 		f=$nd/nb.collapsed
 		if [ "$NP_RC" -eq 0 ] && is_collapsed "$f"; then

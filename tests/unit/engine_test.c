@@ -234,7 +234,11 @@ static void test_busy(void)
 	      "interval 10 ms in nanoseconds");
 	CHECK(p->pid == pid, "pid");
 	CHECK_STR(p->command, "engine_test", "command from /proc/PID/comm");
-	CHECK_STR(p->unwinder, "fp", "unwinder");
+#if defined(__x86_64__)
+	CHECK_STR(p->unwinder, "dwarf", "unwinder: auto gives dwarf here");
+#else
+	CHECK_STR(p->unwinder, "fp", "unwinder: auto gives fp here");
+#endif
 	CHECK(p->start_ns + 5000000000ull > now && p->start_ns < now + 5000000000ull,
 	      "start_ns is the realtime clock");
 	CHECK(p->duration_ns >= 1200000000ull && p->duration_ns < 1400000000ull,
@@ -480,11 +484,26 @@ static void test_errors(void)
 	CHECK(err == -ESRCH && !p, "no such PID: -ESRCH, no profile");
 	CHECK_STR(d.msg, "no process with PID 1073741808", "message");
 
+	/* Each mode names itself in the profile (*stop set: no waiting). */
+	o.stop = &stop;
+	o.cstack = CSTACK_FP;
+	err = record(getpid(), &o, &p, &d);
+	CHECK(!err && p && !strcmp(p->unwinder, "fp"), "--cstack fp: unwound with fp (%s)",
+	      d.msg);
+	profile_free(p);
+	p = NULL;
 	o.cstack = CSTACK_DWARF;
 	err = record(getpid(), &o, &p, &d);
-	CHECK(err == -ENOTSUP, "--cstack dwarf: -ENOTSUP");
-	CHECK_STR(d.msg, "--cstack dwarf: not available yet; use fp", "message");
+#if defined(__x86_64__)
+	CHECK(!err && p && !strcmp(p->unwinder, "dwarf"), "--cstack dwarf: unwound with dwarf (%s)",
+	      d.msg);
+#else
+	CHECK(err == -ENOTSUP, "--cstack dwarf: -ENOTSUP off x86-64");
+#endif
+	profile_free(p);
+	p = NULL;
 	o.cstack = CSTACK_AUTO;
+	o.stop = NULL;
 
 	o.event = "bogus";
 	err = record(getpid(), &o, &p, &d);

@@ -1,0 +1,132 @@
+/* agent: the cold half of libnprof.so — sessions, threads, the control
+ * thread — behind include/nprof.h. The hot half (signal handler, sample
+ * stripes) is src/agent/hot/.
+ *
+ * A session is one profile being recorded: agent_session_start arms an
+ * engine (cpu, itimer or wall) on every thread, the control thread drains
+ * the stripes into an aggregation by stack every AGENT_TICK_MS, and
+ * agent_session_stop disarms, drains what is left and builds a profile
+ * (symbolized in process, outside signal context). One session at a time.
+ *
+ * Concurrency: every agent_session_* function takes the session mutex,
+ * so the C API, the control thread and exit handlers may call them from
+ * any thread, but never from a signal handler. */
+#ifndef NPROF_AGENT_AGENT_H
+#define NPROF_AGENT_AGENT_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "base/diag.h"
+#include "output/output.h"
+#include "profile/profile.h"
+
+#define AGENT_TICK_MS 50
+#define AGENT_MAX_THREADS 32768		/* threads tracked per process */
+#define AGENT_MAX_STACKS (1u << 20)	/* distinct stacks per session */
+#define AGENT_MAX_IPS (1u << 25)	/* addresses kept per session */
+#define AGENT_WALL_PER_TICK 16		/* default threads signalled per wall tick */
+
+enum agent_event { AGENT_EVENT_CPU, AGENT_EVENT_ITIMER, AGENT_EVENT_WALL };
+
+/* What a session records and, when it ends by itself, where it goes.
+ * The text form ("event=cpu,interval=10ms,file=/tmp/p-%p.html") is what
+ * NPROF_START, nprof_start() and the control socket take. */
+struct agent_options {
+	enum agent_event event;
+	uint64_t interval_ns;	/* 0: 10 ms (cpu, itimer), 50 ms (wall) */
+	uint64_t duration_ns;	/* 0: until stopped or the process exits */
+	unsigned max_depth;	/* 0: 2048 */
+	unsigned wall_threads;	/* 0: AGENT_WALL_PER_TICK */
+	bool per_thread;	/* thread frames as roots */
+	bool simple;		/* simple names */
+	bool have_format;
+	enum output_format format;
+	char file[PATH_MAX];	/* "" : none; %p pid, %t time */
+	char title[128];
+	struct output_options out;
+	/* Testing: make perf_event_open fail with EACCES, as where perf
+	 * events are denied (NPROF_TEST_DENY_PERF=1 does the same). */
+	bool test_deny_perf;
+};
+
+const char *agent_event_name(enum agent_event e);
+
+/* Parses "k=v,k=v"; unknown keys and bad values fail with -EINVAL and d
+ * naming the key and what it accepts. o is reset to defaults first. */
+int agent_options_parse(const char *text, struct agent_options *o, struct diag *d);
+
+/* Expands %p and %t of a file template. 0 or -ENAMETOOLONG. */
+int agent_expand_path(const char *tmpl, char *out, size_t len);
+
+/* --- sessions (session.c) --- */
+
+/* -EBUSY when one runs. On cpu, a perf_event refusal falls back to itimer
+ * and the profile carries a note saying why. */
+int agent_session_start(const struct agent_options *o, struct diag *d);
+/* Ends the running session; its profile is returned (caller frees) or,
+ * with ret NULL, written to the options' file. -ENOENT: none runs. */
+int agent_session_stop(struct profile **ret, struct diag *d);
+/* The profile so far, the session continuing. */
+int agent_session_snapshot(struct profile **ret, struct diag *d);
+/* Drains stripes, rescans threads, notices dlopen, ends a session whose
+ * duration passed (writing its file). Called by the control thread. */
+void agent_session_tick(void);
+/* The running session's options and event in effect, false when none. */
+bool agent_session_info(struct agent_options *ret_o, enum agent_event *ret_effective,
+			uint64_t *ret_samples);
+/* At exit or a fatal signal: stop and write the file, if there is one. */
+void agent_session_finish(const char *why);
+
+/* Writes p as o says (format from output= or the file's extension; the
+ * file from o->file). 0 or -errno, d says which file and why. */
+int agent_write_profile(const struct profile *p, const struct agent_options *o,
+			struct diag *d);
+
+/* --- threads (threads.c) --- */
+
+struct agent_thread_list {
+	pid_t *tids;
+	unsigned n;
+};
+
+/* This process's threads from /proc/self/task, agent threads left out.
+ * 0 or -errno. */
+int agent_threads_scan(struct agent_thread_list *ret);
+void agent_thread_list_release(struct agent_thread_list *l);
+
+/* Records the calling (main) thread's stack for the handler; at load. */
+void agent_threads_init_main(void);
+
+/* Starts one of the agent's own threads: never sampled, every signal
+ * blocked in it (so process-directed signals go to the target's). */
+int agent_thread_create(pthread_t *t, void *(*fn)(void *), void *arg);
+
+/* Marks the calling thread as the agent's own: never sampled, and its
+ * sampling signal blocked. */
+void agent_thread_mark_own(void);
+bool agent_thread_is_own(pid_t tid);
+
+/* Called in each new thread (pthread_create wrapper) so the session can
+ * arm it, and when it exits so it can disarm. */
+void agent_session_thread_started(pid_t tid);
+void agent_session_thread_exiting(pid_t tid);
+
+/* --- control thread (control.c) --- */
+
+/* Starts the control thread and its socket (@nprof-agent-PID, abstract).
+ * Idempotent. 0 or -errno. */
+int agent_control_start(struct diag *d);
+/* Asks the control thread to run agent_session_tick soon. */
+void agent_control_wake(void);
+
+/* The abstract socket name of pid's agent ("\0nprof-agent-PID"). */
+#define AGENT_SOCKET_PREFIX "nprof-agent-"
+
+void agent_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,192 @@
+/* options: the "event=cpu,interval=10ms,file=..." text that NPROF_START,
+ * nprof_start() and the control socket take. docs/agent.md lists the keys. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+#include "base/units.h"
+
+const char *agent_event_name(enum agent_event e)
+{
+	switch (e) {
+	case AGENT_EVENT_CPU: return "cpu";
+	case AGENT_EVENT_ITIMER: return "itimer";
+	case AGENT_EVENT_WALL: return "wall";
+	}
+	return "?";
+}
+
+static int parse_bool(const char *v, bool *ret)
+{
+	if (!v || !strcmp(v, "") || !strcmp(v, "1") || !strcmp(v, "true") ||
+	    !strcmp(v, "yes") || !strcmp(v, "on"))
+		*ret = true;
+	else if (!strcmp(v, "0") || !strcmp(v, "false") || !strcmp(v, "no") ||
+		 !strcmp(v, "off"))
+		*ret = false;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_uint(const char *v, unsigned lo, unsigned hi, unsigned *ret)
+{
+	char *end;
+	unsigned long x;
+
+	if (!v || !*v)
+		return -EINVAL;
+	errno = 0;
+	x = strtoul(v, &end, 10);
+	if (errno || *end || x < lo || x > hi)
+		return -EINVAL;
+	*ret = (unsigned)x;
+	return 0;
+}
+
+static int one(const char *key, const char *val, struct agent_options *o, struct diag *d)
+{
+	bool b;
+
+	if (!strcmp(key, "event")) {
+		if (val && !strcmp(val, "cpu"))
+			o->event = AGENT_EVENT_CPU;
+		else if (val && !strcmp(val, "itimer"))
+			o->event = AGENT_EVENT_ITIMER;
+		else if (val && !strcmp(val, "wall"))
+			o->event = AGENT_EVENT_WALL;
+		else
+			return diag_set(d, -EINVAL, "event=%s: unknown event; the agent has cpu, itimer, wall",
+					val ? val : "");
+	} else if (!strcmp(key, "interval")) {
+		/* A bare number is nanoseconds, as in asprof's -i. */
+		if (!val || units_parse_duration_ns(val, 1, &o->interval_ns) < 0 ||
+		    o->interval_ns < 100000)
+			return diag_set(d, -EINVAL,
+					"interval=%s: not a time of 100us or more; use 10ms, 1000us, 1s",
+					val ? val : "");
+	} else if (!strcmp(key, "duration")) {
+		/* A bare number is seconds, as in asprof's -d. */
+		if (!val || units_parse_duration_ns(val, 1000000000ull, &o->duration_ns) < 0)
+			return diag_set(d, -EINVAL,
+					"duration=%s: not a duration; use seconds (30) or a unit (500ms, 2m)",
+					val ? val : "");
+	} else if (!strcmp(key, "jstackdepth") || !strcmp(key, "depth")) {
+		if (parse_uint(val, 1, 2048, &o->max_depth) < 0)
+			return diag_set(d, -EINVAL, "%s=%s: not a stack depth; use 1 to 2048", key,
+					val ? val : "");
+	} else if (!strcmp(key, "wall_threads")) {
+		if (parse_uint(val, 1, 4096, &o->wall_threads) < 0)
+			return diag_set(d, -EINVAL,
+					"wall_threads=%s: threads signalled per wall tick; use 1 to 4096",
+					val ? val : "");
+	} else if (!strcmp(key, "thread") || !strcmp(key, "threads") || !strcmp(key, "simple") ||
+		   !strcmp(key, "reverse")) {
+		if (parse_bool(val, &b) < 0)
+			return diag_set(d, -EINVAL, "%s=%s: use true or false", key, val);
+		if (key[0] == 't')
+			o->per_thread = b;
+		else if (key[0] == 's')
+			o->simple = b;
+		else
+			o->out.reverse = b;
+	} else if (!strcmp(key, "output") || !strcmp(key, "format")) {
+		if (!val || output_format_parse(val, &o->format) < 0)
+			return diag_set(d, -EINVAL, "%s=%s: unknown format; use one of: %s", key,
+					val ? val : "", output_format_names());
+		o->have_format = true;
+	} else if (!strcmp(key, "file")) {
+		if (!val || !*val || strlen(val) >= sizeof(o->file))
+			return diag_set(d, -EINVAL, "file=%s: give a path (%%p pid, %%t time)",
+					val ? val : "");
+		strcpy(o->file, val);
+	} else if (!strcmp(key, "title")) {
+		snprintf(o->title, sizeof(o->title), "%s", val ? val : "");
+		o->out.title = o->title;
+	} else if (!strcmp(key, "width") || !strcmp(key, "height")) {
+		unsigned v;
+
+		if (parse_uint(val, 1, 100000, &v) < 0)
+			return diag_set(d, -EINVAL, "%s=%s: pixels, 1 to 100000", key, val ? val : "");
+		if (key[0] == 'w')
+			o->out.width = v;
+		else
+			o->out.height = v;
+	} else if (!strcmp(key, "minwidth")) {
+		char *end;
+
+		o->out.minwidth = val ? strtod(val, &end) : -1;
+		if (!val || *end || o->out.minwidth < 0)
+			return diag_set(d, -EINVAL, "minwidth=%s: pixels, 0 or more", val ? val : "");
+	} else if (!strcmp(key, "test_deny_perf")) {
+		if (parse_bool(val, &o->test_deny_perf) < 0)
+			return diag_set(d, -EINVAL, "test_deny_perf=%s: use true or false", val);
+	} else {
+		return diag_set(d, -EINVAL,
+				"unknown option '%s'; use event, interval, duration, file, output, "
+				"jstackdepth, thread, simple, wall_threads, title, width, height, "
+				"minwidth, reverse", key);
+	}
+	return 0;
+}
+
+int agent_options_parse(const char *text, struct agent_options *o, struct diag *d)
+{
+	char buf[4096];
+	char *save = NULL, *tok;
+
+	memset(o, 0, sizeof(*o));
+	o->event = AGENT_EVENT_CPU;
+	if (!text)
+		return 0;
+	if (strlen(text) >= sizeof(buf))
+		return diag_set(d, -EINVAL, "options longer than %zu bytes", sizeof(buf) - 1);
+	strcpy(buf, text);
+	/* Commas separate options; spaces and & too, so that a control line
+	 * ("start event=cpu interval=10ms") and a query string read the same. */
+	for (tok = strtok_r(buf, ", &\t\n", &save); tok; tok = strtok_r(NULL, ", &\t\n", &save)) {
+		char *eq = strchr(tok, '=');
+		int err;
+
+		if (eq)
+			*eq = '\0';
+		err = one(tok, eq ? eq + 1 : NULL, o, d);
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+int agent_expand_path(const char *tmpl, char *out, size_t len)
+{
+	size_t o = 0;
+
+	for (const char *s = tmpl; *s; s++) {
+		char piece[64];
+
+		if (s[0] == '%' && s[1] == 'p') {
+			snprintf(piece, sizeof(piece), "%d", (int)getpid());
+			s++;
+		} else if (s[0] == '%' && s[1] == 't') {
+			time_t now = time(NULL);
+			struct tm tm;
+
+			localtime_r(&now, &tm);
+			strftime(piece, sizeof(piece), "%Y%m%d-%H%M%S", &tm);
+			s++;
+		} else {
+			piece[0] = *s;
+			piece[1] = '\0';
+		}
+		if (o + strlen(piece) >= len)
+			return -ENAMETOOLONG;
+		memcpy(out + o, piece, strlen(piece));
+		o += strlen(piece);
+	}
+	out[o] = '\0';
+	return 0;
+}

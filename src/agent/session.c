@@ -1,0 +1,1165 @@
+/* session: one profile being recorded in this process — arming the
+ * engines on every thread, draining the hot stripes into an aggregation
+ * by stack, and building the profile at the end. See agent.h and
+ * docs/agent.md. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <linux/perf_event.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+#include "agent/hot/hot.h"
+#include "agent/wall.h"
+#include "base/hash.h"
+#include "base/id_index.h"
+#include "base/units.h"
+#include "symbolize/symbolize.h"
+#include "unwind/modules.h"
+
+#define RESCAN_NS 1000000000ull	/* threads made without pthread_create */
+#define MAX_RETIRED 64
+
+struct armed {
+	pid_t tid;
+	int fd;		/* cpu: the perf event, else -1 */
+	timer_t timer;	/* itimer */
+	bool has_timer;
+	bool seen;	/* rescans: still in /proc/self/task */
+};
+
+struct agg_stack {
+	uint64_t first;	/* in S.ips */
+	uint32_t n;
+	pid_t tid;
+	uint8_t kind, state, flags;
+	uint64_t samples, weight;
+};
+
+struct agg_thread {
+	pid_t tid;
+	char name[16];
+	uint32_t last_wall; /* stack of its last signalled wall sample */
+};
+
+static struct session {
+	pthread_mutex_t lock;	/* everything below but the arm_* fields */
+	bool running;
+	struct agent_options o;
+	enum agent_event effective;
+	char fallback[384];	/* why cpu became itimer */
+	uint64_t start_real_ns, start_mono_ns, deadline_mono_ns, last_rescan_ns;
+	bool exclude_kernel;
+
+	/* Per-thread engines: touched by new threads too, under arm_lock
+	 * (never held long), so a profile being built does not stall
+	 * pthread_create. */
+	pthread_mutex_t arm_lock;
+	enum agent_event arm_event; /* cpu or itimer while arming; else wall */
+	bool arm_on;
+	struct armed *armed;
+	unsigned narmed, armed_cap;
+	unsigned arm_failed;	/* threads we could not arm */
+	int arm_error;		/* the last such failure */
+
+	/* The aggregation. */
+	struct agg_stack *stacks;
+	size_t nstacks, stacks_cap;
+	struct id_index stack_index;
+	uint64_t *ips;
+	size_t nips, ips_cap;
+	struct agg_thread *threads;
+	size_t nthreads, threads_cap;
+	struct id_index thread_index;
+	uint64_t table_full, repeat_orphans;
+	uint8_t *scratch;	/* one stripe's bytes, copied out */
+	uint64_t *repeat_ips;
+
+	/* Unwind tables of this process, kept current across dlopen. */
+	struct unwind_cache *cache;
+	struct unwind_modules *mods;
+	struct unwind_modules *retired[MAX_RETIRED];
+	unsigned nretired;
+	unsigned long long dl_adds, dl_subs;
+	unsigned module_refreshes;
+
+	struct symbolizer *syms;
+	struct profile *last;	/* the latest finished session's profile */
+	bool hot_ready;
+} S = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.arm_lock = PTHREAD_MUTEX_INITIALIZER,
+};
+
+static uint64_t clock_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t default_interval(enum agent_event e)
+{
+	return e == AGENT_EVENT_WALL ? 50000000ull : 10000000ull;
+}
+
+/* --- unwind tables -------------------------------------------------------- */
+
+static int dl_counts(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+	unsigned long long *c = ctx;
+
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs)) {
+		c[0] = info->dlpi_adds;
+		c[1] = info->dlpi_subs;
+	}
+	return 1;
+}
+
+/* Frees module lists no handler can still hold: one swapped out before a
+ * moment when no handler was running. */
+static void free_retired(void)
+{
+	if (!S.nretired || atomic_load(&hot.inflight))
+		return;
+	for (unsigned i = 0; i < S.nretired; i++) {
+		unwind_modules_release(S.retired[i]);
+		free(S.retired[i]);
+	}
+	S.nretired = 0;
+}
+
+/* Rebuilds the module list when the set of loaded objects changed
+ * (dlopen, dlclose), or always with force. */
+static int modules_refresh(bool force)
+{
+	unsigned long long c[2] = { 0, 0 };
+	struct unwind_modules *m;
+	int err;
+
+	dl_iterate_phdr(dl_counts, c);
+	if (!force && S.mods && c[0] == S.dl_adds && c[1] == S.dl_subs)
+		return 0;
+	if (S.nretired == MAX_RETIRED) {
+		free_retired();
+		if (S.nretired == MAX_RETIRED)
+			return -EBUSY; /* try again next tick */
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	unwind_modules_init(m);
+	err = unwind_modules_from_maps(m, S.cache, 0);
+	if (err < 0) {
+		unwind_modules_release(m);
+		free(m);
+		return err;
+	}
+	S.dl_adds = c[0];
+	S.dl_subs = c[1];
+	atomic_store(&hot.mods, m);
+	if (S.mods)
+		S.retired[S.nretired++] = S.mods;
+	S.mods = m;
+	S.module_refreshes++;
+	free_retired();
+	return 0;
+}
+
+/* --- per-thread engines --------------------------------------------------- */
+
+static int perf_open(pid_t tid, uint64_t interval, bool exclude_kernel)
+{
+	struct perf_event_attr a;
+	struct f_owner_ex owner = { F_OWNER_TID, tid };
+	int fd, err;
+
+	if (S.o.test_deny_perf)
+		return -EACCES;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_CPU_CLOCK;
+	a.sample_period = interval;
+	a.disabled = 1;
+	a.wakeup_events = 1;
+	a.exclude_kernel = exclude_kernel;
+	a.exclude_hv = 1;
+	fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* Each overflow disables the event (event_limit 1) and signals the
+	 * owner thread with HOT_SIGNAL; the handler refreshes it. */
+	if (fcntl(fd, F_SETFL, O_ASYNC) < 0 || fcntl(fd, F_SETSIG, HOT_SIGNAL) < 0 ||
+	    fcntl(fd, F_SETOWN_EX, &owner) < 0 || ioctl(fd, PERF_EVENT_IOC_RESET, 0) < 0 ||
+	    ioctl(fd, PERF_EVENT_IOC_REFRESH, 1) < 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* The CPU clock of any thread of this process (glibc's
+ * MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)). */
+static clockid_t thread_cpu_clock(pid_t tid)
+{
+	return (clockid_t)((~(unsigned)tid << 3) | 6);
+}
+
+static int itimer_open(pid_t tid, uint64_t interval, timer_t *ret)
+{
+	struct sigevent ev;
+	struct itimerspec its;
+	timer_t t;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.sigev_notify = SIGEV_THREAD_ID;
+	ev.sigev_signo = HOT_SIGNAL;
+	ev.sigev_value.sival_ptr = &hot; /* how the handler knows it is ours */
+	ev._sigev_un._tid = tid;
+	if (timer_create(thread_cpu_clock(tid), &ev, &t) < 0)
+		return -errno;
+	its.it_interval.tv_sec = (time_t)(interval / 1000000000ull);
+	its.it_interval.tv_nsec = (long)(interval % 1000000000ull);
+	its.it_value = its.it_interval;
+	if (timer_settime(t, 0, &its, NULL) < 0) {
+		int err = -errno;
+
+		timer_delete(t);
+		return err;
+	}
+	*ret = t;
+	return 0;
+}
+
+static struct armed *armed_find(pid_t tid)
+{
+	for (unsigned i = 0; i < S.narmed; i++)
+		if (S.armed[i].tid == tid)
+			return &S.armed[i];
+	return NULL;
+}
+
+/* Under arm_lock. */
+static int arm_locked(pid_t tid)
+{
+	struct armed a = { .tid = tid, .fd = -1, .seen = true };
+	uint64_t interval = hot.weight_ns;
+	int err;
+
+	if (!S.arm_on || armed_find(tid))
+		return 0;
+	if (S.narmed == AGENT_MAX_THREADS)
+		return -E2BIG;
+	if (S.narmed == S.armed_cap) {
+		unsigned cap = S.armed_cap ? S.armed_cap * 2 : 64;
+		struct armed *n = realloc(S.armed, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		S.armed = n;
+		S.armed_cap = cap;
+	}
+	if (S.arm_event == AGENT_EVENT_CPU) {
+		a.fd = perf_open(tid, interval, S.exclude_kernel);
+		if (a.fd < 0)
+			return a.fd;
+	} else {
+		err = itimer_open(tid, interval, &a.timer);
+		if (err < 0)
+			return err;
+		a.has_timer = true;
+	}
+	S.armed[S.narmed++] = a;
+	return 0;
+}
+
+static void disarm(struct armed *a)
+{
+	if (a->fd >= 0) {
+		ioctl(a->fd, PERF_EVENT_IOC_DISABLE, 0);
+		close(a->fd);
+	}
+	if (a->has_timer)
+		timer_delete(a->timer);
+}
+
+static void arm_thread(pid_t tid)
+{
+	int err;
+
+	pthread_mutex_lock(&S.arm_lock);
+	err = arm_locked(tid);
+	if (err < 0 && err != -ESRCH) {
+		S.arm_failed++;
+		S.arm_error = err;
+	}
+	pthread_mutex_unlock(&S.arm_lock);
+}
+
+void agent_session_thread_started(pid_t tid)
+{
+	arm_thread(tid);
+}
+
+void agent_session_thread_exiting(pid_t tid)
+{
+	struct armed *a;
+
+	pthread_mutex_lock(&S.arm_lock);
+	a = armed_find(tid);
+	if (a) {
+		disarm(a);
+		*a = S.armed[--S.narmed];
+	}
+	pthread_mutex_unlock(&S.arm_lock);
+}
+
+/* Arms threads that appeared without our wrapper; forgets those gone. */
+static void rescan_threads(void)
+{
+	struct agent_thread_list l;
+
+	if (agent_threads_scan(&l) < 0)
+		return;
+	pthread_mutex_lock(&S.arm_lock);
+	for (unsigned i = 0; i < S.narmed; i++)
+		S.armed[i].seen = false;
+	for (unsigned i = 0; i < l.n; i++) {
+		struct armed *a = armed_find(l.tids[i]);
+
+		if (a)
+			a->seen = true;
+		else if (arm_locked(l.tids[i]) < 0)
+			S.arm_failed++;
+	}
+	for (unsigned i = 0; i < S.narmed;) {
+		if (!S.armed[i].seen) {
+			disarm(&S.armed[i]);
+			S.armed[i] = S.armed[--S.narmed];
+		} else {
+			i++;
+		}
+	}
+	pthread_mutex_unlock(&S.arm_lock);
+	agent_thread_list_release(&l);
+}
+
+static void disarm_all(void)
+{
+	pthread_mutex_lock(&S.arm_lock);
+	S.arm_on = false;
+	for (unsigned i = 0; i < S.narmed; i++)
+		disarm(&S.armed[i]);
+	S.narmed = 0;
+	pthread_mutex_unlock(&S.arm_lock);
+}
+
+/* --- aggregation ---------------------------------------------------------- */
+
+struct stack_key {
+	pid_t tid;
+	uint8_t kind, state, flags;
+	uint32_t n;
+	const uint64_t *ips;
+};
+
+static uint64_t stack_hash(const struct stack_key *k)
+{
+	uint64_t h = hash_bytes(k->ips, k->n * sizeof(uint64_t),
+				(uint64_t)k->tid << 24 ^ (uint64_t)k->kind << 16 ^
+					(uint64_t)k->state << 8 ^ k->flags);
+
+	return h;
+}
+
+static int stack_match(const void *ctx, uint32_t id, const void *key)
+{
+	const struct agg_stack *s = &S.stacks[id];
+	const struct stack_key *k = key;
+
+	(void)ctx;
+	return s->tid == k->tid && s->kind == k->kind && s->state == k->state &&
+	       s->flags == k->flags && s->n == k->n &&
+	       !memcmp(S.ips + s->first, k->ips, k->n * sizeof(uint64_t));
+}
+
+static int thread_match(const void *ctx, uint32_t id, const void *key)
+{
+	(void)ctx;
+	return S.threads[id].tid == *(const pid_t *)key;
+}
+
+static void read_comm(pid_t tid, char *name, size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, name, len - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	name[n] = '\0';
+	name[strcspn(name, "\n")] = '\0';
+}
+
+static struct agg_thread *thread_get(pid_t tid)
+{
+	uint64_t h = hash_u64((uint64_t)tid);
+	uint32_t id = id_index_find(&S.thread_index, h, thread_match, NULL, &tid);
+	struct agg_thread *t;
+
+	if (id != ID_NONE)
+		return &S.threads[id];
+	if (S.nthreads == S.threads_cap) {
+		size_t cap = S.threads_cap ? S.threads_cap * 2 : 64;
+		struct agg_thread *n = realloc(S.threads, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		S.threads = n;
+		S.threads_cap = cap;
+	}
+	if (id_index_insert(&S.thread_index, h, (uint32_t)S.nthreads) < 0)
+		return NULL;
+	t = &S.threads[S.nthreads++];
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	t->last_wall = ID_NONE;
+	read_comm(tid, t->name, sizeof(t->name));
+	return t;
+}
+
+static int stack_add(const struct stack_key *k, uint64_t weight, uint32_t *ret_id)
+{
+	uint64_t h = stack_hash(k);
+	uint32_t id = id_index_find(&S.stack_index, h, stack_match, NULL, k);
+	struct agg_stack *s;
+
+	if (id == ID_NONE) {
+		if (S.nstacks == AGENT_MAX_STACKS || S.nips + k->n > AGENT_MAX_IPS)
+			return -E2BIG;
+		if (S.nstacks == S.stacks_cap) {
+			size_t cap = S.stacks_cap ? S.stacks_cap * 2 : 1024;
+			struct agg_stack *n = realloc(S.stacks, cap * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			S.stacks = n;
+			S.stacks_cap = cap;
+		}
+		if (S.nips + k->n > S.ips_cap) {
+			size_t cap = S.ips_cap ? S.ips_cap : 16384;
+			uint64_t *n;
+
+			while (cap < S.nips + k->n)
+				cap *= 2;
+			n = realloc(S.ips, cap * sizeof(*n));
+			if (!n)
+				return -ENOMEM;
+			S.ips = n;
+			S.ips_cap = cap;
+		}
+		if (id_index_insert(&S.stack_index, h, (uint32_t)S.nstacks) < 0)
+			return -ENOMEM;
+		memcpy(S.ips + S.nips, k->ips, k->n * sizeof(uint64_t));
+		s = &S.stacks[S.nstacks];
+		memset(s, 0, sizeof(*s));
+		s->first = S.nips;
+		s->n = k->n;
+		s->tid = k->tid;
+		s->kind = k->kind;
+		s->state = k->state;
+		s->flags = k->flags;
+		S.nips += k->n;
+		id = (uint32_t)S.nstacks++;
+	}
+	s = &S.stacks[id];
+	s->samples++;
+	s->weight += weight;
+	*ret_id = id;
+	return 0;
+}
+
+static void aggregate(const struct hot_record *r)
+{
+	struct agg_thread *t = thread_get(r->tid);
+	struct stack_key k = {
+		.tid = r->tid, .kind = r->kind, .state = r->state,
+		.flags = r->flags & HOT_TRUNCATED, .n = r->n, .ips = r->ips,
+	};
+	uint32_t id;
+
+	if (!t) {
+		S.table_full++;
+		return;
+	}
+	if (r->flags & HOT_REPEAT) {
+		const struct agg_stack *base;
+
+		if (t->last_wall == ID_NONE) {
+			S.repeat_orphans++;
+			return;
+		}
+		/* Copied: adding a stack may move S.ips. */
+		base = &S.stacks[t->last_wall];
+		memcpy(S.repeat_ips, S.ips + base->first, base->n * sizeof(uint64_t));
+		k.n = base->n;
+		k.ips = S.repeat_ips;
+		k.flags = base->flags;
+	}
+	if (stack_add(&k, r->weight, &id) < 0) {
+		S.table_full++;
+		return;
+	}
+	if (r->kind == HOT_KIND_WALL && !(r->flags & HOT_REPEAT))
+		t->last_wall = id;
+}
+
+/* Moves every stripe's records into the aggregation. The stripe is held
+ * only for the copy; a handler meanwhile uses another stripe. */
+static void drain_locked(void)
+{
+	for (unsigned i = 0; i < HOT_STRIPES; i++) {
+		struct hot_stripe *s = &hot.stripes[i];
+		size_t n;
+
+		while (!hot_stripe_trylock(s))
+			sched_yield();
+		n = s->used;
+		if (n)
+			memcpy(S.scratch, s->buf, n);
+		s->used = 0;
+		hot_stripe_unlock(s);
+		for (size_t off = 0; off + sizeof(struct hot_record) <= n;) {
+			const struct hot_record *r = (const void *)(S.scratch + off);
+
+			if (r->size < sizeof(*r) || off + r->size > n)
+				break;
+			aggregate(r);
+			off += r->size;
+		}
+	}
+}
+
+static void aggregation_reset(void)
+{
+	S.nstacks = S.nips = S.nthreads = 0;
+	id_index_release(&S.stack_index);
+	id_index_release(&S.thread_index);
+	id_index_init(&S.stack_index);
+	id_index_init(&S.thread_index);
+	S.table_full = S.repeat_orphans = 0;
+}
+
+/* --- building the profile ------------------------------------------------- */
+
+struct addr_frame {
+	uint64_t addr;
+	uint32_t frame;
+};
+
+struct builder {
+	struct profile *p;
+	struct proc_syms *ps;
+	struct addr_frame *keys;
+	size_t nkeys, cap;
+	struct id_index index;
+	uint32_t *frames;
+};
+
+static int key_match(const void *ctx, uint32_t id, const void *key)
+{
+	const struct addr_frame *k = ctx;
+
+	return k[id].addr == *(const uint64_t *)key;
+}
+
+static int frame_for(struct builder *b, uint64_t addr, uint32_t *ret)
+{
+	uint64_t h = hash_u64(addr);
+	uint32_t id = id_index_find(&b->index, h, key_match, b->keys, &addr);
+	struct symbol_info si = { 0 };
+	struct frame f = { 0 };
+	int err;
+
+	if (id != ID_NONE) {
+		*ret = b->keys[id].frame;
+		return 0;
+	}
+	err = proc_syms_lookup(b->ps, addr, false, S.o.simple ? SYM_SIMPLE : 0, &si);
+	if (err < 0)
+		return err;
+	f.name = si.name;
+	f.module = si.module;
+	f.kind = si.kind;
+	f.address = si.module_offset;
+	if (si.module) {
+		uint32_t m;
+
+		err = profile_intern_module(b->p, si.module, si.build_id, &m);
+		if (err < 0)
+			return err;
+	}
+	if (b->nkeys == b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 1024;
+		struct addr_frame *n = realloc(b->keys, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		b->keys = n;
+		b->cap = cap;
+	}
+	err = profile_intern_frame(b->p, &f, &b->keys[b->nkeys].frame);
+	if (err < 0)
+		return err;
+	if (id_index_insert(&b->index, h, (uint32_t)b->nkeys) < 0)
+		return -ENOMEM;
+	b->keys[b->nkeys].addr = addr;
+	*ret = b->keys[b->nkeys++].frame;
+	return 0;
+}
+
+static const char *state_name(uint8_t st)
+{
+	switch (st) {
+	case 'R': return "[running]";
+	case 'S': return "[sleeping]";
+	case 'D': return "[uninterruptible]";
+	case 'T': case 't': return "[stopped]";
+	case 'Z': return "[zombie]";
+	default: return "[unknown state]";
+	}
+}
+
+static int pseudo(struct profile *p, const char *name, enum frame_kind kind, uint32_t *ret)
+{
+	struct frame f = { .name = name, .kind = kind };
+
+	return profile_intern_frame(p, &f, ret);
+}
+
+static int add_stack(struct builder *b, const struct agg_stack *s, const struct agg_thread *t)
+{
+	const uint64_t *ips = S.ips + s->first;
+	int64_t values[PROFILE_MAX_VALUES] = { (int64_t)s->samples, (int64_t)s->weight };
+	uint32_t depth = 0, stack, thread;
+	int err;
+
+	if (S.o.per_thread) {
+		char name[64];
+
+		if (t && t->name[0])
+			snprintf(name, sizeof(name), "[%s tid=%d]", t->name, (int)s->tid);
+		else
+			snprintf(name, sizeof(name), "[tid=%d]", (int)s->tid);
+		err = pseudo(b->p, name, FRAME_THREAD, &b->frames[depth++]);
+		if (err < 0)
+			return err;
+	}
+	for (uint32_t i = s->n; i-- > 0;) {
+		/* ips[0] is the interrupted pc; the rest are return addresses:
+		 * name the call, the byte before. */
+		err = frame_for(b, i ? ips[i] - 1 : ips[i], &b->frames[depth++]);
+		if (err < 0)
+			return err;
+	}
+	if (s->kind == HOT_KIND_WALL) {
+		err = pseudo(b->p, state_name(s->state), FRAME_KERNEL, &b->frames[depth++]);
+		if (err < 0)
+			return err;
+	}
+	err = profile_intern_stack(b->p, b->frames, depth, s->flags & HOT_TRUNCATED, &stack);
+	if (err < 0)
+		return err;
+	err = profile_intern_thread(b->p, s->tid, t ? t->name : NULL, &thread);
+	if (err < 0)
+		return err;
+	return profile_add_sample(b->p, stack, thread, values);
+}
+
+static void add_notes(struct profile *p, const char *ended)
+{
+	uint64_t busy = atomic_load(&hot.stats.drop_busy);
+	uint64_t full = atomic_load(&hot.stats.drop_full);
+	uint64_t truncated = atomic_load(&hot.stats.truncated);
+	uint64_t rearm = atomic_load(&hot.stats.rearm_failed);
+	struct agent_wall_stats ws;
+	char buf[32];
+
+	if (S.fallback[0])
+		profile_add_note(p, "cpu: %s; sampled with itimer (per-thread CPU timers) instead",
+				 S.fallback);
+	if (S.effective == AGENT_EVENT_WALL && agent_wall_get_stats(&ws) == 0)
+		profile_add_note(p,
+				 "wall: every thread sampled each %s whatever its state, at most %u "
+				 "signalled per tick (%u threads seen; %llu samples reused the stack of "
+				 "a thread that had not run since)",
+				 units_format_ns(hot.wall_interval_ns, buf, sizeof(buf)),
+				 ws.per_tick, ws.threads_max, (unsigned long long)ws.repeated);
+	if (busy || full || S.table_full || S.repeat_orphans)
+		profile_add_note(p,
+				 "%llu samples dropped (%llu: every sample buffer busy, %llu: buffers "
+				 "full, %llu: the distinct-stack limit, %llu: wall repeats without a "
+				 "first sample)",
+				 (unsigned long long)(busy + full + S.table_full + S.repeat_orphans),
+				 (unsigned long long)busy, (unsigned long long)full,
+				 (unsigned long long)S.table_full,
+				 (unsigned long long)S.repeat_orphans);
+	if (truncated)
+		profile_add_note(p,
+				 "%llu samples' stacks stop before the outermost frame (code with "
+				 "neither unwind tables nor frame pointers, or an unreadable frame)",
+				 (unsigned long long)truncated);
+	if (S.arm_failed)
+		profile_add_note(p, "%u threads could not be sampled: %s", S.arm_failed,
+				 strerror(-S.arm_error));
+	if (rearm)
+		profile_add_note(p, "%llu perf_event re-arms failed", (unsigned long long)rearm);
+	if (ended)
+		profile_add_note(p, "%s", ended);
+}
+
+static int build_profile(const char *ended, struct profile **ret, struct diag *d)
+{
+	static const struct value_type cpu_types[] = {
+		{ "samples", "count" }, { "cpu", "nanoseconds" } };
+	static const struct value_type wall_types[] = {
+		{ "samples", "count" }, { "wall", "nanoseconds" } };
+	struct builder b = { 0 };
+	char comm[16] = "";
+	int err = -ENOMEM;
+
+	id_index_init(&b.index);
+	b.p = profile_new();
+	b.frames = calloc(HOT_MAX_DEPTH + 4, sizeof(*b.frames));
+	if (!b.p || !b.frames)
+		goto out;
+	err = profile_set_value_types(b.p, S.effective == AGENT_EVENT_WALL ? wall_types : cpu_types, 2);
+	if (err < 0)
+		goto out;
+	read_comm(getpid(), comm, sizeof(comm));
+	b.p->event = profile_intern_string(b.p, agent_event_name(S.effective));
+	b.p->interval_unit = profile_intern_string(b.p, "nanoseconds");
+	b.p->unwinder = profile_intern_string(b.p, "dwarf");
+	b.p->command = comm[0] ? profile_intern_string(b.p, comm) : NULL;
+	b.p->interval = S.effective == AGENT_EVENT_WALL ? hot.wall_interval_ns : hot.weight_ns;
+	b.p->start_ns = S.start_real_ns;
+	b.p->duration_ns = clock_ns(CLOCK_MONOTONIC) - S.start_mono_ns;
+	b.p->pid = getpid();
+	b.p->degraded.lost_samples = atomic_load(&hot.stats.drop_busy) +
+				     atomic_load(&hot.stats.drop_full) + S.table_full;
+	b.p->degraded.truncated_stacks = atomic_load(&hot.stats.truncated);
+	err = symbolizer_open_process(S.syms, getpid(), false, &b.ps, d);
+	if (err < 0)
+		goto out;
+	for (size_t i = 0; i < S.nthreads; i++)
+		read_comm(S.threads[i].tid, S.threads[i].name, sizeof(S.threads[i].name));
+	for (size_t i = 0; i < S.nstacks; i++) {
+		pid_t tid = S.stacks[i].tid;
+		uint32_t tix = id_index_find(&S.thread_index, hash_u64((uint64_t)tid), thread_match,
+					     NULL, &tid);
+
+		err = add_stack(&b, &S.stacks[i], tix == ID_NONE ? NULL : &S.threads[tix]);
+		if (err < 0)
+			goto out;
+	}
+	add_notes(b.p, ended);
+	*ret = b.p;
+	b.p = NULL;
+	err = 0;
+out:
+	if (err < 0)
+		diag_set(d, err, "building the profile: %s", strerror(-err));
+	profile_free(b.p);
+	proc_syms_free(b.ps);
+	free(b.keys);
+	free(b.frames);
+	id_index_release(&b.index);
+	return err;
+}
+
+/* --- sessions ------------------------------------------------------------- */
+
+static int hot_setup(struct diag *d)
+{
+	struct sigaction sa;
+
+	if (S.hot_ready)
+		return 0;
+	for (unsigned i = 0; i < HOT_STRIPES; i++) {
+		void *m = mmap(NULL, HOT_STRIPE_BYTES, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (m == MAP_FAILED)
+			return diag_set(d, -ENOMEM, "cannot map sample buffers: %s", strerror(errno));
+		hot.stripes[i].buf = m;
+	}
+	S.scratch = malloc(HOT_STRIPE_BYTES);
+	S.repeat_ips = malloc(HOT_MAX_DEPTH * sizeof(uint64_t));
+	S.cache = unwind_cache_new();
+	S.syms = symbolizer_new();
+	if (!S.scratch || !S.repeat_ips || !S.cache || !S.syms)
+		return diag_set(d, -ENOMEM, "out of memory setting up the agent");
+	id_index_init(&S.stack_index);
+	id_index_init(&S.thread_index);
+	hot.wall_slots = AGENT_MAX_THREADS;
+	hot.wall_cpu_ns = calloc(AGENT_MAX_THREADS, sizeof(uint64_t));
+	if (!hot.wall_cpu_ns)
+		return diag_set(d, -ENOMEM, "out of memory setting up the agent");
+	/* Installed once and kept: a signal still queued after a session
+	 * must not meet SIGPROF's default action, which ends the process. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = hot_on_signal;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(HOT_SIGNAL, &sa, &hot.old) < 0)
+		return diag_set(d, -errno, "cannot install the SIGPROF handler: %s", strerror(errno));
+	S.hot_ready = true;
+	return 0;
+}
+
+static void stats_reset(void)
+{
+	atomic_store(&hot.stats.samples, 0);
+	atomic_store(&hot.stats.drop_busy, 0);
+	atomic_store(&hot.stats.drop_full, 0);
+	atomic_store(&hot.stats.truncated, 0);
+	atomic_store(&hot.stats.late, 0);
+	atomic_store(&hot.stats.rearm_failed, 0);
+}
+
+static const char *perf_denied_why(int err, char *buf, size_t len)
+{
+	long paranoid = -1;
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+
+	if (f) {
+		if (fscanf(f, "%ld", &paranoid) != 1)
+			paranoid = -1;
+		fclose(f);
+	}
+	if (err == -EACCES || err == -EPERM)
+		snprintf(buf, len, "perf_events denied (%s; kernel.perf_event_paranoid=%ld, or a "
+			 "seccomp filter as in many containers)", strerror(-err), paranoid);
+	else
+		snprintf(buf, len, "perf_event_open failed: %s", strerror(-err));
+	return buf;
+}
+
+/* Probes perf_events on the calling thread; "" when cpu can run. */
+static void cpu_probe(void)
+{
+	int fd;
+
+	S.exclude_kernel = false;
+	fd = perf_open(gettid(), 1000000000ull, false);
+	if (fd == -EACCES || fd == -EPERM) {
+		S.exclude_kernel = true; /* perf_event_paranoid 2: user space only */
+		fd = perf_open(gettid(), 1000000000ull, true);
+	}
+	if (fd >= 0) {
+		close(fd);
+		S.fallback[0] = '\0';
+		return;
+	}
+	perf_denied_why(fd, S.fallback, sizeof(S.fallback));
+}
+
+int agent_session_start(const struct agent_options *o, struct diag *d)
+{
+	struct agent_thread_list l = { 0 };
+	int err;
+
+	pthread_mutex_lock(&S.lock);
+	if (S.running) {
+		err = diag_set(d, -EBUSY, "a %s profile is already running; stop it first",
+			       agent_event_name(S.effective));
+		goto out;
+	}
+	err = hot_setup(d);
+	if (err < 0)
+		goto out;
+	S.o = *o;
+	if (S.o.title[0])
+		S.o.out.title = S.o.title;
+	S.effective = o->event;
+	S.fallback[0] = '\0';
+	S.arm_failed = 0;
+	S.arm_error = 0;
+	aggregation_reset();
+	stats_reset();
+	err = modules_refresh(true);
+	if (err < 0) {
+		diag_set(d, err, "cannot read this process's modules: %s", strerror(-err));
+		goto out;
+	}
+	hot.pid = getpid();
+	hot.max_depth = o->max_depth ? o->max_depth : HOT_MAX_DEPTH;
+	hot.weight_ns = o->interval_ns ? o->interval_ns : default_interval(o->event);
+	hot.wall_interval_ns = hot.weight_ns;
+	if (o->event == AGENT_EVENT_CPU) {
+		cpu_probe();
+		if (S.fallback[0]) {
+			S.effective = AGENT_EVENT_ITIMER;
+			agent_log("cpu: %s; falling back to itimer", S.fallback);
+		}
+	}
+	S.start_real_ns = clock_ns(CLOCK_REALTIME);
+	S.start_mono_ns = clock_ns(CLOCK_MONOTONIC);
+	S.last_rescan_ns = S.start_mono_ns;
+	S.deadline_mono_ns = o->duration_ns ? S.start_mono_ns + o->duration_ns : 0;
+	atomic_store(&hot.active, 1);
+	if (S.effective == AGENT_EVENT_WALL) {
+		err = agent_wall_start(hot.wall_interval_ns,
+				       o->wall_threads ? o->wall_threads : AGENT_WALL_PER_TICK, d);
+		if (err < 0) {
+			atomic_store(&hot.active, 0);
+			goto out;
+		}
+	} else {
+		pthread_mutex_lock(&S.arm_lock);
+		S.arm_event = S.effective;
+		S.arm_on = true;
+		pthread_mutex_unlock(&S.arm_lock);
+		err = agent_threads_scan(&l);
+		if (err < 0) {
+			disarm_all();
+			atomic_store(&hot.active, 0);
+			diag_set(d, err, "cannot list this process's threads: %s", strerror(-err));
+			goto out;
+		}
+		for (unsigned i = 0; i < l.n; i++)
+			arm_thread(l.tids[i]);
+		agent_thread_list_release(&l);
+	}
+	S.running = true;
+	err = 0;
+out:
+	pthread_mutex_unlock(&S.lock);
+	if (err == 0)
+		agent_control_wake();
+	return err;
+}
+
+/* Stops sampling and waits until no handler runs. */
+static void stop_engines(void)
+{
+	atomic_store(&hot.active, 0);
+	if (S.effective == AGENT_EVENT_WALL)
+		agent_wall_stop();
+	else
+		disarm_all();
+	for (int i = 0; i < 10000 && atomic_load(&hot.inflight); i++)
+		usleep(100);
+}
+
+static int stop_locked(const char *ended, struct profile **ret, struct diag *d)
+{
+	int err;
+
+	stop_engines();
+	drain_locked();
+	S.running = false;
+	err = build_profile(ended, ret, d);
+	aggregation_reset();
+	free_retired();
+	return err;
+}
+
+/* Keeps p as the latest finished profile (for a later dump), and writes
+ * it when the session was given a file. */
+static void finished(struct profile *p)
+{
+	struct diag d;
+
+	diag_clear(&d);
+	if (S.o.file[0] && agent_write_profile(p, &S.o, &d) < 0)
+		agent_log("%s", d.msg);
+	profile_free(S.last);
+	S.last = p;
+}
+
+int agent_session_stop(struct profile **ret, struct diag *d)
+{
+	struct profile *p = NULL;
+	int err;
+
+	pthread_mutex_lock(&S.lock);
+	if (!S.running) {
+		err = diag_set(d, -ENOENT, "no profile is running");
+		goto out;
+	}
+	err = stop_locked(NULL, &p, d);
+	if (err < 0)
+		goto out;
+	if (ret) {
+		*ret = p;
+	} else {
+		finished(p);
+	}
+out:
+	pthread_mutex_unlock(&S.lock);
+	return err;
+}
+
+int agent_session_snapshot(struct profile **ret, struct diag *d)
+{
+	int err;
+
+	pthread_mutex_lock(&S.lock);
+	if (!S.running) {
+		err = diag_set(d, -ENOENT, "no profile is running");
+		goto out;
+	}
+	drain_locked();
+	err = build_profile(NULL, ret, d);
+out:
+	pthread_mutex_unlock(&S.lock);
+	return err;
+}
+
+int agent_session_last(struct profile **ret, struct diag *d);
+int agent_session_last(struct profile **ret, struct diag *d)
+{
+	pthread_mutex_lock(&S.lock);
+	if (!S.last) {
+		pthread_mutex_unlock(&S.lock);
+		return diag_set(d, -ENOENT, "no profile has been recorded");
+	}
+	*ret = S.last;
+	S.last = NULL;
+	pthread_mutex_unlock(&S.lock);
+	return 0;
+}
+
+void agent_session_tick(void)
+{
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	struct profile *p = NULL;
+	struct diag d;
+
+	pthread_mutex_lock(&S.lock);
+	if (!S.running)
+		goto out;
+	drain_locked();
+	modules_refresh(false);
+	free_retired();
+	if (S.effective != AGENT_EVENT_WALL && now - S.last_rescan_ns >= RESCAN_NS) {
+		S.last_rescan_ns = now;
+		rescan_threads();
+	}
+	if (S.deadline_mono_ns && now >= S.deadline_mono_ns) {
+		diag_clear(&d);
+		if (stop_locked(NULL, &p, &d) < 0)
+			agent_log("%s", d.msg);
+		else
+			finished(p);
+	}
+out:
+	pthread_mutex_unlock(&S.lock);
+}
+
+bool agent_session_info(struct agent_options *ret_o, enum agent_event *ret_effective,
+			uint64_t *ret_samples)
+{
+	bool running;
+
+	pthread_mutex_lock(&S.lock);
+	running = S.running;
+	if (running) {
+		if (ret_o)
+			*ret_o = S.o;
+		if (ret_effective)
+			*ret_effective = S.effective;
+		if (ret_samples)
+			*ret_samples = atomic_load(&hot.stats.samples);
+	}
+	pthread_mutex_unlock(&S.lock);
+	return running;
+}
+
+void agent_session_finish(const char *why)
+{
+	struct profile *p = NULL;
+	struct diag d;
+
+	/* A try-lock: at a fatal signal the lock may be held by the very
+	 * thread that crashed. */
+	if (pthread_mutex_trylock(&S.lock) != 0)
+		return;
+	if (S.running) {
+		diag_clear(&d);
+		if (stop_locked(why, &p, &d) < 0)
+			agent_log("%s", d.msg);
+		else
+			finished(p);
+	}
+	pthread_mutex_unlock(&S.lock);
+}
+
+/* In a child after fork: no threads of ours, no timers; forget the
+ * parent's session without touching its (shared) perf events. */
+void agent_session_after_fork(void);
+void agent_session_after_fork(void)
+{
+	atomic_store(&hot.active, 0);
+	pthread_mutex_init(&S.lock, NULL);
+	pthread_mutex_init(&S.arm_lock, NULL);
+	S.running = false;
+	S.arm_on = false;
+	for (unsigned i = 0; i < S.narmed; i++)
+		if (S.armed[i].fd >= 0)
+			close(S.armed[i].fd);
+	S.narmed = 0;
+}
+
+int agent_write_profile(const struct profile *p, const struct agent_options *o,
+			struct diag *d)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 32];
+	enum output_format f;
+	FILE *out;
+	int err;
+
+	if (agent_expand_path(o->file, path, sizeof(path)) < 0)
+		return diag_set(d, -ENAMETOOLONG, "file=%s: the expanded path is too long", o->file);
+	if (o->have_format)
+		f = o->format;
+	else if (output_format_from_path(path, &f) < 0)
+		return diag_set(d, -EINVAL,
+				"file=%s: cannot tell the format from the extension; add output=FORMAT (%s)",
+				path, output_format_names());
+	/* Whole or not at all: a reader never sees half a profile. */
+	snprintf(tmp, sizeof(tmp), "%s.tmp%d", path, (int)getpid());
+	out = fopen(tmp, "w");
+	if (!out)
+		return diag_set(d, -errno, "cannot write %s: %s", tmp, strerror(errno));
+	err = output_write(p, f, &o->out, out);
+	if (fclose(out) != 0 && err == 0)
+		err = -errno;
+	if (err == 0 && rename(tmp, path) < 0)
+		err = -errno;
+	if (err < 0) {
+		unlink(tmp);
+		return diag_set(d, err, "cannot write %s: %s", path, strerror(-err));
+	}
+	return 0;
+}

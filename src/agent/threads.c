@@ -1,0 +1,210 @@
+/* threads: which threads the agent samples. New threads are seen through
+ * pthread_create, which the agent interposes: the start routine runs
+ * inside a wrapper that records the thread's stack bounds for the signal
+ * handler (hot_self) and lets the session arm it before its first
+ * instruction. Threads that existed before, or that were made without
+ * pthread_create, come from /proc/self/task. */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+#include "agent/hot/hot.h"
+
+#define MAX_OWN 16
+
+static pthread_mutex_t own_lock = PTHREAD_MUTEX_INITIALIZER;
+static pid_t own[MAX_OWN]; /* under own_lock */
+static unsigned nown;
+static pthread_key_t exit_key;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+
+typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *),
+				 void *);
+
+static pthread_create_fn real_pthread_create(void)
+{
+	static _Atomic(pthread_create_fn) real;
+	pthread_create_fn f = atomic_load(&real);
+
+	if (!f) {
+		f = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
+		atomic_store(&real, f);
+	}
+	return f;
+}
+
+void agent_thread_mark_own(void)
+{
+	sigset_t set;
+
+	hot_self.blocked = 1;
+	sigemptyset(&set);
+	sigaddset(&set, HOT_SIGNAL);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	pthread_mutex_lock(&own_lock);
+	if (nown < MAX_OWN)
+		own[nown++] = gettid();
+	pthread_mutex_unlock(&own_lock);
+}
+
+bool agent_thread_is_own(pid_t tid)
+{
+	bool yes = false;
+
+	pthread_mutex_lock(&own_lock);
+	for (unsigned i = 0; i < nown && !yes; i++)
+		yes = own[i] == tid;
+	pthread_mutex_unlock(&own_lock);
+	return yes;
+}
+
+int agent_threads_scan(struct agent_thread_list *ret)
+{
+	DIR *dir = opendir("/proc/self/task");
+	struct dirent *de;
+	unsigned cap = 0;
+	int err = 0;
+
+	ret->tids = NULL;
+	ret->n = 0;
+	if (!dir)
+		return -errno;
+	while ((de = readdir(dir))) {
+		pid_t tid = (pid_t)atoi(de->d_name);
+
+		if (tid <= 0 || agent_thread_is_own(tid))
+			continue;
+		if (ret->n == AGENT_MAX_THREADS)
+			break;
+		if (ret->n == cap) {
+			unsigned ncap = cap ? cap * 2 : 64;
+			pid_t *n = realloc(ret->tids, ncap * sizeof(*n));
+
+			if (!n) {
+				err = -ENOMEM;
+				break;
+			}
+			ret->tids = n;
+			cap = ncap;
+		}
+		ret->tids[ret->n++] = tid;
+	}
+	closedir(dir);
+	if (err < 0)
+		agent_thread_list_release(ret);
+	return err;
+}
+
+void agent_thread_list_release(struct agent_thread_list *l)
+{
+	free(l->tids);
+	l->tids = NULL;
+	l->n = 0;
+}
+
+static void on_thread_exit(void *v)
+{
+	(void)v;
+	agent_session_thread_exiting(hot_self.tid);
+}
+
+static void make_exit_key(void)
+{
+	pthread_key_create(&exit_key, on_thread_exit);
+}
+
+/* Fills hot_self for the calling thread: its id and its stack. */
+static void learn_self(void)
+{
+	pthread_attr_t attr;
+	void *addr;
+	size_t size;
+
+	hot_self.tid = gettid();
+	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+		if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+			hot_self.stack_lo = (uint64_t)(uintptr_t)addr;
+			hot_self.stack_hi = (uint64_t)(uintptr_t)addr + size;
+		}
+		pthread_attr_destroy(&attr);
+	}
+}
+
+void agent_threads_init_main(void)
+{
+	pthread_once(&exit_key_once, make_exit_key);
+	learn_self();
+}
+
+struct start {
+	void *(*fn)(void *);
+	void *arg;
+	bool own; /* an agent thread */
+};
+
+static void *thread_main(void *p)
+{
+	struct start s = *(struct start *)p;
+
+	free(p);
+	if (s.own) {
+		agent_thread_mark_own();
+		return s.fn(s.arg);
+	}
+	learn_self();
+	/* A non-NULL value makes the key's destructor run at exit, after the
+	 * thread's own cleanup handlers, whether it returns or calls
+	 * pthread_exit. */
+	pthread_setspecific(exit_key, (void *)1);
+	agent_session_thread_started(hot_self.tid);
+	return s.fn(s.arg);
+}
+
+static int create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg,
+		  bool own_thread)
+{
+	pthread_create_fn real = real_pthread_create();
+	struct start *s;
+	int r;
+
+	if (!real)
+		return EAGAIN;
+	pthread_once(&exit_key_once, make_exit_key);
+	s = malloc(sizeof(*s));
+	if (!s) /* Not worth failing the program for: run it unwrapped. */
+		return real(t, attr, fn, arg);
+	s->fn = fn;
+	s->arg = arg;
+	s->own = own_thread;
+	r = real(t, attr, thread_main, s);
+	if (r)
+		free(s);
+	return r;
+}
+
+/* An agent thread: its sampling signal blocked from its first instruction
+ * (the mask is inherited, so it is blocked around the creation). */
+int agent_thread_create(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+	sigset_t set, old;
+	int r;
+
+	sigfillset(&set);
+	pthread_sigmask(SIG_BLOCK, &set, &old);
+	r = create(t, NULL, fn, arg, true);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return r;
+}
+
+__attribute__((visibility("default"))) int pthread_create(pthread_t *t,
+							  const pthread_attr_t *attr,
+							  void *(*fn)(void *), void *arg)
+{
+	return create(t, attr, fn, arg, false);
+}
