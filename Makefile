@@ -111,6 +111,32 @@ fuzz: $(FUZZ_BIN)
 fuzz-long: $(FUZZ_BIN)
 	FUZZ_SECONDS=$(FUZZ_LONG_SECONDS) tests/fuzz/run-all $(BUILD)
 
+# --- the in-process agent: build/libnprof.so (docs/agent.md) -----------------
+# Every object is built -fPIC so that the core library can be linked into
+# the agent. src/agent/libnprof.map exports only nprof_* and the libc
+# functions the agent interposes. Objects in src/agent/hot/ run in signal
+# handlers: scripts/check-hot (tests/integration/agent_hot_check.sh) proves
+# they reference only async-signal-safe symbols. Agent unit tests
+# (tests/unit/agent*_test.c) link the agent objects directly.
+ALL_CFLAGS += -fPIC
+AGENT_SRC := $(wildcard src/agent/*.c src/agent/hot/*.c)
+AGENT_OBJ := $(AGENT_SRC:%.c=$(BUILD)/%.o)
+AGENT_SO  := $(BUILD)/libnprof.so
+AGENT_MAP := src/agent/libnprof.map
+
+$(AGENT_SO): $(AGENT_OBJ) $(CORE_LIB) $(AGENT_MAP)
+	$(CC) -shared -Wl,--version-script=$(AGENT_MAP) -Wl,-z,defs -Wl,-soname,libnprof.so \
+		-o $@ $(AGENT_OBJ) $(CORE_LIB) $(LIBS) -ldl -lrt
+
+$(BUILD)/tests/unit/agent%_test: tests/unit/agent%_test.c tests/unit/test.h $(AGENT_OBJ) $(CORE_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(AGENT_OBJ) $(CORE_LIB) $(LIBS) -ldl -lrt
+
+agent: $(AGENT_SO)
+all: $(AGENT_SO)
+.PHONY: agent
+# --- end of the agent block ----------------------------------------------------
+
 include tests/progs/progs.mk
 
 check: all

@@ -1101,9 +1101,13 @@ void agent_session_finish(const char *why)
 	struct profile *p = NULL;
 	struct diag d;
 
-	/* A try-lock: at a fatal signal the lock may be held by the very
+	struct timespec until;
+
+	/* Bounded: at a fatal signal the lock may be held by the very
 	 * thread that crashed. */
-	if (pthread_mutex_trylock(&S.lock) != 0)
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 5;
+	if (pthread_mutex_timedlock(&S.lock, &until) != 0)
 		return;
 	if (S.running) {
 		diag_clear(&d);

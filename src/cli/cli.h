@@ -24,6 +24,7 @@ int cmd_record(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_stacks(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
+int cmd_list(int argc, char **argv);
 
 /* path_template.c: -f's %p (pid) and %t (timestamp) for stacks and dump;
  * -ENAMETOOLONG past len. A PID argument: -EINVAL unless 1..INT_MAX. */

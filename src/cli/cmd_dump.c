@@ -38,7 +38,7 @@ int cmd_dump(int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+:f:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":f:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			file = optarg;

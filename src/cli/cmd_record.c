@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/units.h"
+#include "cli/agent_client.h"
 #include "cli/cli.h"
 #include "cli/output_args.h"
 #include "cli/spawn.h"
@@ -51,7 +52,7 @@ static int parse_duration(const char *arg, uint64_t *ret_ns)
 
 static int parse_interval(const char *event, const char *arg, uint64_t *ret)
 {
-	if (!strcmp(event, "cpu")) {
+	if (agent_client_event(event)) { /* cpu, itimer, wall: a time */
 		/* A bare number is nanoseconds, as in asprof's -i. */
 		int r = units_parse_duration_ns(arg, 1, ret);
 
@@ -165,7 +166,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		}
 	}
 
-	if (!engine_event_known(a->rec.event)) {
+	if (!engine_event_known(a->rec.event) && !agent_client_event(a->rec.event)) {
 		char buf[256];
 
 		return cli_usage_error("record",
@@ -183,7 +184,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			return cli_usage_error("record",
 				"-i %s: not an interval for %s; use %s",
 				interval, a->rec.event,
-				strcmp(a->rec.event, "cpu") ?
+				!agent_client_event(a->rec.event) ?
 					"a count such as 1, 100 or 10k" :
 					"a time such as 10ms or 1000us");
 	}
@@ -347,7 +348,10 @@ int cmd_record(int argc, char **argv)
 		cli_error("out of memory");
 		goto out;
 	}
-	if (a.command) {
+	if (a.command && !engine_event_known(a.rec.event)) {
+		/* itimer, wall: only the agent has them; preload it. */
+		r = agent_client_record_command(a.command, &a.rec, &a.pid, &p, &d);
+	} else if (a.command) {
 		r = spawned_start(a.command, &child, &d);
 		if (r < 0) {
 			cli_error("%s", d.msg);
@@ -362,6 +366,14 @@ int cmd_record(int argc, char **argv)
 				  strerror(-child.exec_error));
 			goto out;
 		}
+	} else if (agent_client_event(a.rec.event) && agent_client_present(a.pid)) {
+		/* The process has the agent: it samples from inside. */
+		r = agent_client_record(a.pid, &a.rec, &p, &d);
+	} else if (!engine_event_known(a.rec.event)) {
+		r = diag_set(&d, -ENOENT,
+			     "-e %s needs nprof's agent in PID %d, which has none; start the "
+			     "program with LD_PRELOAD=libnprof.so or nprof record -e %s -- COMMAND",
+			     a.rec.event, (int)a.pid, a.rec.event);
 	} else {
 		r = engine_record(a.pid, &a.rec, syms, NULL, NULL, &p, &d);
 	}

@@ -38,7 +38,7 @@ static int parse_args(int argc, char **argv, struct stacks_args *a)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+:gf:sj:ah", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":gf:sj:ah", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'g':
 			a->text_flags |= THREAD_DUMP_GROUP;
@@ -88,12 +88,8 @@ static int parse_args(int argc, char **argv, struct stacks_args *a)
 	if (cli_parse_pid(argv[optind], &a->pid) < 0)
 		return cli_usage_error("stacks", "'%s' is not a PID; give a process id",
 				       argv[optind]);
-	if (a->lines) {
-		/* The symbolizer has no file:line lookup yet (SYM_LINES). */
-		cli_error("--lines: file:line and inlined frames are not available yet; "
-			  "run without --lines");
-		return EXIT_USAGE;
-	}
+	if (a->lines)
+		a->o.sym_flags |= SYM_LINES;
 	return EXIT_OK;
 }
 

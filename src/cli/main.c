@@ -20,6 +20,7 @@ static const struct command commands[] = {
 	{ "convert", cmd_convert },
 	{ "stacks", cmd_stacks },
 	{ "dump", cmd_dump },
+	{ "list", cmd_list },
 };
 
 void cli_error(const char *fmt, ...)

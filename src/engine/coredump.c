@@ -230,6 +230,7 @@ static void note(struct nbuf *b, const char *name, uint32_t type, const void *de
 }
 
 struct proc_facts {
+	pid_t pid;
 	char state;
 	long ppid, pgrp, sid, flags, nice;
 	long uid, gid;
@@ -243,6 +244,8 @@ static void read_facts(pid_t pid, struct proc_facts *f)
 {
 	char path[64], *buf = NULL;
 	size_t len;
+
+	f->pid = pid;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	if (procfs_read_file(path, 4096, &buf, &len) == 0) {
@@ -344,7 +347,7 @@ static void prpsinfo(struct nbuf *b, const struct proc_facts *f)
 	p.pr_flag = (unsigned long)f->flags;
 	p.pr_uid = (unsigned)f->uid;
 	p.pr_gid = (unsigned)f->gid;
-	p.pr_pid = 0;
+	p.pr_pid = (pid_t)f->pid;
 	p.pr_ppid = (pid_t)f->ppid;
 	p.pr_pgrp = (pid_t)f->pgrp;
 	p.pr_sid = (pid_t)f->sid;

@@ -898,28 +898,80 @@ static bool seen(const struct thread_dump *td, pid_t tid)
 	return false;
 }
 
+/* Appends one named frame to t->frames (grown as needed). */
+static int push_frame(struct thread_info *t, unsigned *cap, uint64_t addr,
+		      const struct symbol_info *si)
+{
+	struct thread_frame *f;
+
+	if (t->nframes == *cap) {
+		unsigned ncap = *cap ? *cap * 2 : 16;
+		struct thread_frame *nv = realloc(t->frames, ncap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		t->frames = nv;
+		*cap = ncap;
+	}
+	f = &t->frames[t->nframes];
+	memset(f, 0, sizeof(*f));
+	f->addr = addr;
+	f->module_offset = si->module_offset;
+	f->kind = si->kind;
+	f->line = si->line;
+	f->name = strdup(si->name ? si->name : "??");
+	f->module = si->module ? strdup(si->module) : NULL;
+	f->file = si->file ? strdup(si->file) : NULL;
+	t->nframes++;
+	if (!f->name || (si->module && !f->module) || (si->file && !f->file))
+		return -ENOMEM;
+	return 0;
+}
+
+/* Names every thread's addresses (walk() left them in frames[].addr).
+ * With SYM_LINES an address may give several frames (inlined calls):
+ * they are listed innermost first, like the rest of the stack. */
 static int name_frames(struct thread_dump *td, struct proc_syms *ps, unsigned flags)
 {
+	struct symbol_info si[SYM_MAX_FRAMES_PER_ADDR];
+
 	for (size_t i = 0; i < td->nthreads; i++) {
 		struct thread_info *t = &td->threads[i];
+		uint64_t *addrs;
+		unsigned n = t->nframes, cap = 0;
 
-		for (unsigned j = 0; j < t->nframes; j++) {
-			struct thread_frame *f = &t->frames[j];
-			struct symbol_info si = { 0 };
+		if (!n)
+			continue;
+		addrs = malloc(n * sizeof(*addrs));
+		if (!addrs)
+			return -ENOMEM;
+		for (unsigned j = 0; j < n; j++)
+			addrs[j] = t->frames[j].addr;
+		free(t->frames);
+		t->frames = NULL;
+		t->nframes = 0;
+		for (unsigned j = 0; j < n; j++) {
 			/* Return addresses are named at addr - 1: the call,
-			 * not what follows it (which may be another function). */
-			uint64_t a = j ? f->addr - 1 : f->addr;
-			int err = proc_syms_lookup(ps, a, false, flags, &si);
+			 * not what follows it (which may be another function
+			 * or another line). */
+			uint64_t a = j ? addrs[j] - 1 : addrs[j];
+			unsigned got = 1;
+			int err;
 
-			if (err < 0)
+			memset(si, 0, sizeof(si));
+			if (flags & SYM_LINES)
+				err = proc_syms_lookup_frames(ps, a, false, flags, si,
+							      SYM_MAX_FRAMES_PER_ADDR, &got);
+			else
+				err = proc_syms_lookup(ps, a, false, flags, &si[0]);
+			for (unsigned k = got; !err && k-- > 0;)
+				err = push_frame(t, &cap, addrs[j], &si[k]);
+			if (err < 0) {
+				free(addrs);
 				return err;
-			f->name = strdup(si.name ? si.name : "??");
-			f->module = si.module ? strdup(si.module) : NULL;
-			if (!f->name || (si.module && !f->module))
-				return -ENOMEM;
-			f->module_offset = si.module_offset;
-			f->kind = si.kind;
+			}
 		}
+		free(addrs);
 	}
 	return 0;
 }
@@ -1143,6 +1195,7 @@ void thread_dump_free(struct thread_dump *td)
 		for (unsigned j = 0; j < t->nframes; j++) {
 			free(t->frames[j].name);
 			free(t->frames[j].module);
+			free(t->frames[j].file);
 		}
 		free(t->frames);
 	}
@@ -1194,8 +1247,12 @@ static void write_frames(const struct thread_info *t, unsigned flags, FILE *f)
 		const struct thread_frame *fr = &t->frames[j];
 
 		fprintf(f, "\tat %s", fr->name);
-		if (fr->module && fr->kind != FRAME_UNKNOWN)
+		if (fr->file && fr->line)
+			fprintf(f, " (%s:%u)", base_name(fr->file), fr->line);
+		else if (fr->module && fr->kind != FRAME_UNKNOWN)
 			fprintf(f, " (%s)", base_name(fr->module));
+		if (fr->kind == FRAME_INLINED)
+			fputs(" [inlined]", f);
 		if (flags & THREAD_DUMP_ADDRS)
 			fprintf(f, " [0x%llx]", (unsigned long long)fr->addr);
 		fputc('\n', f);
@@ -1214,7 +1271,7 @@ static bool same_group(const struct thread_info *a, const struct thread_info *b)
 	for (unsigned j = 0; j < a->nframes; j++) {
 		const struct thread_frame *x = &a->frames[j], *y = &b->frames[j];
 
-		if (strcmp(x->name, y->name) ||
+		if (strcmp(x->name, y->name) || x->line != y->line ||
 		    (x->module == NULL) != (y->module == NULL) ||
 		    (x->module && strcmp(x->module, y->module)))
 			return false;
@@ -1423,8 +1480,14 @@ int thread_dump_write_json(const struct thread_dump *td, FILE *f)
 				json_str(f, fr->module);
 			else
 				fputs("null", f);
-			fprintf(f, ",\"offset\":\"0x%llx\",\"kind\":\"%s\"}",
+			fprintf(f, ",\"offset\":\"0x%llx\",\"kind\":\"%s\"",
 				(unsigned long long)fr->module_offset, kind_name(fr->kind));
+			if (fr->file) {
+				fputs(",\"file\":", f);
+				json_str(f, fr->file);
+				fprintf(f, ",\"line\":%u", fr->line);
+			}
+			fputc('}', f);
 		}
 		fputs("]}", f);
 	}

@@ -54,7 +54,8 @@ struct unwind_cache;
 struct thread_dump_options {
 	unsigned max_depth;	     /* 0: THREAD_DUMP_DEPTH */
 	size_t max_stack_bytes;	     /* 0: THREAD_DUMP_STACK_BYTES */
-	unsigned sym_flags;	     /* SYM_* (symbolize.h) */
+	unsigned sym_flags;	     /* SYM_* (symbolize.h); SYM_LINES adds
+					file:line and inlined frames */
 	struct symbolizer *sym;	     /* NULL: a private one for this call */
 	struct unwind_cache *cache;  /* NULL: a private one for this call */
 };
@@ -79,7 +80,9 @@ struct thread_frame {
 	char *name;	     /* function, or "module+0xOFFSET" */
 	char *module;	     /* path as mapped, or NULL */
 	uint64_t module_offset;
-	enum frame_kind kind;
+	enum frame_kind kind;	/* FRAME_INLINED: inlined into the next frame */
+	char *file;		/* SYM_LINES: source file, or NULL */
+	unsigned line;		/* SYM_LINES: line, or 0 */
 };
 
 struct thread_info {

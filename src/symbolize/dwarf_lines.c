@@ -83,12 +83,13 @@ int dwarf_lines_open_elf(Elf *e, struct dwarf_lines **ret)
 	if (!dw)
 		return -ENOENT;
 	dl = calloc(1, sizeof(*dl));
-	if (!dl) {
+	/* The data is mapped (or read now): the caller may close the file,
+	 * and a module's DWARF costs no file descriptor while it is cached. */
+	if (!dl || elf_cntl(e, ELF_C_FDREAD) < 0) {
+		free(dl);
 		dwarf_end(dw);
 		return -ENOMEM;
 	}
-	/* The data is mapped (or read now); the caller may close the file. */
-	elf_cntl(e, ELF_C_FDREAD);
 	dl->elf = e;
 	dl->dw = dw;
 	*ret = dl;

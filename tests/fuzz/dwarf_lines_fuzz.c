@@ -40,9 +40,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	for (unsigned i = 0; i < info.nloads; i++) {
 		const struct elf_load *l = &info.loads[i];
-		uint64_t step = l->memsz / 512 + 1;
+		uint64_t step = l->memsz / 128 + 1;
 
-		for (uint64_t a = l->vaddr; a - l->vaddr < l->memsz; a += step) {
+		for (unsigned k = 0; k < 128 && k * step < l->memsz; k++) {
+			uint64_t a = l->vaddr + k * step;
 			struct dwarf_loc locs[4];
 			unsigned n = 0;
 
@@ -50,12 +51,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (dwarf_lines_find(dl, a, locs, (unsigned)(a % 4) + 1, &n) == 0 &&
 			    (n < 1 || n > (unsigned)(a % 4) + 1))
 				abort();
-			for (unsigned k = 0; k < n; k++) {
-				if (locs[k].file && !locs[k].line)
+			for (unsigned j = 0; j < n; j++) {
+				if (locs[j].file && !locs[j].line)
 					abort();
 				/* The strings must be readable to their end. */
-				sink += locs[k].name ? strlen(locs[k].name) : 0;
-				sink += locs[k].file ? strlen(locs[k].file) : 0;
+				sink += locs[j].name ? strlen(locs[j].name) : 0;
+				sink += locs[j].file ? strlen(locs[j].file) : 0;
 			}
 		}
 	}

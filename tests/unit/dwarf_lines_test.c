@@ -526,7 +526,8 @@ out:
 int main(void)
 {
 	struct symbolizer *s = symbolizer_new();
-	struct lib full, strip, nodbg, cxx;
+	struct lib full, strip, nodbg, cxx, clang;
+	bool have_clang;
 	char path[512];
 	int rc;
 
@@ -548,6 +549,13 @@ int main(void)
 	rc = sh("cc -O2 -g -fPIC -shared -DVARIANT=3 -o libnodbg.so c.c && "
 		"strip --strip-debug libnodbg.so");
 	CHECK(rc == 0, "build libnodbg.so, no debug info");
+	/* clang emits no .debug_aranges: units are found by their ranges. */
+	have_clang = sh("command -v clang") == 0;
+	if (have_clang) {
+		rc = sh("clang -O2 -g -fPIC -shared -DVARIANT=4 -o libclang.so c.c && "
+			"! readelf -S libclang.so | grep -q debug_aranges");
+		CHECK(rc == 0, "build libclang.so, without .debug_aranges");
+	}
 	rc = sh("c++ -O2 -g -fPIC -shared -o libcxx.so cxx.cc");
 	CHECK(rc == 0, "build libcxx.so");
 
@@ -559,6 +567,14 @@ int main(void)
 		test_c(s, &strip, "stripped + debuglink");
 	else
 		CHECK(0, "load libstrip.so");
+	if (have_clang) {
+		if (load_lib("libclang.so", "outer", &clang) == 0)
+			test_c(s, &clang, "clang");
+		else
+			CHECK(0, "load libclang.so");
+	} else {
+		printf("# clang not found; skipping the unit without .debug_aranges\n");
+	}
 	if (full.fn)
 		test_max(s, &full);
 	if (load_lib("libnodbg.so", "outer", &nodbg) == 0)

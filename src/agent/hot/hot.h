@@ -1,5 +1,5 @@
 /* hot: the agent's signal path, and the contract between it and the cold
- * side (src/agent/*.c) that arms timers, drains samples and builds
+ * side (the files of src/agent/) that arms timers, drains samples and builds
  * profiles.
  *
  * One handler serves every engine. The kernel (a perf_event overflow, a

@@ -1,0 +1,66 @@
+/* nprof.h — the C API of libnprof.so, nprof's in-process agent.
+ *
+ * The agent samples the threads of the process it is loaded into: `cpu`
+ * (a per-thread perf_event; falls back to `itimer` where perf_events are
+ * denied), `itimer` (per-thread CPU-time timers) and `wall` (every thread
+ * at a fixed period, whatever its state). Three ways to use it:
+ *
+ *   LD_PRELOAD=libnprof.so NPROF_START=event=cpu,file=/tmp/p-%p.html prog
+ *   nprof record -e itimer -- prog          (which preloads it)
+ *   link with -lnprof and call the functions below
+ *
+ * Options are one string of key=value pairs separated by commas, the same
+ * everywhere (NPROF_START, nprof_start, the control socket):
+ *   event=cpu|itimer|wall   interval=10ms   duration=30 (seconds; 0/absent:
+ *   until stopped or exit)   file=PATH (%p pid, %t time)   output=FORMAT
+ *   (collapsed, flamegraph, pprof, ...; default from the file's extension)
+ *   jstackdepth=N   thread (per-thread stacks)   simple   wall_threads=N
+ *   title=T   width=PX   height=PX   minwidth=PX   reverse
+ *
+ * Threads: every function may be called from any thread, never from a
+ * signal handler. Each returns 0 or a negative errno; nprof_last_error()
+ * then holds a one-line reason. One profile runs at a time (-EBUSY).
+ * The agent uses SIGPROF; a program that uses SIGPROF itself keeps
+ * receiving its own SIGPROF signals through the agent's handler. */
+#ifndef NPROF_H
+#define NPROF_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NPROF_API_VERSION 1
+
+/* Starts a profile. With duration=, it ends by itself and, with file=,
+ * is written then; without, it runs until nprof_stop() or exit (when a
+ * file= is given, it is written at exit and at a fatal signal). */
+int nprof_start(const char *options);
+
+/* Ends the running profile; writes it to the start's file= if any.
+ * The profile stays available to nprof_dump(). -ENOENT: none runs. */
+int nprof_stop(void);
+
+/* Writes the running profile so far (or, when none runs, the last one
+ * that ended) as options say: file= (required) and output=. */
+int nprof_dump(const char *options);
+
+/* One line: "idle" or "running event=cpu effective=itimer samples=N". */
+int nprof_status(char *buf, size_t len);
+
+/* Serves the control socket (@nprof-agent-PID) that `nprof record PID`
+ * and `nprof list` use. Started at load unless NPROF_CONTROL=0. */
+int nprof_control_start(void);
+
+/* The reason for the calling thread's last failure, "" when none. */
+const char *nprof_last_error(void);
+
+/* "0.1.0" */
+const char *nprof_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

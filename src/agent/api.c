@@ -1,0 +1,167 @@
+/* api: include/nprof.h, and what happens when libnprof.so is loaded
+ * (NPROF_START, the control thread) and when the process ends. */
+#include "nprof.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/agent.h"
+#include "agent/hot/fatal.h"
+
+#define NPROF_EXPORT __attribute__((visibility("default")))
+
+int agent_session_last(struct profile **ret, struct diag *d);
+void agent_session_after_fork(void);
+void agent_control_after_fork(void);
+
+static __thread char last_error[512];
+
+static int fail(int err, const struct diag *d)
+{
+	snprintf(last_error, sizeof(last_error), "%s", d->msg[0] ? d->msg : strerror(-err));
+	return err;
+}
+
+/* Over the default action only: a program's own handler stays its own. */
+static void install_fatal_handlers(void)
+{
+	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGSEGV,
+				    SIGBUS, SIGILL, SIGFPE, SIGABRT };
+
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		struct sigaction old, sa;
+
+		if (sigaction(sigs[i], NULL, &old) < 0 || old.sa_handler != SIG_DFL ||
+		    (old.sa_flags & SA_SIGINFO))
+			continue;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = hot_on_fatal;
+		sigemptyset(&sa.sa_mask);
+		sigaction(sigs[i], &sa, NULL);
+	}
+}
+
+NPROF_EXPORT int nprof_start(const char *options)
+{
+	struct agent_options o;
+	struct diag d;
+	int err;
+
+	diag_clear(&d);
+	last_error[0] = '\0';
+	err = agent_options_parse(options, &o, &d);
+	if (err == 0)
+		err = agent_control_start(&d);
+	if (err == 0)
+		err = agent_session_start(&o, &d);
+	if (err < 0)
+		return fail(err, &d);
+	if (o.file[0])
+		install_fatal_handlers();
+	return 0;
+}
+
+NPROF_EXPORT int nprof_stop(void)
+{
+	struct diag d;
+	int err;
+
+	diag_clear(&d);
+	last_error[0] = '\0';
+	err = agent_session_stop(NULL, &d);
+	return err < 0 ? fail(err, &d) : 0;
+}
+
+NPROF_EXPORT int nprof_dump(const char *options)
+{
+	struct agent_options o;
+	struct profile *p = NULL;
+	struct diag d;
+	int err;
+
+	diag_clear(&d);
+	last_error[0] = '\0';
+	err = agent_options_parse(options, &o, &d);
+	if (err == 0 && !o.file[0])
+		err = diag_set(&d, -EINVAL, "nprof_dump: give file=PATH");
+	if (err == 0) {
+		err = agent_session_snapshot(&p, &d);
+		if (err == -ENOENT) {
+			diag_clear(&d);
+			err = agent_session_last(&p, &d);
+		}
+	}
+	if (err == 0)
+		err = agent_write_profile(p, &o, &d);
+	profile_free(p);
+	return err < 0 ? fail(err, &d) : 0;
+}
+
+NPROF_EXPORT int nprof_status(char *buf, size_t len)
+{
+	struct agent_options o;
+	enum agent_event eff;
+	uint64_t samples = 0;
+
+	if (!buf || !len)
+		return -EINVAL;
+	if (agent_session_info(&o, &eff, &samples))
+		snprintf(buf, len, "running event=%s effective=%s samples=%llu",
+			 agent_event_name(o.event), agent_event_name(eff),
+			 (unsigned long long)samples);
+	else
+		snprintf(buf, len, "idle");
+	return 0;
+}
+
+NPROF_EXPORT int nprof_control_start(void)
+{
+	struct diag d;
+	int err;
+
+	diag_clear(&d);
+	err = agent_control_start(&d);
+	return err < 0 ? fail(err, &d) : 0;
+}
+
+NPROF_EXPORT const char *nprof_last_error(void)
+{
+	return last_error;
+}
+
+NPROF_EXPORT const char *nprof_version(void)
+{
+	return "0.1.0";
+}
+
+static void after_fork_child(void)
+{
+	agent_session_after_fork();
+	agent_control_after_fork();
+}
+
+__attribute__((constructor)) static void agent_load(void)
+{
+	const char *start = getenv("NPROF_START");
+	const char *ctl = getenv("NPROF_CONTROL");
+	struct diag d;
+
+	agent_threads_init_main();
+	pthread_atfork(NULL, NULL, after_fork_child);
+	diag_clear(&d);
+	if (start && *start) {
+		if (nprof_start(start) < 0)
+			agent_log("NPROF_START=%s: %s", start, last_error);
+	} else if (!ctl || strcmp(ctl, "0")) {
+		if (agent_control_start(&d) < 0)
+			agent_log("%s", d.msg);
+	}
+}
+
+__attribute__((destructor)) static void agent_unload(void)
+{
+	agent_session_finish("the process exited; this is what was recorded");
+}

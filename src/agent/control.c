@@ -1,0 +1,321 @@
+/* control: the agent's own thread. It serves the control socket
+ * (abstract unix socket "@nprof-agent-PID", one command line per
+ * connection, only from the same user or root), drains samples every
+ * AGENT_TICK_MS while a session runs, and writes the profile when a
+ * fatal signal arrives. Idle, it sleeps in poll(2) and costs nothing.
+ *
+ * Protocol (docs/agent.md): the client sends one line,
+ *   status | start OPTIONS | stop [OPTIONS] | dump [OPTIONS]
+ * and gets "ok[ LEN]\n" (then LEN bytes of profile for stop and dump)
+ * or "error MESSAGE\n", then the connection closes. */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+#include "agent/hot/fatal.h"
+#include "agent/hot/hot.h"
+
+#define MAX_LINE 4096
+#define IO_TIMEOUT_S 5
+
+int agent_session_last(struct profile **ret, struct diag *d);
+
+static struct {
+	pthread_mutex_t lock;
+	bool started;
+	int listen_fd, wake_fd;
+	pthread_t thread;
+} C = { .lock = PTHREAD_MUTEX_INITIALIZER, .listen_fd = -1, .wake_fd = -1 };
+
+void agent_log(const char *fmt, ...)
+{
+	char buf[1024];
+	int n;
+	va_list ap;
+
+	if (getenv("NPROF_QUIET"))
+		return;
+	n = snprintf(buf, sizeof(buf), "nprof-agent[%d]: ", (int)getpid());
+	va_start(ap, fmt);
+	n += vsnprintf(buf + n, sizeof(buf) - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(buf) - 2)
+		n = (int)sizeof(buf) - 2;
+	buf[n++] = '\n';
+	if (write(STDERR_FILENO, buf, (size_t)n) < 0)
+		return;
+}
+
+void agent_control_wake(void)
+{
+	uint64_t one = 1;
+
+	if (C.wake_fd >= 0 && write(C.wake_fd, &one, sizeof(one)) < 0)
+		return;
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static void reply(int fd, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		write_all(fd, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+}
+
+/* Sends "ok LEN\n" and the profile in the format the options name
+ * (pprof by default: the CLI reads it back). */
+static void send_profile(int fd, const struct profile *p, const struct agent_options *o)
+{
+	enum output_format f = o->have_format ? o->format : OUTPUT_PPROF;
+	char *data = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&data, &len);
+	int err;
+
+	if (!m) {
+		reply(fd, "error out of memory\n");
+		return;
+	}
+	err = output_write(p, f, &o->out, m);
+	if (fclose(m) != 0 || err < 0) {
+		reply(fd, "error cannot format the profile: %s\n", strerror(err < 0 ? -err : errno));
+	} else {
+		reply(fd, "ok %zu\n", len);
+		write_all(fd, data, len);
+	}
+	free(data);
+}
+
+static void cmd_status(int fd)
+{
+	struct agent_options o;
+	enum agent_event eff;
+	uint64_t samples = 0;
+
+	reply(fd, "ok\nnprof-agent 1\npid %d\nevents cpu itimer wall\n", (int)getpid());
+	if (agent_session_info(&o, &eff, &samples))
+		reply(fd, "state running event=%s effective=%s interval=%llu samples=%llu\n",
+		      agent_event_name(o.event), agent_event_name(eff),
+		      (unsigned long long)(o.interval_ns ? o.interval_ns : 0),
+		      (unsigned long long)samples);
+	else
+		reply(fd, "state idle\n");
+}
+
+static void handle(int fd, char *line)
+{
+	char *args = strchr(line, ' ');
+	struct agent_options o;
+	struct profile *p = NULL;
+	struct diag d;
+
+	diag_clear(&d);
+	if (args)
+		*args++ = '\0';
+	if (!strcmp(line, "status")) {
+		cmd_status(fd);
+		return;
+	}
+	if (agent_options_parse(args, &o, &d) < 0) {
+		reply(fd, "error %s\n", d.msg);
+		return;
+	}
+	if (!strcmp(line, "start")) {
+		if (agent_session_start(&o, &d) < 0)
+			reply(fd, "error %s\n", d.msg);
+		else
+			reply(fd, "ok\n");
+	} else if (!strcmp(line, "stop") || !strcmp(line, "dump")) {
+		int err = !strcmp(line, "stop") ? agent_session_stop(&p, &d)
+						: agent_session_snapshot(&p, &d);
+
+		if (err == -ENOENT && line[0] == 'd')
+			err = agent_session_last(&p, &d);
+		if (err < 0) {
+			reply(fd, "error %s\n", d.msg);
+			return;
+		}
+		if (o.file[0] && agent_write_profile(p, &o, &d) < 0)
+			reply(fd, "error %s\n", d.msg);
+		else
+			send_profile(fd, p, &o);
+		profile_free(p);
+	} else {
+		reply(fd, "error unknown command '%s'; use status, start, stop or dump\n", line);
+	}
+}
+
+static void serve(int lfd)
+{
+	struct timeval tv = { IO_TIMEOUT_S, 0 };
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	char line[MAX_LINE];
+	size_t got = 0;
+	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0) {
+		close(fd);
+		return;
+	}
+	/* The socket is abstract (no file permissions): the peer's kernel-
+	 * checked credentials are the only gate. */
+	if (cred.uid != 0 && cred.uid != geteuid()) {
+		reply(fd, "error permission denied: this agent serves uid %d and root, not uid %d\n",
+		      (int)geteuid(), (int)cred.uid);
+		close(fd);
+		return;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	while (got < sizeof(line) - 1) {
+		ssize_t n = recv(fd, line + got, sizeof(line) - 1 - got, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+		if (memchr(line, '\n', got))
+			break;
+	}
+	line[got] = '\0';
+	line[strcspn(line, "\r\n")] = '\0';
+	if (got)
+		handle(fd, line);
+	close(fd);
+}
+
+static void *control_main(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		struct pollfd pfd[2] = { { C.wake_fd, POLLIN, 0 }, { C.listen_fd, POLLIN, 0 } };
+		bool running = agent_session_info(NULL, NULL, NULL);
+		int n = poll(pfd, C.listen_fd >= 0 ? 2 : 1, running ? AGENT_TICK_MS : -1);
+
+		if (n > 0 && (pfd[0].revents & POLLIN)) {
+			uint64_t v;
+
+			if (read(C.wake_fd, &v, sizeof(v)) < 0)
+				continue;
+			if (atomic_load(&hot_fatal.signo)) {
+				char why[64];
+
+				snprintf(why, sizeof(why), "the process was ended by signal %d (%s)",
+					 atomic_load(&hot_fatal.signo),
+					 strsignal(atomic_load(&hot_fatal.signo)));
+				agent_session_finish(why);
+				atomic_store(&hot_fatal.done, 1);
+			}
+		}
+		if (n > 0 && C.listen_fd >= 0 && (pfd[1].revents & POLLIN))
+			serve(C.listen_fd);
+		agent_session_tick();
+	}
+	return NULL;
+}
+
+static int listen_socket(struct diag *d)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	socklen_t len;
+	int fd, n;
+
+	n = snprintf(a.sun_path + 1, sizeof(a.sun_path) - 1, AGENT_SOCKET_PREFIX "%d",
+		     (int)getpid());
+	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return diag_set(d, -errno, "control socket: %s", strerror(errno));
+	if (bind(fd, (struct sockaddr *)&a, len) < 0 || listen(fd, 8) < 0) {
+		int err = -errno;
+
+		close(fd);
+		return diag_set(d, err, "control socket @%s: %s", a.sun_path + 1, strerror(-err));
+	}
+	return fd;
+}
+
+int agent_control_start(struct diag *d)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&C.lock);
+	if (C.started)
+		goto out;
+	C.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (C.wake_fd < 0) {
+		err = diag_set(d, -errno, "eventfd: %s", strerror(errno));
+		goto out;
+	}
+	C.listen_fd = getenv("NPROF_CONTROL") && !strcmp(getenv("NPROF_CONTROL"), "0")
+			      ? -1 : listen_socket(d);
+	if (C.listen_fd < 0 && C.listen_fd != -1)
+		C.listen_fd = -1; /* still tick and write at exit without it */
+	hot_fatal.wake_fd = C.wake_fd;
+	err = -agent_thread_create(&C.thread, control_main, NULL);
+	if (err < 0) {
+		diag_set(d, err, "cannot start the agent's control thread: %s", strerror(-err));
+		close(C.wake_fd);
+		C.wake_fd = -1;
+		if (C.listen_fd >= 0)
+			close(C.listen_fd);
+		C.listen_fd = -1;
+		goto out;
+	}
+	atomic_store(&hot_fatal.armed, 1);
+	C.started = true;
+out:
+	pthread_mutex_unlock(&C.lock);
+	return err;
+}
+
+/* After fork: the child has no control thread. */
+void agent_control_after_fork(void);
+void agent_control_after_fork(void)
+{
+	pthread_mutex_init(&C.lock, NULL);
+	if (C.listen_fd >= 0)
+		close(C.listen_fd);
+	if (C.wake_fd >= 0)
+		close(C.wake_fd);
+	C.listen_fd = C.wake_fd = -1;
+	C.started = false;
+	atomic_store(&hot_fatal.armed, 0);
+	hot_fatal.wake_fd = -1;
+}
