@@ -128,7 +128,7 @@ $(AGENT_SO): $(AGENT_OBJ) $(CORE_LIB) $(AGENT_MAP)
 	$(CC) -shared -Wl,--version-script=$(AGENT_MAP) -Wl,-z,defs -Wl,-soname,libnprof.so \
 		-o $@ $(AGENT_OBJ) $(CORE_LIB) $(LIBS) -ldl -lrt
 
-$(BUILD)/tests/unit/agent%_test: tests/unit/agent%_test.c tests/unit/test.h $(AGENT_OBJ) $(CORE_LIB)
+$(BUILD)/tests/unit/agent%: tests/unit/agent%.c tests/unit/test.h $(AGENT_OBJ) $(CORE_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(AGENT_OBJ) $(CORE_LIB) $(LIBS) -ldl -lrt
 

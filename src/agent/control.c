@@ -192,14 +192,6 @@ static void serve(int lfd)
 		close(fd);
 		return;
 	}
-	/* The socket is abstract (no file permissions): the peer's kernel-
-	 * checked credentials are the only gate. */
-	if (cred.uid != 0 && cred.uid != geteuid()) {
-		reply(fd, "error permission denied: this agent serves uid %d and root, not uid %d\n",
-		      (int)geteuid(), (int)cred.uid);
-		close(fd);
-		return;
-	}
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	while (got < sizeof(line) - 1) {
@@ -215,7 +207,14 @@ static void serve(int lfd)
 	}
 	line[got] = '\0';
 	line[strcspn(line, "\r\n")] = '\0';
-	if (got)
+	/* The socket is abstract (no file permissions): the peer's kernel-
+	 * checked credentials are the only gate. Checked after reading the
+	 * request, so that closing does not reset the connection before the
+	 * refusal reaches the peer. */
+	if (cred.uid != 0 && cred.uid != geteuid())
+		reply(fd, "error permission denied: this agent serves uid %d and root, not uid %d\n",
+		      (int)geteuid(), (int)cred.uid);
+	else if (got)
 		handle(fd, line);
 	close(fd);
 }

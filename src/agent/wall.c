@@ -19,12 +19,13 @@
 
 /* A thread that used less CPU than this since the handler last ran on it
  * has not run in between (what it used is the return from the handler). */
-#define IDLE_CPU_NS 100000ull
+#define IDLE_CPU_NS 50000ull
 
 struct wthread {
 	pid_t tid;	/* 0: free slot */
 	uint64_t last_tick;
 	bool sampled;	/* signalled at least once */
+	char sent;	/* the state it was in when last signalled */
 	bool seen;
 };
 
@@ -129,7 +130,10 @@ static void visit(unsigned slot, uint64_t tick, unsigned *signalled)
 	if (ticks > 0xffff)
 		ticks = 0xffff;
 	w->last_tick = tick;
-	if (st != 'R' && w->sampled) {
+	/* Only a thread that was asleep when signalled goes straight back to
+	 * the same wait after the handler; one that was running may have
+	 * gone anywhere before it slept, so it is signalled again. */
+	if (st != 'R' && w->sampled && w->sent != 'R') {
 		struct timespec ts;
 		clockid_t clk = (clockid_t)((~(unsigned)w->tid << 3) | 6);
 
@@ -154,6 +158,7 @@ static void visit(unsigned slot, uint64_t tick, unsigned *signalled)
 		return;
 	}
 	w->sampled = true;
+	w->sent = st;
 	W.stats.signalled++;
 	(*signalled)++;
 }

@@ -437,6 +437,31 @@ static bool keep_record(struct recorder *r, uint64_t id, pid_t tid)
 	return false;
 }
 
+/* The largest ring (data bytes, a power of two) that fits on every CPU
+ * within the locked-memory allowance of a user without CAP_IPC_LOCK:
+ * kernel.perf_event_mlock_kb per CPU for all of the user's perf rings,
+ * then RLIMIT_MEMLOCK. Splitting it up front keeps the first CPUs' rings
+ * from taking it all and leaving none for the last. Root: no limit. */
+static size_t ring_fit(size_t want, unsigned ncpus)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), fit;
+	uint64_t budget;
+	struct rlimit rl;
+
+	if (geteuid() == 0 || !ncpus)
+		return want;
+	budget = recorder_sysctl("/proc/sys/kernel/perf_event_mlock_kb", 516) * 1024 * ncpus;
+	if (!getrlimit(RLIMIT_MEMLOCK, &rl)) {
+		if (rl.rlim_cur == RLIM_INFINITY)
+			return want;
+		budget += rl.rlim_cur;
+	}
+	budget /= ncpus;
+	for (fit = want; fit > RING_BYTES_MIN && fit + page > budget; fit /= 2)
+		;
+	return fit;
+}
+
 /* Opens the ring owner of a CPU: halves the ring while the locked-memory
  * allowance refuses it. Returns the fd or -errno. */
 static int open_ring_owner(struct recorder *r, pid_t tid, unsigned ci,
@@ -1108,6 +1133,7 @@ int recorder_new(const struct recorder_config *c, struct recorder **ret,
 	     r->interval < 1000000))
 		p->ring_want *= RING_BYTES_FAST / RING_BYTES;
 	r->stats.ring_wanted = p->ring_want;
+	p->ring_want = ring_fit(p->ring_want, p->ncpus);
 	p->attr.wakeup_watermark = (uint32_t)(p->ring_want / 4);
 	if (p->unwinder->state_new) {
 		err = p->unwinder->state_new(c->pid, &p->unwind_state, d);

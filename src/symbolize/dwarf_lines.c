@@ -83,10 +83,7 @@ int dwarf_lines_open_elf(Elf *e, struct dwarf_lines **ret)
 	if (!dw)
 		return -ENOENT;
 	dl = calloc(1, sizeof(*dl));
-	/* The data is mapped (or read now): the caller may close the file,
-	 * and a module's DWARF costs no file descriptor while it is cached. */
-	if (!dl || elf_cntl(e, ELF_C_FDREAD) < 0) {
-		free(dl);
+	if (!dl) {
 		dwarf_end(dw);
 		return -ENOMEM;
 	}
@@ -106,8 +103,14 @@ int dwarf_lines_open_module(int fd, const char *path, const char *root,
 	Elf *e;
 	int err;
 
+	/* Both files are read through libelf's mapping (or read whole now:
+	 * ELF_C_FDREAD) so their descriptors are closed here, and a cached
+	 * module's DWARF holds none. */
 	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (e && has_debug_info(e)) {
+		err = -ENOMEM;
+		if (elf_cntl(e, ELF_C_FDREAD) < 0)
+			goto out;
 		err = dwarf_lines_open_elf(e, &dl);
 		if (err == 0)
 			e = NULL; /* dl owns it */
@@ -115,6 +118,9 @@ int dwarf_lines_open_module(int fd, const char *path, const char *root,
 	}
 	err = debugfile_find(root, path, info, &df);
 	if (err < 0)
+		goto out;
+	err = -ENOMEM;
+	if (elf_cntl(df.elf, ELF_C_FDREAD) < 0)
 		goto out;
 	err = dwarf_lines_open_elf(df.elf, &dl);
 	if (err < 0)

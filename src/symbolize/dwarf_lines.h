@@ -45,8 +45,9 @@ struct dwarf_loc {
 };
 
 /* The DWARF of an ELF handle; on success takes e, which the caller no
- * longer ends (its file descriptor may be closed: the data is mapped or
- * read). -ENOENT when e has no .debug_info or libdw cannot use it. */
+ * longer ends. An e read from a file keeps using its descriptor unless
+ * the caller did elf_cntl(e, ELF_C_FDREAD) first. -ENOENT when e has no
+ * .debug_info or libdw cannot use it. */
 int dwarf_lines_open_elf(Elf *e, struct dwarf_lines **ret);
 
 /* The DWARF of the module whose mapped file is open as fd (the caller

@@ -6,10 +6,11 @@
  *   "sleeper"  sleeps in nanosleep from nap_forever       (sleeping)
  *   "waiter"   waits on a condition variable in wait_cond (sleeping, futex)
  *   "reader"   blocks in read(2) on a pipe in read_pipe   (sleeping)
- * and the main thread waits for the end in pthread_join (join_all).
+ * the main thread waits for the end in pthread_join (join_all), and a
+ * timer thread ends the run after N seconds or at SIGTERM.
  *
- * Every thread lives the whole run, so each should get the same share of
- * wall time (1/5), whatever it does. Sleeps and reads are retried on EINTR
+ * Every thread lives the whole run, so each of the six should get the
+ * same share of wall time (1/6), whatever it does. Sleeps and reads are retried on EINTR
  * (a wall sample interrupts them). FILE gets "tid NAME TID" lines.
  * "ready" is printed once all threads run. */
 #define _GNU_SOURCE
@@ -111,10 +112,14 @@ static void on_term(int sig)
 static void *timer_main(void *arg)
 {
 	double secs = *(double *)arg;
-	struct timespec ts = { (time_t)secs, (long)((secs - (time_t)secs) * 1e9) };
 
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
+	/* Ends the run after secs, or sooner at SIGTERM (which sets stop). */
+	for (double t = 0; t < secs && !atomic_load(&stop); t += 0.05) {
+		struct timespec ts = { 0, 50000000 };
+
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+	}
 	atomic_store(&stop, 1);
 	pthread_mutex_lock(&mu);
 	pthread_cond_broadcast(&cv);
