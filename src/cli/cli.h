@@ -26,9 +26,8 @@ int cmd_stacks(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 
-/* path_template.c: -f's %p (pid) and %t (timestamp) for stacks and dump;
- * -ENAMETOOLONG past len. A PID argument: -EINVAL unless 1..INT_MAX. */
-int cli_expand_path(const char *tmpl, pid_t pid, char *out, size_t len);
+/* pid_arg.c: a PID argument; -EINVAL unless 1..INT_MAX. (-f templates
+ * are base/path_template.h.) */
 int cli_parse_pid(const char *arg, pid_t *ret);
 
 #endif

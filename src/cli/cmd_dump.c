@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/units.h"
+#include "base/path_template.h"
 #include "cli/cli.h"
 #include "engine/coredump.h"
 #include "help/nprof-dump.h"
@@ -66,7 +67,7 @@ int cmd_dump(int argc, char **argv)
 				       argv[optind]);
 	if (!*file)
 		return cli_usage_error("dump", "-f: empty file name");
-	if (cli_expand_path(file, pid, path, sizeof(path)) < 0) {
+	if (path_template_expand(file, pid, path, sizeof(path)) < 0) {
 		cli_error("-f %s: the expanded path is too long", file);
 		return EXIT_FAILED;
 	}

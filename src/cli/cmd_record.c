@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/path_template.h"
 #include "base/units.h"
 #include "cli/agent_client.h"
 #include "cli/cli.h"
@@ -62,19 +63,6 @@ static int parse_interval(const char *event, const char *arg, uint64_t *ret)
 	}
 	if (units_parse_count(arg, ret) < 0 || *ret == 0)
 		return -EINVAL;
-	return 0;
-}
-
-static int parse_pid(const char *arg, pid_t *ret)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(arg, &end, 10);
-	if (errno || end == arg || *end || v <= 0 || v > INT_MAX)
-		return -EINVAL;
-	*ret = (pid_t)v;
 	return 0;
 }
 
@@ -204,44 +192,12 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		return cli_usage_error("record",
 			"unexpected '%s' after the PID; to start a command, put -- before it",
 			argv[optind + 1]);
-	if (parse_pid(argv[optind], &a->pid) < 0)
+	if (cli_parse_pid(argv[optind], &a->pid) < 0)
 		return cli_usage_error("record",
 			"'%s' is not a PID; give a process id, or -- COMMAND",
 			argv[optind]);
 	if (!a->duration_given)
 		a->rec.duration_ns = 10ull * 1000000000ull;
-	return 0;
-}
-
-/* Expands %p (pid) and %t (timestamp) in the -f template. */
-static int expand_path(const char *tmpl, pid_t pid, char *out, size_t len)
-{
-	size_t o = 0;
-
-	for (const char *s = tmpl; *s; s++) {
-		char piece[64];
-		const char *add = piece;
-
-		if (s[0] == '%' && s[1] == 'p') {
-			snprintf(piece, sizeof(piece), "%d", (int)pid);
-			s++;
-		} else if (s[0] == '%' && s[1] == 't') {
-			time_t now = time(NULL);
-			struct tm tm;
-
-			localtime_r(&now, &tm);
-			strftime(piece, sizeof(piece), "%Y%m%d-%H%M%S", &tm);
-			s++;
-		} else {
-			piece[0] = *s;
-			piece[1] = '\0';
-		}
-		if (o + strlen(add) >= len)
-			return -ENAMETOOLONG;
-		memcpy(out + o, add, strlen(add));
-		o += strlen(add);
-	}
-	out[o] = '\0';
 	return 0;
 }
 
@@ -287,7 +243,7 @@ static int write_output(const struct profile *p, const struct record_args *a,
 		return r < 0 ? EXIT_FAILED : EXIT_OK;
 	}
 	if (a->file) {
-		if (expand_path(a->file, p->pid, path, sizeof(path)) < 0) {
+		if (path_template_expand(a->file, p->pid, path, sizeof(path)) < 0) {
 			cli_error("-f %s: the expanded path is too long", a->file);
 			return EXIT_FAILED;
 		}

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/path_template.h"
 #include "cli/cli.h"
 #include "engine/threads_dump.h"
 #include "help/nprof-stacks.h"
@@ -107,7 +108,7 @@ int cmd_stacks(int argc, char **argv)
 		return ret;
 	signal(SIGPIPE, SIG_IGN);
 	diag_clear(&d);
-	if (a.file && cli_expand_path(a.file, a.pid, path, sizeof(path)) < 0) {
+	if (a.file && path_template_expand(a.file, a.pid, path, sizeof(path)) < 0) {
 		cli_error("-f %s: the expanded path is too long", a.file);
 		return EXIT_FAILED;
 	}

@@ -409,19 +409,24 @@ static void test_libc(struct symbolizer *s)
 {
 	static const char *const fns[] = { "qsort", "memcpy", "malloc" };
 	struct proc_syms *ps;
+	void *libc;
 
 	if (access("/usr/lib/debug/.build-id", F_OK) < 0) {
 		printf("# libc6-dbg is not installed; skipping libc\n");
 		return;
 	}
 	ps = open_self(s);
-	CHECK(ps != NULL, "libc: open self");
-	if (!ps)
+	/* libc's own definitions, not a sanitizer's interceptors. */
+	libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	CHECK(ps != NULL && libc != NULL, "libc: open self");
+	if (!ps || !libc) {
+		proc_syms_free(ps);
 		return;
+	}
 	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
 		/* memcpy is an IFUNC: dlsym gives the variant chosen here,
 		 * written in assembly (.S). */
-		const unsigned char *fn = dlsym(RTLD_DEFAULT, fns[i]);
+		const unsigned char *fn = dlsym(libc, fns[i]);
 		struct symbol_info f[SYM_MAX_FRAMES_PER_ADDR], one;
 		unsigned n = 0;
 		uint64_t addr = (uint64_t)(uintptr_t)fn + 4;
@@ -445,6 +450,7 @@ static void test_libc(struct symbolizer *s)
 		      "libc %s: innermost file is .c or .S with a line (%s:%u)", fns[i],
 		      f[n - 1].file ? f[n - 1].file : "(null)", f[n - 1].line);
 	}
+	dlclose(libc);
 	proc_syms_free(ps);
 }
 

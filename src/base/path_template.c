@@ -1,13 +1,11 @@
-/* The -f template shared by stacks and dump: %p = pid, %t = timestamp. */
+#include "base/path_template.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <stdlib.h>
 #include <time.h>
 
-#include "cli/cli.h"
-
-int cli_expand_path(const char *tmpl, pid_t pid, char *out, size_t len)
+int path_template_expand(const char *tmpl, pid_t pid, char *out, size_t len)
 {
 	size_t o = 0;
 
@@ -36,18 +34,5 @@ int cli_expand_path(const char *tmpl, pid_t pid, char *out, size_t len)
 		o += n;
 	}
 	out[o] = '\0';
-	return 0;
-}
-
-int cli_parse_pid(const char *arg, pid_t *ret)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(arg, &end, 10);
-	if (errno || end == arg || *end || v <= 0 || v > 0x7fffffff)
-		return -EINVAL;
-	*ret = (pid_t)v;
 	return 0;
 }
