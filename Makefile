@@ -2,6 +2,10 @@
 # `make run` profiles the demo. See docs/layout.md for the tree.
 
 BUILD    ?= build
+# `make V=1` shows every command; by default one short line per step.
+V        ?= 0
+Q        := $(if $(filter 1,$(V)),,@)
+msg       = $(if $(filter 1,$(V)),,@printf '  %-7s %s\n' $(1) $(2))
 CC       ?= cc
 CXX      ?= c++
 CFLAGS   ?= -O2 -g
@@ -48,35 +52,43 @@ all: $(NPROF) progs unit fuzz
 
 $(BUILD)/%.o: %.c | $(GEN_H)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(call msg,CC,$<)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 $(CORE_LIB): $(CORE_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(call msg,AR,$@)
+	$(Q)ar rcs $@ $^
 
 $(NPROF): $(CLI_OBJ) $(CORE_LIB)
-	$(CC) $(ALL_CFLAGS) -o $@ $(CLI_OBJ) $(CORE_LIB) $(LIBS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $(CLI_OBJ) $(CORE_LIB) $(LIBS)
 
 $(BUILD)/gen/help/%.h: docs/%.1.md scripts/md2help
 	@mkdir -p $(@D)
-	scripts/md2help $< > $@.tmp && mv $@.tmp $@
+	$(call msg,GEN,$@)
+	$(Q)scripts/md2help $< > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/gen/res/%.h: src/output/res/% scripts/embed
 	@mkdir -p $(@D)
-	scripts/embed $< > $@.tmp && mv $@.tmp $@
+	$(call msg,GEN,$@)
+	$(Q)scripts/embed $< > $@.tmp && mv $@.tmp $@
 
 $(PROTO_C): src/output/profile.proto
 	@mkdir -p $(@D)
-	protoc-c --proto_path=src/output --c_out=$(@D) $<
+	$(call msg,GEN,$@)
+	$(Q)protoc-c --proto_path=src/output --c_out=$(@D) $<
 
 $(BUILD)/gen/profile.pb-c.h: $(PROTO_C) ;
 
 $(BUILD)/gen/profile.pb-c.o: $(PROTO_C)
-	$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(call msg,CC,$<)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 $(BUILD)/tests/unit/%: tests/unit/%.c tests/unit/test.h $(CORE_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(CORE_LIB) $(LIBS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(CORE_LIB) $(LIBS)
 
 unit: $(UNIT_BIN)
 
@@ -96,15 +108,18 @@ FUZZ_LONG_SECONDS ?= 600
 
 $(BUILD)/fuzz-obj/%.o: %.c | $(GEN_H)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -c $< -o $@
+	$(call msg,FUZZCC,$<)
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -c $< -o $@
 
 $(BUILD)/fuzz-obj/gen/profile.pb-c.o: $(PROTO_C)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -c $< -o $@
+	$(call msg,FUZZCC,$<)
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -c $< -o $@
 
 $(BUILD)/tests/fuzz/%: tests/fuzz/%.c $(FUZZ_CORE)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_CORE) $(LIBS)
+	$(call msg,FUZZLD,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_CORE) $(LIBS)
 
 fuzz: $(FUZZ_BIN)
 
@@ -125,12 +140,14 @@ AGENT_SO  := $(BUILD)/libnprof.so
 AGENT_MAP := src/agent/libnprof.map
 
 $(AGENT_SO): $(AGENT_OBJ) $(CORE_LIB) $(AGENT_MAP)
-	$(CC) -shared -Wl,--version-script=$(AGENT_MAP) -Wl,-z,defs -Wl,-soname,libnprof.so \
+	$(call msg,LINK,$@)
+	$(Q)$(CC) -shared -Wl,--version-script=$(AGENT_MAP) -Wl,-z,defs -Wl,-soname,libnprof.so \
 		-o $@ $(AGENT_OBJ) $(CORE_LIB) $(LIBS) -ldl -lrt
 
 $(BUILD)/tests/unit/agent%: tests/unit/agent%.c tests/unit/test.h $(AGENT_OBJ) $(CORE_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(AGENT_OBJ) $(CORE_LIB) $(LIBS) -ldl -lrt
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(AGENT_OBJ) $(CORE_LIB) $(LIBS) -ldl -lrt
 
 agent: $(AGENT_SO)
 all: $(AGENT_SO)

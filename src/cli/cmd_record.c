@@ -43,7 +43,7 @@ struct record_args {
 	char **command; /* argv after "--", or NULL */
 };
 
-enum long_only { OPT_CSTACK = 1000 };
+enum long_only { OPT_CSTACK = 1000, OPT_LINES };
 
 static int parse_duration(const char *arg, uint64_t *ret_ns)
 {
@@ -71,6 +71,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "cstack", required_argument, NULL, OPT_CSTACK },
+		{ "lines", no_argument, NULL, OPT_LINES },
 		OUTPUT_ARGS_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -119,6 +120,9 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			a->rec.max_depth = (unsigned)v;
 			break;
 		}
+		case OPT_LINES:
+			a->rec.lines = true;
+			break;
 		case OPT_CSTACK:
 			if (!strcmp(optarg, "auto"))
 				a->rec.cstack = CSTACK_AUTO;

@@ -19,7 +19,7 @@
 struct addr_key {
 	uint64_t addr; /* as looked up: return addresses already minus 1 */
 	bool kernel;
-	uint32_t frame;
+	uint32_t first, n; /* its frame ids: addr_frames[first..first+n), outermost first */
 };
 
 struct engine_run {
@@ -36,6 +36,8 @@ struct engine_run {
 	size_t nkeys, keys_cap;
 	struct id_index key_index;
 	uint32_t *frames; /* one stack being built, root first */
+	uint32_t *addr_frames; /* every address's frame ids (inlined ones too) */
+	size_t naddr_frames, addr_frames_cap;
 };
 
 /* Mappings are applied as they arrive and looked up at the end, so a
@@ -58,38 +60,54 @@ static int key_match(const void *ctx, uint32_t id, const void *key)
 	return a->addr == b->addr && a->kernel == b->kernel;
 }
 
+/* The frames of addr, outermost first (more than one when --lines shows
+ * what was inlined there), written to out; their number to *ret_n. */
 static int frame_for(struct engine_run *x, uint64_t addr, bool kernel,
-		     uint32_t *ret_id)
+		     uint32_t *out, unsigned *ret_n)
 {
-	struct addr_key k = { addr, kernel, 0 };
+	struct addr_key k = { addr, kernel, 0, 0 };
 	uint64_t h = hash_u64(addr ^ (uint64_t)kernel);
 	uint32_t id = id_index_find(&x->key_index, h, key_match, x->keys, &k);
-	struct symbol_info si = { 0 };
-	struct frame f = { 0 };
+	struct symbol_info si[SYM_MAX_FRAMES_PER_ADDR];
+	unsigned flags = (x->o->simple_names ? SYM_SIMPLE : 0) |
+			 (x->o->lines ? SYM_LINES : 0);
 	int err;
 
 	if (id != ID_NONE) {
-		*ret_id = x->keys[id].frame;
-		return 0;
+		k = x->keys[id];
+		goto out;
 	}
-	err = proc_syms_lookup(x->ps, addr, kernel,
-			       x->o->simple_names ? SYM_SIMPLE : 0, &si);
+	err = proc_syms_lookup_frames(x->ps, addr, kernel, flags, si,
+				      SYM_MAX_FRAMES_PER_ADDR, &k.n);
 	if (err < 0)
 		return err;
-	f.name = si.name;
-	f.module = si.module;
-	f.kind = si.kind;
-	f.address = si.module_offset;
-	if (si.module && si.kind != FRAME_KERNEL) {
+	if (si[0].module && si[0].kind != FRAME_KERNEL) {
 		uint32_t module;
 
-		err = profile_intern_module(x->p, si.module, si.build_id, &module);
+		err = profile_intern_module(x->p, si[0].module, si[0].build_id, &module);
 		if (err < 0)
 			return err;
 	}
-	err = profile_intern_frame(x->p, &f, &k.frame);
-	if (err < 0)
-		return err;
+	if (x->addr_frames_cap - x->naddr_frames < k.n) {
+		size_t cap = x->addr_frames_cap ? x->addr_frames_cap * 2 : 4096;
+		uint32_t *nv = realloc(x->addr_frames, cap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		x->addr_frames = nv;
+		x->addr_frames_cap = cap;
+	}
+	k.first = (uint32_t)x->naddr_frames;
+	for (unsigned i = 0; i < k.n; i++) {
+		struct frame f = { .name = si[i].name, .module = si[i].module,
+				   .file = si[i].file, .line = si[i].line,
+				   .kind = si[i].kind, .address = si[i].module_offset };
+
+		err = profile_intern_frame(x->p, &f, &x->addr_frames[k.first + i]);
+		if (err < 0)
+			return err;
+	}
+	x->naddr_frames += k.n;
 	if (x->nkeys == x->keys_cap) {
 		size_t cap = x->keys_cap ? x->keys_cap * 2 : 1024;
 		struct addr_key *n = realloc(x->keys, cap * sizeof(*n));
@@ -102,7 +120,9 @@ static int frame_for(struct engine_run *x, uint64_t addr, bool kernel,
 	if (id_index_insert(&x->key_index, h, (uint32_t)x->nkeys) < 0)
 		return -ENOMEM;
 	x->keys[x->nkeys++] = k;
-	*ret_id = k.frame;
+out:
+	memcpy(out, x->addr_frames + k.first, k.n * sizeof(*out));
+	*ret_n = k.n;
 	return 0;
 }
 
@@ -157,10 +177,12 @@ static int add_stack(struct engine_run *x, const struct raw_stack *s,
 		/* A return address points after its call; the call may be a
 		 * function's last instruction, so name the byte before. */
 		uint64_t addr = exact ? ips[i] : ips[i] - 1;
+		unsigned n;
 
-		err = frame_for(x, addr, kernel, &x->frames[depth++]);
+		err = frame_for(x, addr, kernel, &x->frames[depth], &n);
 		if (err < 0)
 			return err;
+		depth += n;
 	}
 	err = profile_intern_stack(x->p, x->frames, depth, truncated, &stack);
 	if (err < 0)
@@ -339,7 +361,9 @@ static int build_profile(struct engine_run *x, struct profile **ret)
 	if (!p)
 		goto out;
 	x->p = p;
-	x->frames = calloc((size_t)max_depth + 2, sizeof(*x->frames));
+	/* -j counts real frames; each may bring its inlined callees. */
+	x->frames = calloc((size_t)max_depth * (x->o->lines ? SYM_MAX_FRAMES_PER_ADDR : 1) + 2,
+			   sizeof(*x->frames));
 	if (!x->frames)
 		goto out;
 	err = profile_set_value_types(p, x->e->values, x->e->nvalues);
@@ -465,6 +489,7 @@ out:
 	profile_free(p);
 	free(x.keys);
 	free(x.frames);
+	free(x.addr_frames);
 	id_index_release(&x.key_index);
 	proc_syms_free(x.ps);
 	recorder_free(x.r);

@@ -30,6 +30,7 @@ struct record_options {
 	unsigned max_depth;	/* 0: 2048 */
 	bool per_thread;	/* root every stack in a thread frame (-t) */
 	bool simple_names;	/* -s */
+	bool lines;		/* --lines: file:line and inlined frames */
 	enum cstack_mode cstack;
 	/* Set asynchronously (SIGINT) to end the recording early. */
 	volatile sig_atomic_t *stop;

@@ -1,7 +1,9 @@
 /* collapsed: one line per stack, root first, frames joined by ';', a space,
  * the value — what FlameGraph's flamegraph.pl and speedscope read.
  *
- * Samples of the same stack on different threads are one line: the thread,
+ * Frames read as rank_frame_collapsed() says ("name:line", "_[i]" for an
+ * inlined frame). Samples of the same stack on different threads are one
+ * line: the thread,
  * when wanted, is already the stack's root frame (-t). Frame names may not
  * contain ';' or a newline (the format has no escaping), so those become
  * ':' and ' '. */
@@ -10,6 +12,8 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
+
+#include "output/rank.h"
 
 static void put_name(const char *s, FILE *out)
 {
@@ -28,6 +32,7 @@ int output_write_collapsed(const struct profile *p,
 			   const struct output_options *o, FILE *out)
 {
 	int64_t *by_stack = calloc(p->nstacks ? p->nstacks : 1, sizeof(*by_stack));
+	char name[4096];
 
 	if (!by_stack)
 		return -ENOMEM;
@@ -42,7 +47,9 @@ int output_write_collapsed(const struct profile *p,
 		for (uint32_t i = 0; i < depth; i++) {
 			if (i)
 				putc(';', out);
-			put_name(p->frames[f[i]].name, out);
+			put_name(rank_frame_collapsed(&p->frames[f[i]], name,
+						      sizeof(name)),
+				 out);
 		}
 		fprintf(out, " %" PRId64 "\n", by_stack[s]);
 	}

@@ -10,7 +10,9 @@
  * `[name tid=N]` is a thread pseudo-frame (FRAME_THREAD; when it is the
  * root, the sample is put on thread N with that name), a name ending in
  * `_[k]` is a kernel frame (the suffix is kept, so writing collapsed again
- * gives the same line back), everything else is FRAME_USER. */
+ * gives the same line back), a name ending in `_[i]` is an inlined frame
+ * (async-profiler's mark; the suffix is removed, the writer adds it back),
+ * everything else is FRAME_USER. */
 #include "output/output.h"
 
 #include <errno.h>
@@ -31,6 +33,8 @@ static enum frame_kind kind_of(const char *name, size_t len)
 		return FRAME_THREAD;
 	if (len > 4 && !memcmp(name + len - 4, "_[k]", 4))
 		return FRAME_KERNEL;
+	if (len > 4 && !memcmp(name + len - 4, "_[i]", 4))
+		return FRAME_INLINED;
 	return FRAME_USER;
 }
 
@@ -128,6 +132,8 @@ static int read_line(struct line_ctx *c, const char *s, size_t len)
 		c->name[n] = '\0';
 		f.name = c->name;
 		f.kind = kind_of(c->name, n);
+		if (f.kind == FRAME_INLINED)
+			c->name[n - 4] = '\0';
 		if (f.kind == FRAME_THREAD && depth == 0 &&
 		    thread_of(c->p, c->name, &thread) < 0)
 			thread = c->anon_thread;

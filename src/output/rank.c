@@ -138,14 +138,30 @@ const char *rank_basename(const char *path)
 
 const char *rank_frame_label(const struct frame *f, char *buf, size_t len)
 {
+	char where[512] = "", module[300] = "";
+
+	if (f->file && f->line)
+		snprintf(where, sizeof(where), " (%s:%u)", rank_basename(f->file),
+			 f->line);
 	/* Unknown frames already carry "module+0xOFFSET"; kernel and thread
-	 * frames name themselves. */
-	if (!f->module || f->kind == FRAME_UNKNOWN || f->kind == FRAME_KERNEL ||
-	    f->kind == FRAME_THREAD)
-		snprintf(buf, len, "%s", f->name);
-	else if (f->module[0] == '[') /* "[vdso]" names itself */
-		snprintf(buf, len, "%s %s", f->name, f->module);
-	else
-		snprintf(buf, len, "%s [%s]", f->name, rank_basename(f->module));
+	 * frames name themselves; "[vdso]" brackets itself. */
+	if (f->module && f->kind != FRAME_UNKNOWN && f->kind != FRAME_KERNEL &&
+	    f->kind != FRAME_THREAD)
+		snprintf(module, sizeof(module),
+			 f->module[0] == '[' ? " %s" : " [%s]",
+			 rank_basename(f->module));
+	snprintf(buf, len, "%s%s%s%s", f->name, where,
+		 f->kind == FRAME_INLINED ? " [inlined]" : "", module);
+	return buf;
+}
+
+const char *rank_frame_collapsed(const struct frame *f, char *buf, size_t len)
+{
+	char line[16] = "";
+
+	if (f->line)
+		snprintf(line, sizeof(line), ":%u", f->line);
+	snprintf(buf, len, "%s%s%s", f->name, line,
+		 f->kind == FRAME_INLINED ? "_[i]" : "");
 	return buf;
 }

@@ -29,8 +29,13 @@ struct rank_stack {
 int rank_stacks(const struct profile *p, unsigned v, struct rank_stack **ret,
 		size_t *ret_n);
 
-/* "name" or "name [module-basename]" for frames whose module helps. */
+/* How a frame reads in text outputs: "name (file.c:12) [inlined]
+ * [module-basename]", each part only when it says something. */
 const char *rank_frame_label(const struct frame *f, char *buf, size_t len);
+
+/* How a frame reads in collapsed stacks, async-profiler's way: "name",
+ * "name:12" when its line is known, "_[i]" appended when inlined. */
+const char *rank_frame_collapsed(const struct frame *f, char *buf, size_t len);
 
 /* The basename of a path; path itself when it has no '/'. */
 const char *rank_basename(const char *path);

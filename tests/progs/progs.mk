@@ -15,16 +15,19 @@ PROGS_EXTRA    := $(PROGS_DIR)/libhot.so $(PROGS_DIR)/debuglink \
 
 $(BUILD)/tests/progs/%: tests/progs/%.c tests/progs/progs.h
 	@mkdir -p $(@D)
-	$(CC) $(PROGS_CFLAGS) -o $@ $< -ldl -lm
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(PROGS_CFLAGS) -o $@ $< -ldl -lm
 
 $(BUILD)/tests/progs/%: tests/progs/%.cpp tests/progs/progs.h
 	@mkdir -p $(@D)
-	$(CXX) $(PROGS_CXXFLAGS) -o $@ $< -lm
+	$(call msg,CC,$@)
+	$(Q)$(CXX) $(PROGS_CXXFLAGS) -o $@ $< -lm
 
 # The library dlopen_host loads at run time (found next to the host).
 $(PROGS_DIR)/libhot.so: tests/progs/libhot.c tests/progs/progs.h
 	@mkdir -p $(@D)
-	$(CC) $(PROGS_CFLAGS) -fPIC -shared -o $@ $<
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(PROGS_CFLAGS) -fPIC -shared -o $@ $<
 
 # A binary with no symbol table at all: symbols and DWARF live in
 # debuglink.debug, found through .gnu_debuglink (same directory). The
@@ -32,7 +35,8 @@ $(PROGS_DIR)/libhot.so: tests/progs/libhot.c tests/progs/progs.h
 # half-made binary behind.
 $(PROGS_DIR)/debuglink $(PROGS_DIR)/debuglink.debug &: tests/progs/debuglink.c tests/progs/progs.h
 	@mkdir -p $(@D)
-	$(CC) $(PROGS_CFLAGS) -o $(PROGS_DIR)/debuglink.full $<
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(PROGS_CFLAGS) -o $(PROGS_DIR)/debuglink.full $<
 	objcopy --only-keep-debug $(PROGS_DIR)/debuglink.full $(PROGS_DIR)/debuglink.debug
 	strip --strip-all -o $(PROGS_DIR)/debuglink.stripped $(PROGS_DIR)/debuglink.full
 	cd $(PROGS_DIR) && objcopy --add-gnu-debuglink=debuglink.debug debuglink.stripped
@@ -49,10 +53,12 @@ PROGS_NOFP          := $(PROGS_NOFP_NAMES:%=$(PROGS_DIR)/nofp/%)
 
 $(PROGS_DIR)/nofp/%: tests/progs/%.c tests/progs/progs.h
 	@mkdir -p $(@D)
-	$(CC) $(PROGS_NOFP_CFLAGS) -o $@ $< -ldl -lm
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(PROGS_NOFP_CFLAGS) -o $@ $< -ldl -lm
 
 $(PROGS_DIR)/nofp/%: tests/progs/%.cpp tests/progs/progs.h
 	@mkdir -p $(@D)
-	$(CXX) $(PROGS_NOFP_CXXFLAGS) -o $@ $< -lm
+	$(call msg,CC,$@)
+	$(Q)$(CXX) $(PROGS_NOFP_CXXFLAGS) -o $@ $< -lm
 
 progs: $(PROGS_BIN) $(PROGS_EXTRA) $(PROGS_NOFP)
