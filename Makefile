@@ -142,12 +142,12 @@ AGENT_MAP := src/agent/libnprof.map
 $(AGENT_SO): $(AGENT_OBJ) $(CORE_LIB) $(AGENT_MAP)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) -shared -Wl,--version-script=$(AGENT_MAP) -Wl,-z,defs -Wl,-soname,libnprof.so \
-		-o $@ $(AGENT_OBJ) $(CORE_LIB) $(LIBS) -ldl -lrt
+		-o $@ $(AGENT_OBJ) $(CORE_LIB) $(LIBS) -ldl -lrt -lmicrohttpd
 
 $(BUILD)/tests/unit/agent%: tests/unit/agent%.c tests/unit/test.h $(AGENT_OBJ) $(CORE_LIB)
 	@mkdir -p $(@D)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(AGENT_OBJ) $(CORE_LIB) $(LIBS) -ldl -lrt
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(AGENT_OBJ) $(CORE_LIB) $(LIBS) -ldl -lrt -lmicrohttpd
 
 agent: $(AGENT_SO)
 all: $(AGENT_SO)
@@ -165,7 +165,7 @@ run:
 	scripts/demo $(BUILD)
 
 bench: all
-	bench/record-overhead $(BUILD)
+	bench/record-overhead $(BUILD); s=$$?; bench/dwarf-overhead $(BUILD) || s=1; exit $$s
 
 clean:
 	rm -rf $(BUILD)

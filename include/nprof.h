@@ -53,6 +53,36 @@ int nprof_status(char *buf, size_t len);
  * and `nprof list` use. Started at load unless NPROF_CONTROL=0. */
 int nprof_control_start(void);
 
+/* Serves the HTTP endpoint (docs/agent.md): GET /prof (Hadoop's
+ * ProfileServlet parameters; the profile in the body after `duration`),
+ * /stacks (a thread dump) and /heap. address is "127.0.0.1:9870",
+ * "[::1]:9870" or "9870" (port 0: any free port, logged on stderr); NULL:
+ * $NPROF_HTTP, else 127.0.0.1:9870. Loopback only unless
+ * NPROF_HTTP_ALLOW_REMOTE=1 (-EACCES). Started at load when NPROF_HTTP
+ * is set. -EALREADY when serving. */
+int nprof_http_start(const char *address);
+
+/* Stops it, after any /prof in progress. -ENOENT: not serving. */
+int nprof_http_stop(void);
+
+/* Heap profiling, switched on and off while the process runs (the
+ * StarRocks way; docs/memory.md). Allocations are sampled every
+ * interval bytes on average (options "interval=512k", the default) and
+ * the sampled blocks still live are kept, so that a dump says which
+ * stacks hold how much memory: inuse_space, inuse_objects, alloc_space,
+ * alloc_objects (estimates, unbiased). Any allocator the program uses
+ * (glibc, jemalloc, tcmalloc, mimalloc) is seen through the interposed
+ * malloc family.
+ *   nprof_heap_enable: -EALREADY when on.   nprof_heap_disable: -EALREADY
+ *   when off.   nprof_heap_status: one line ("heap profiling on since ...,
+ *   interval N bytes, N live sampled blocks, N MB estimated in use").
+ *   nprof_heap_dump: options file= (required) and output= (dot, pprof,
+ *   collapsed, flamegraph, ...); -ENOENT when off. */
+int nprof_heap_enable(const char *options);
+int nprof_heap_disable(void);
+int nprof_heap_status(char *buf, size_t len);
+int nprof_heap_dump(const char *options);
+
 /* The reason for the calling thread's last failure, "" when none. */
 const char *nprof_last_error(void);
 

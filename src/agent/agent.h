@@ -31,14 +31,25 @@
 #define AGENT_MAX_IPS (1u << 25)	/* addresses kept per session */
 #define AGENT_WALL_PER_TICK 16		/* default threads signalled per wall tick */
 
-enum agent_event { AGENT_EVENT_CPU, AGENT_EVENT_ITIMER, AGENT_EVENT_WALL };
+enum agent_event {
+	AGENT_EVENT_CPU, AGENT_EVENT_ITIMER, AGENT_EVENT_WALL,
+	/* heap.c: the interposers of src/agent/hot/alloc.c and lock.c */
+	AGENT_EVENT_ALLOC, AGENT_EVENT_HEAP, AGENT_EVENT_LOCK,
+};
+
+static inline bool agent_event_is_mem(enum agent_event e)
+{
+	return e == AGENT_EVENT_ALLOC || e == AGENT_EVENT_HEAP || e == AGENT_EVENT_LOCK;
+}
 
 /* What a session records and, when it ends by itself, where it goes.
  * The text form ("event=cpu,interval=10ms,file=/tmp/p-%p.html") is what
  * NPROF_START, nprof_start() and the control socket take. */
 struct agent_options {
 	enum agent_event event;
-	uint64_t interval_ns;	/* 0: 10 ms (cpu, itimer), 50 ms (wall) */
+	uint64_t interval_ns;	/* 0: 10 ms (cpu, itimer), 50 ms (wall), 10 us (lock) */
+	uint64_t interval_bytes; /* alloc, heap: mean bytes between samples; 0: 512 KiB */
+	char interval_text[32];	/* as given: read again when event= comes after it */
 	uint64_t duration_ns;	/* 0: until stopped or the process exits */
 	unsigned max_depth;	/* 0: 2048 */
 	unsigned wall_threads;	/* 0: AGENT_WALL_PER_TICK */
@@ -60,14 +71,26 @@ const char *agent_event_name(enum agent_event e);
  * naming the key and what it accepts. o is reset to defaults first. */
 int agent_options_parse(const char *text, struct agent_options *o, struct diag *d);
 
-/* Expands %p and %t of a file template. 0 or -ENAMETOOLONG. */
-int agent_expand_path(const char *tmpl, char *out, size_t len);
+/* One key (val NULL when the key came alone) on top of o; -EINVAL with d
+ * naming the key and what it accepts. */
+int agent_options_set(struct agent_options *o, const char *key, const char *val,
+		      struct diag *d);
+
 
 /* --- sessions (session.c) --- */
 
 /* -EBUSY when one runs. On cpu, a perf_event refusal falls back to itimer
  * and the profile carries a note saying why. */
 int agent_session_start(const struct agent_options *o, struct diag *d);
+/* agent_session_start, also giving the session's id (for
+ * agent_session_end). */
+int agent_session_begin(const struct agent_options *o, uint64_t *ret_id, struct diag *d);
+/* Ends session id and returns its profile (caller frees); -ESTALE when
+ * that session is no longer the one running (someone else stopped it). */
+int agent_session_end(uint64_t id, struct profile **ret, struct diag *d);
+/* Before a thread dump: the signal handler installed and the module list
+ * current, with or without a session. */
+int agent_session_prepare_dump(struct diag *d);
 /* Ends the running session; its profile is returned (caller frees) or,
  * with ret NULL, written to the options' file. -ENOENT: none runs. */
 int agent_session_stop(struct profile **ret, struct diag *d);
@@ -109,6 +132,9 @@ int agent_thread_create(pthread_t *t, void *(*fn)(void *), void *arg);
 /* Marks the calling thread as the agent's own: never sampled, and its
  * sampling signal blocked. */
 void agent_thread_mark_own(void);
+/* While on, threads the calling thread creates are the agent's own (for
+ * starting a library's threads, with every signal blocked around it). */
+void agent_threads_own_scope(bool on);
 bool agent_thread_is_own(pid_t tid);
 
 /* Called in each new thread (pthread_create wrapper) so the session can
@@ -126,6 +152,64 @@ void agent_control_wake(void);
 
 /* The abstract socket name of pid's agent ("\0nprof-agent-PID"). */
 #define AGENT_SOCKET_PREFIX "nprof-agent-"
+
+/* --- thread dump (stacks.c) and HTTP endpoint (http.c) --- */
+
+/* Dumps every thread's stack, as text (like jstack) or JSON, into a
+ * malloc'd buffer. The sampling signal, carrying a dump slot, makes each
+ * thread walk its own stack (hot/dump.c); names come after. 0 or -errno. */
+int agent_stacks_dump(bool json, char **ret_buf, size_t *ret_len, struct diag *d);
+
+/* Serves /prof, /stacks and /heap on addr ("127.0.0.1:9870", "[::1]:0",
+ * "9870"); a non-loopback address only with NPROF_HTTP_ALLOW_REMOTE=1.
+ * -EALREADY when serving. 0 or -errno, d saying why. */
+int agent_http_start(const char *addr, struct diag *d);
+int agent_http_stop(void);
+/* "127.0.0.1:9870" (the port bound), or -ENOENT when not serving. */
+int agent_http_address(char *buf, size_t len);
+
+/* One reply of the HTTP endpoint. body is malloc'd; http.c frees it. */
+struct agent_http_reply {
+	int status;		  /* 200, 400, ... */
+	const char *content_type; /* a static string */
+	char *body;
+	size_t len;
+};
+
+/* /heap?action=enable|disable|status|dump[&output=FORMAT]: defined by the
+ * heap engine (src/agent/heap*.c, issue 6). action and output are the
+ * query's values (NULL when absent); fill r, body malloc'd. Weak: without
+ * a heap engine in the build, /heap answers 501. Runs on an HTTP
+ * connection thread (an agent thread), never in a signal handler. */
+__attribute__((weak)) int agent_heap_http(const char *action, const char *output,
+					  struct agent_http_reply *r);
+
+/* --- alloc, heap and lock (heap.c; the hot half is hot/alloc.h) --- */
+
+/* Heap profiling, on and off while the process runs: enable (interval:
+ * mean bytes between samples, 0 for 512 KiB; -EALREADY when on), disable,
+ * a status line, and the in-use profile (inuse_space, inuse_objects,
+ * alloc_space, alloc_objects; -ENOENT when off). 0 or -errno. */
+int agent_heap_enable(uint64_t interval, struct diag *d);
+int agent_heap_disable(struct diag *d);
+void agent_heap_status(char *buf, size_t len);
+int agent_heap_profile(struct profile **ret, struct diag *d);
+bool agent_heap_active(void);
+/* The control socket's `heap ACTION [OPTIONS]`: a text reply in text, or,
+ * for dump, a profile to send in *ret (caller frees) with *ret_o. */
+int agent_heap_request(const char *action, const char *options, char *text, size_t len,
+		       struct profile **ret, struct agent_options *ret_o, struct diag *d);
+
+/* Sessions of alloc, heap and lock (session.c calls these): start turns
+ * the interposers' gate bit on, stop turns it off; the profile is built
+ * from the table of sampled stacks. */
+int agent_mem_session_start(const struct agent_options *o, struct diag *d);
+void agent_mem_session_stop(void);
+int agent_mem_session_profile(enum agent_event e, uint64_t start_real_ns, uint64_t duration_ns,
+			      const char *ended, struct profile **ret, struct diag *d);
+/* session.c: keeps the walker's module list current while heap profiling
+ * runs outside a session (force: rebuild now). */
+int agent_modules_update(bool force, struct diag *d);
 
 void agent_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -127,6 +127,30 @@ NPROF_EXPORT int nprof_control_start(void)
 	return err < 0 ? fail(err, &d) : 0;
 }
 
+NPROF_EXPORT int nprof_http_start(const char *address)
+{
+	const char *env = getenv("NPROF_HTTP");
+	struct diag d;
+	int err;
+
+	diag_clear(&d);
+	last_error[0] = '\0';
+	if (!address || !*address)
+		address = env && *env ? env : "127.0.0.1:9870";
+	err = agent_http_start(address, &d);
+	return err < 0 ? fail(err, &d) : 0;
+}
+
+NPROF_EXPORT int nprof_http_stop(void)
+{
+	int err = agent_http_stop();
+
+	last_error[0] = '\0';
+	if (err < 0)
+		snprintf(last_error, sizeof(last_error), "the HTTP endpoint is not running");
+	return err;
+}
+
 NPROF_EXPORT const char *nprof_last_error(void)
 {
 	return last_error;
@@ -143,22 +167,96 @@ static void after_fork_child(void)
 	agent_control_after_fork();
 }
 
+/* Heap profiling (docs/memory.md): on and off while the process runs. */
+NPROF_EXPORT int nprof_heap_enable(const char *options)
+{
+	char text[16];
+	struct profile *p = NULL;
+	struct agent_options o;
+	struct diag d;
+	int err;
+
+	diag_clear(&d);
+	last_error[0] = '\0';
+	err = agent_heap_request("enable", options, text, sizeof(text), &p, &o, &d);
+	if (err == 0)
+		err = agent_control_start(&d); /* it keeps the module list current */
+	return err < 0 ? fail(err, &d) : 0;
+}
+
+NPROF_EXPORT int nprof_heap_disable(void)
+{
+	struct diag d;
+	int err;
+
+	diag_clear(&d);
+	last_error[0] = '\0';
+	err = agent_heap_disable(&d);
+	return err < 0 ? fail(err, &d) : 0;
+}
+
+NPROF_EXPORT int nprof_heap_status(char *buf, size_t len)
+{
+	if (!buf || !len)
+		return -EINVAL;
+	agent_heap_status(buf, len);
+	return 0;
+}
+
+NPROF_EXPORT int nprof_heap_dump(const char *options)
+{
+	char text[16];
+	struct profile *p = NULL;
+	struct agent_options o;
+	struct diag d;
+	int err;
+
+	diag_clear(&d);
+	last_error[0] = '\0';
+	err = agent_options_parse(options, &o, &d);
+	if (err == 0 && !o.file[0])
+		err = diag_set(&d, -EINVAL, "nprof_heap_dump: give file=PATH");
+	if (err == 0)
+		err = agent_heap_request("dump", options, text, sizeof(text), &p, &o, &d);
+	profile_free(p);
+	return err < 0 ? fail(err, &d) : 0;
+}
+
+/* NPROF_START=event=heap without a file: heap profiling on from the
+ * start, to be queried and dumped while the process runs (no session, so
+ * cpu or wall profiles can still be taken). */
+static bool heap_only(const char *start)
+{
+	struct agent_options o;
+	struct diag d;
+
+	diag_clear(&d);
+	return agent_options_parse(start, &o, &d) == 0 && o.event == AGENT_EVENT_HEAP &&
+	       !o.file[0] && !o.duration_ns;
+}
+
 __attribute__((constructor)) static void agent_load(void)
 {
 	const char *start = getenv("NPROF_START");
 	const char *ctl = getenv("NPROF_CONTROL");
+	const char *http = getenv("NPROF_HTTP");
 	struct diag d;
 
 	agent_threads_init_main();
 	pthread_atfork(NULL, NULL, after_fork_child);
 	diag_clear(&d);
-	if (start && *start) {
+	if (start && *start && heap_only(start)) {
+		if (nprof_heap_enable(start) < 0)
+			agent_log("NPROF_START=%s: %s", start, last_error);
+	} else if (start && *start) {
 		if (nprof_start(start) < 0)
 			agent_log("NPROF_START=%s: %s", start, last_error);
 	} else if (!ctl || strcmp(ctl, "0")) {
 		if (agent_control_start(&d) < 0)
 			agent_log("%s", d.msg);
 	}
+	if (http && *http && nprof_http_start(http) < 0)
+		agent_log("NPROF_HTTP=%s: %s", http, last_error);
 }
 
 __attribute__((destructor)) static void agent_unload(void)

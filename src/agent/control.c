@@ -5,8 +5,9 @@
  * fatal signal arrives. Idle, it sleeps in poll(2) and costs nothing.
  *
  * Protocol (docs/agent.md): the client sends one line,
- *   status | start OPTIONS | stop [OPTIONS] | dump [OPTIONS]
- * and gets "ok[ LEN]\n" (then LEN bytes of profile for stop and dump)
+ *   status | start OPTIONS | stop [OPTIONS] | dump [OPTIONS] | stacks [json]
+ * and gets "ok[ LEN]\n" (then LEN bytes of profile for stop and dump, of
+ * thread dump for stacks: stacks.c)
  * or "error MESSAGE\n", then the connection closes. */
 #include <errno.h>
 #include <poll.h>
@@ -124,7 +125,11 @@ static void cmd_status(int fd)
 	enum agent_event eff;
 	uint64_t samples = 0;
 
-	reply(fd, "ok\nnprof-agent 1\npid %d\nevents cpu itimer wall\n", (int)getpid());
+	char http[96];
+
+	reply(fd, "ok\nnprof-agent 1\npid %d\nevents cpu itimer wall alloc heap lock\n", (int)getpid());
+	if (agent_http_address(http, sizeof(http)) == 0)
+		reply(fd, "http %s\n", http);
 	if (agent_session_info(&o, &eff, &samples))
 		reply(fd, "state running event=%s effective=%s interval=%llu samples=%llu\n",
 		      agent_event_name(o.event), agent_event_name(eff),
@@ -132,6 +137,49 @@ static void cmd_status(int fd)
 		      (unsigned long long)samples);
 	else
 		reply(fd, "state idle\n");
+}
+
+/* "stacks [json]": every thread's stack, taken in its own signal handler
+ * (stacks.c); what nprof stacks PID asks an agent for. */
+static void cmd_stacks(int fd, const char *args)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	struct diag d;
+
+	diag_clear(&d);
+	if (args && *args && strcmp(args, "json")) {
+		reply(fd, "error stacks takes nothing or 'json', not '%s'\n", args);
+		return;
+	}
+	if (agent_stacks_dump(args && *args, &buf, &len, &d) < 0) {
+		reply(fd, "error %s\n", d.msg);
+		return;
+	}
+	reply(fd, "ok %zu\n", len);
+	write_all(fd, buf, len);
+	free(buf);
+}
+
+/* "heap enable [interval=N] | disable | status | dump [output=F]"
+ * (heap.c): what nprof heap PID ... asks. */
+static void cmd_heap(int fd, char *args)
+{
+	char *opts = args ? strchr(args, ' ') : NULL, text[1024];
+	struct agent_options o;
+	struct profile *p = NULL;
+	struct diag d;
+
+	diag_clear(&d);
+	if (opts)
+		*opts++ = '\0';
+	if (agent_heap_request(args ? args : "", opts, text, sizeof(text), &p, &o, &d) < 0)
+		reply(fd, "error %s\n", d.msg);
+	else if (p)
+		send_profile(fd, p, &o);
+	else
+		reply(fd, "ok\n%s\n", text);
+	profile_free(p);
 }
 
 static void handle(int fd, char *line)
@@ -146,6 +194,14 @@ static void handle(int fd, char *line)
 		*args++ = '\0';
 	if (!strcmp(line, "status")) {
 		cmd_status(fd);
+		return;
+	}
+	if (!strcmp(line, "stacks")) {
+		cmd_stacks(fd, args);
+		return;
+	}
+	if (!strcmp(line, "heap")) {
+		cmd_heap(fd, args);
 		return;
 	}
 	if (agent_options_parse(args, &o, &d) < 0) {
@@ -173,7 +229,7 @@ static void handle(int fd, char *line)
 			send_profile(fd, p, &o);
 		profile_free(p);
 	} else {
-		reply(fd, "error unknown command '%s'; use status, start, stop or dump\n", line);
+		reply(fd, "error unknown command '%s'; use status, start, stop, dump, stacks or heap\n", line);
 	}
 }
 
@@ -222,9 +278,11 @@ static void serve(int lfd)
 static void *control_main(void *arg)
 {
 	(void)arg;
+	pthread_setname_np(pthread_self(), "nprof-control"); /* in thread dumps */
 	for (;;) {
 		struct pollfd pfd[2] = { { C.wake_fd, POLLIN, 0 }, { C.listen_fd, POLLIN, 0 } };
-		bool running = agent_session_info(NULL, NULL, NULL);
+		/* Heap profiling ticks too: modules after a dlopen. */
+		bool running = agent_session_info(NULL, NULL, NULL) || agent_heap_active();
 		int n = poll(pfd, C.listen_fd >= 0 ? 2 : 1, running ? AGENT_TICK_MS : -1);
 
 		if (n > 0 && (pfd[0].revents & POLLIN)) {

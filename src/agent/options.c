@@ -16,6 +16,9 @@ const char *agent_event_name(enum agent_event e)
 	case AGENT_EVENT_CPU: return "cpu";
 	case AGENT_EVENT_ITIMER: return "itimer";
 	case AGENT_EVENT_WALL: return "wall";
+	case AGENT_EVENT_ALLOC: return "alloc";
+	case AGENT_EVENT_HEAP: return "heap";
+	case AGENT_EVENT_LOCK: return "lock";
 	}
 	return "?";
 }
@@ -48,7 +51,33 @@ static int parse_uint(const char *v, unsigned lo, unsigned hi, unsigned *ret)
 	return 0;
 }
 
-static int one(const char *key, const char *val, struct agent_options *o, struct diag *d)
+/* interval= means bytes for alloc and heap, a time for the others (a
+ * bare number: nanoseconds, as in asprof's -i). */
+static int parse_interval(struct agent_options *o, struct diag *d)
+{
+	const char *val = o->interval_text;
+
+	o->interval_ns = o->interval_bytes = 0;
+	if (o->event == AGENT_EVENT_ALLOC || o->event == AGENT_EVENT_HEAP) {
+		if (units_parse_count(val, &o->interval_bytes) < 0 || !o->interval_bytes)
+			return diag_set(d, -EINVAL,
+					"interval=%s: not a byte count for %s; use 512k, 1m, 65536",
+					val, agent_event_name(o->event));
+	} else if (o->event == AGENT_EVENT_LOCK) {
+		if (units_parse_duration_ns(val, 1, &o->interval_ns) < 0)
+			return diag_set(d, -EINVAL,
+					"interval=%s: not a time for lock; use 10us, 1ms, 0 (every wait)",
+					val);
+	} else if (units_parse_duration_ns(val, 1, &o->interval_ns) < 0 ||
+		   o->interval_ns < 100000) {
+		return diag_set(d, -EINVAL,
+				"interval=%s: not a time of 100us or more; use 10ms, 1000us, 1s", val);
+	}
+	return 0;
+}
+
+int agent_options_set(struct agent_options *o, const char *key, const char *val,
+		      struct diag *d)
 {
 	bool b;
 
@@ -59,16 +88,23 @@ static int one(const char *key, const char *val, struct agent_options *o, struct
 			o->event = AGENT_EVENT_ITIMER;
 		else if (val && !strcmp(val, "wall"))
 			o->event = AGENT_EVENT_WALL;
+		else if (val && !strcmp(val, "alloc"))
+			o->event = AGENT_EVENT_ALLOC;
+		else if (val && !strcmp(val, "heap"))
+			o->event = AGENT_EVENT_HEAP;
+		else if (val && !strcmp(val, "lock"))
+			o->event = AGENT_EVENT_LOCK;
 		else
-			return diag_set(d, -EINVAL, "event=%s: unknown event; the agent has cpu, itimer, wall",
-					val ? val : "");
-	} else if (!strcmp(key, "interval")) {
-		/* A bare number is nanoseconds, as in asprof's -i. */
-		if (!val || units_parse_duration_ns(val, 1, &o->interval_ns) < 0 ||
-		    o->interval_ns < 100000)
 			return diag_set(d, -EINVAL,
-					"interval=%s: not a time of 100us or more; use 10ms, 1000us, 1s",
+					"event=%s: unknown event; the agent has cpu, itimer, wall, alloc, heap, lock",
 					val ? val : "");
+		if (o->interval_text[0])
+			return parse_interval(o, d);
+	} else if (!strcmp(key, "interval")) {
+		if (!val || !*val || strlen(val) >= sizeof(o->interval_text))
+			return diag_set(d, -EINVAL, "interval=%s: give a value", val ? val : "");
+		strcpy(o->interval_text, val);
+		return parse_interval(o, d);
 	} else if (!strcmp(key, "duration")) {
 		/* A bare number is seconds, as in asprof's -d. */
 		if (!val || units_parse_duration_ns(val, 1000000000ull, &o->duration_ns) < 0)
@@ -154,39 +190,9 @@ int agent_options_parse(const char *text, struct agent_options *o, struct diag *
 
 		if (eq)
 			*eq = '\0';
-		err = one(tok, eq ? eq + 1 : NULL, o, d);
+		err = agent_options_set(o, tok, eq ? eq + 1 : NULL, d);
 		if (err < 0)
 			return err;
 	}
-	return 0;
-}
-
-int agent_expand_path(const char *tmpl, char *out, size_t len)
-{
-	size_t o = 0;
-
-	for (const char *s = tmpl; *s; s++) {
-		char piece[64];
-
-		if (s[0] == '%' && s[1] == 'p') {
-			snprintf(piece, sizeof(piece), "%d", (int)getpid());
-			s++;
-		} else if (s[0] == '%' && s[1] == 't') {
-			time_t now = time(NULL);
-			struct tm tm;
-
-			localtime_r(&now, &tm);
-			strftime(piece, sizeof(piece), "%Y%m%d-%H%M%S", &tm);
-			s++;
-		} else {
-			piece[0] = *s;
-			piece[1] = '\0';
-		}
-		if (o + strlen(piece) >= len)
-			return -ENAMETOOLONG;
-		memcpy(out + o, piece, strlen(piece));
-		o += strlen(piece);
-	}
-	out[o] = '\0';
 	return 0;
 }

@@ -23,12 +23,14 @@
 #include "agent/wall.h"
 #include "base/hash.h"
 #include "base/id_index.h"
+#include "base/path_template.h"
 #include "base/units.h"
 #include "symbolize/symbolize.h"
 #include "unwind/modules.h"
 
 #define RESCAN_NS 1000000000ull	/* threads made without pthread_create */
 #define MAX_RETIRED 64
+#define MAX_EVENTS (1u << 20) /* timeline entries kept per session */
 
 struct armed {
 	pid_t tid;
@@ -82,6 +84,10 @@ static struct session {
 	size_t nthreads, threads_cap;
 	struct id_index thread_index;
 	uint64_t table_full, repeat_orphans;
+	/* The timeline: each aggregated sample's time and stack (for -o jfr). */
+	struct agg_event { uint64_t mono_ns; uint32_t stack; } *events;
+	size_t nevents, events_cap;
+	uint64_t events_dropped;
 	uint8_t *scratch;	/* one stripe's bytes, copied out */
 	uint64_t *repeat_ips;
 
@@ -96,6 +102,7 @@ static struct session {
 	struct symbolizer *syms;
 	struct profile *last;	/* the latest finished session's profile */
 	bool hot_ready;
+	uint64_t id, last_id;	/* the running session's id (agent_session_begin) */
 } S = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.arm_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -498,6 +505,23 @@ static int stack_add(const struct stack_key *k, uint64_t weight, uint32_t *ret_i
 	return 0;
 }
 
+static void event_add(uint64_t mono_ns, uint32_t stack)
+{
+	if (S.nevents == S.events_cap) {
+		size_t cap = S.events_cap ? S.events_cap * 2 : 4096;
+		struct agg_event *n;
+
+		if (S.events_cap == MAX_EVENTS ||
+		    !(n = realloc(S.events, (cap < MAX_EVENTS ? cap : MAX_EVENTS) * sizeof(*n)))) {
+			S.events_dropped++;
+			return;
+		}
+		S.events = n;
+		S.events_cap = cap < MAX_EVENTS ? cap : MAX_EVENTS;
+	}
+	S.events[S.nevents++] = (struct agg_event){ mono_ns, stack };
+}
+
 static void aggregate(const struct hot_record *r)
 {
 	struct agg_thread *t = thread_get(r->tid);
@@ -529,6 +553,7 @@ static void aggregate(const struct hot_record *r)
 		S.table_full++;
 		return;
 	}
+	event_add(r->time_ns, id);
 	if (r->kind == HOT_KIND_WALL && !(r->flags & HOT_REPEAT))
 		t->last_wall = id;
 }
@@ -567,6 +592,8 @@ static void aggregation_reset(void)
 	id_index_init(&S.stack_index);
 	id_index_init(&S.thread_index);
 	S.table_full = S.repeat_orphans = 0;
+	S.nevents = 0;
+	S.events_dropped = 0;
 }
 
 /* --- building the profile ------------------------------------------------- */
@@ -656,7 +683,8 @@ static int pseudo(struct profile *p, const char *name, enum frame_kind kind, uin
 	return profile_intern_frame(p, &f, ret);
 }
 
-static int add_stack(struct builder *b, const struct agg_stack *s, const struct agg_thread *t)
+static int add_stack(struct builder *b, const struct agg_stack *s, const struct agg_thread *t,
+		     uint32_t ret_ids[2])
 {
 	const uint64_t *ips = S.ips + s->first;
 	int64_t values[PROFILE_MAX_VALUES] = { (int64_t)s->samples, (int64_t)s->weight };
@@ -692,7 +720,35 @@ static int add_stack(struct builder *b, const struct agg_stack *s, const struct 
 	err = profile_intern_thread(b->p, s->tid, t ? t->name : NULL, &thread);
 	if (err < 0)
 		return err;
+	ret_ids[0] = stack;
+	ret_ids[1] = thread;
 	return profile_add_sample(b->p, stack, thread, values);
+}
+
+static int cmp_event(const void *a, const void *b)
+{
+	const struct agg_event *x = a, *y = b;
+
+	return (x->mono_ns > y->mono_ns) - (x->mono_ns < y->mono_ns);
+}
+
+/* The timeline in time order, on wall-clock time; ids maps an
+ * aggregated stack to its profile (stack, thread). */
+static int add_timeline(struct profile *p, const uint32_t (*ids)[2])
+{
+	qsort(S.events, S.nevents, sizeof(*S.events), cmp_event);
+	p->max_events = MAX_EVENTS;
+	for (size_t i = 0; i < S.nevents; i++) {
+		const struct agg_event *e = &S.events[i];
+		uint64_t t = S.start_real_ns +
+			     (e->mono_ns > S.start_mono_ns ? e->mono_ns - S.start_mono_ns : 0);
+		int err = profile_add_event(p, t, ids[e->stack][0], ids[e->stack][1], 1);
+
+		if (err < 0)
+			return err;
+	}
+	p->events_dropped += S.events_dropped;
+	return 0;
 }
 
 static void add_notes(struct profile *p, const char *ended)
@@ -744,13 +800,19 @@ static int build_profile(const char *ended, struct profile **ret, struct diag *d
 	static const struct value_type wall_types[] = {
 		{ "samples", "count" }, { "wall", "nanoseconds" } };
 	struct builder b = { 0 };
+	uint32_t (*ids)[2] = NULL;
 	char comm[16] = "";
 	int err = -ENOMEM;
 
+	if (agent_event_is_mem(S.effective)) /* from the table of sampled stacks */
+		return agent_mem_session_profile(S.effective, S.start_real_ns,
+						 clock_ns(CLOCK_MONOTONIC) - S.start_mono_ns, ended,
+						 ret, d);
 	id_index_init(&b.index);
 	b.p = profile_new();
 	b.frames = calloc(HOT_MAX_DEPTH + 4, sizeof(*b.frames));
-	if (!b.p || !b.frames)
+	ids = calloc(S.nstacks ? S.nstacks : 1, sizeof(*ids));
+	if (!b.p || !b.frames || !ids)
 		goto out;
 	err = profile_set_value_types(b.p, S.effective == AGENT_EVENT_WALL ? wall_types : cpu_types, 2);
 	if (err < 0)
@@ -777,10 +839,13 @@ static int build_profile(const char *ended, struct profile **ret, struct diag *d
 		uint32_t tix = id_index_find(&S.thread_index, hash_u64((uint64_t)tid), thread_match,
 					     NULL, &tid);
 
-		err = add_stack(&b, &S.stacks[i], tix == ID_NONE ? NULL : &S.threads[tix]);
+		err = add_stack(&b, &S.stacks[i], tix == ID_NONE ? NULL : &S.threads[tix], ids[i]);
 		if (err < 0)
 			goto out;
 	}
+	err = add_timeline(b.p, (const uint32_t (*)[2])ids);
+	if (err < 0)
+		goto out;
 	add_notes(b.p, ended);
 	*ret = b.p;
 	b.p = NULL;
@@ -792,6 +857,7 @@ out:
 	proc_syms_free(b.ps);
 	free(b.keys);
 	free(b.frames);
+	free(ids);
 	id_index_release(&b.index);
 	return err;
 }
@@ -885,6 +951,11 @@ static void cpu_probe(void)
 
 int agent_session_start(const struct agent_options *o, struct diag *d)
 {
+	return agent_session_begin(o, NULL, d);
+}
+
+int agent_session_begin(const struct agent_options *o, uint64_t *ret_id, struct diag *d)
+{
 	struct agent_thread_list l = { 0 };
 	int err;
 
@@ -934,6 +1005,13 @@ int agent_session_start(const struct agent_options *o, struct diag *d)
 			atomic_store(&hot.active, 0);
 			goto out;
 		}
+	} else if (agent_event_is_mem(S.effective)) {
+		/* The interposers: nothing to arm per thread. */
+		err = agent_mem_session_start(o, d);
+		if (err < 0) {
+			atomic_store(&hot.active, 0);
+			goto out;
+		}
 	} else {
 		pthread_mutex_lock(&S.arm_lock);
 		S.arm_event = S.effective;
@@ -951,6 +1029,9 @@ int agent_session_start(const struct agent_options *o, struct diag *d)
 		agent_thread_list_release(&l);
 	}
 	S.running = true;
+	S.id = ++S.last_id;
+	if (ret_id)
+		*ret_id = S.id;
 	err = 0;
 out:
 	pthread_mutex_unlock(&S.lock);
@@ -965,6 +1046,8 @@ static void stop_engines(void)
 	atomic_store(&hot.active, 0);
 	if (S.effective == AGENT_EVENT_WALL)
 		agent_wall_stop();
+	else if (agent_event_is_mem(S.effective))
+		agent_mem_session_stop();
 	else
 		disarm_all();
 	for (int i = 0; i < 10000 && atomic_load(&hot.inflight); i++)
@@ -1020,6 +1103,54 @@ out:
 	return err;
 }
 
+int agent_session_end(uint64_t id, struct profile **ret, struct diag *d)
+{
+	int err;
+
+	pthread_mutex_lock(&S.lock);
+	if (!S.running || S.id != id) {
+		err = diag_set(d, -ESTALE, "the profile was stopped by another client "
+			       "(nprof_stop, the control socket, or the process exiting)");
+		goto out;
+	}
+	err = stop_locked(NULL, ret, d);
+out:
+	pthread_mutex_unlock(&S.lock);
+	return err;
+}
+
+int agent_modules_update(bool force, struct diag *d)
+{
+	int err;
+
+	pthread_mutex_lock(&S.lock);
+	err = hot_setup(d);
+	if (err == 0) {
+		err = modules_refresh(force);
+		if (err < 0)
+			diag_set(d, err, "cannot read this process's modules: %s", strerror(-err));
+	}
+	pthread_mutex_unlock(&S.lock);
+	return err;
+}
+
+int agent_session_prepare_dump(struct diag *d)
+{
+	int err;
+
+	pthread_mutex_lock(&S.lock);
+	err = hot_setup(d);
+	if (err == 0 && hot.pid != getpid())
+		hot.pid = getpid(); /* the same value when a session set it */
+	if (err == 0) {
+		err = modules_refresh(false);
+		if (err < 0)
+			diag_set(d, err, "cannot read this process's modules: %s", strerror(-err));
+	}
+	pthread_mutex_unlock(&S.lock);
+	return err;
+}
+
 int agent_session_snapshot(struct profile **ret, struct diag *d)
 {
 	int err;
@@ -1057,12 +1188,19 @@ void agent_session_tick(void)
 	struct diag d;
 
 	pthread_mutex_lock(&S.lock);
-	if (!S.running)
+	if (!S.running) {
+		/* Heap profiling outlives sessions: its walks need the modules. */
+		if (S.mods && agent_heap_active()) {
+			modules_refresh(false);
+			free_retired();
+		}
 		goto out;
+	}
 	drain_locked();
 	modules_refresh(false);
 	free_retired();
-	if (S.effective != AGENT_EVENT_WALL && now - S.last_rescan_ns >= RESCAN_NS) {
+	if (S.effective != AGENT_EVENT_WALL && !agent_event_is_mem(S.effective) &&
+	    now - S.last_rescan_ns >= RESCAN_NS) {
 		S.last_rescan_ns = now;
 		rescan_threads();
 	}
@@ -1143,7 +1281,7 @@ int agent_write_profile(const struct profile *p, const struct agent_options *o,
 	FILE *out;
 	int err;
 
-	if (agent_expand_path(o->file, path, sizeof(path)) < 0)
+	if (path_template_expand(o->file, getpid(), path, sizeof(path)) < 0)
 		return diag_set(d, -ENAMETOOLONG, "file=%s: the expanded path is too long", o->file);
 	if (o->have_format)
 		f = o->format;

@@ -16,12 +16,15 @@
 #include "agent/agent.h"
 #include "agent/hot/hot.h"
 
-#define MAX_OWN 16
+#define MAX_OWN 32
 
 static pthread_mutex_t own_lock = PTHREAD_MUTEX_INITIALIZER;
 static pid_t own[MAX_OWN]; /* under own_lock */
 static unsigned nown;
 static pthread_key_t exit_key;
+/* Set while the calling thread starts a library's threads for the agent
+ * (libmicrohttpd's): those are agent threads too. */
+static __thread int own_scope;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
 typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *),
@@ -51,6 +54,22 @@ void agent_thread_mark_own(void)
 	if (nown < MAX_OWN)
 		own[nown++] = gettid();
 	pthread_mutex_unlock(&own_lock);
+}
+
+static void unmark_own(pid_t tid)
+{
+	pthread_mutex_lock(&own_lock);
+	for (unsigned i = 0; i < nown; i++)
+		if (own[i] == tid) {
+			own[i] = own[--nown];
+			break;
+		}
+	pthread_mutex_unlock(&own_lock);
+}
+
+void agent_threads_own_scope(bool on)
+{
+	own_scope = on;
 }
 
 bool agent_thread_is_own(pid_t tid)
@@ -111,7 +130,10 @@ void agent_thread_list_release(struct agent_thread_list *l)
 static void on_thread_exit(void *v)
 {
 	(void)v;
-	agent_session_thread_exiting(hot_self.tid);
+	if (hot_self.blocked)
+		unmark_own(hot_self.tid);
+	else
+		agent_session_thread_exiting(hot_self.tid);
 }
 
 static void make_exit_key(void)
@@ -154,7 +176,9 @@ static void *thread_main(void *p)
 
 	free(p);
 	if (s.own) {
+		hot_self.tid = gettid();
 		agent_thread_mark_own();
+		pthread_setspecific(exit_key, (void *)1); /* unmarked at exit */
 		return s.fn(s.arg);
 	}
 	learn_self();
@@ -181,7 +205,9 @@ static int create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
 		return real(t, attr, fn, arg);
 	s->fn = fn;
 	s->arg = arg;
-	s->own = own_thread;
+	/* Threads that agent threads start (libmicrohttpd's connection
+	 * threads) are agent threads. */
+	s->own = own_thread || own_scope || hot_self.blocked;
 	r = real(t, attr, thread_main, s);
 	if (r)
 		free(s);

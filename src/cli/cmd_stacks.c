@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/path_template.h"
+#include "cli/agent_client.h"
 #include "cli/cli.h"
 #include "engine/threads_dump.h"
 #include "help/nprof-stacks.h"
@@ -20,11 +21,12 @@ struct stacks_args {
 	unsigned text_flags;
 	bool json;
 	bool lines;
+	bool ptrace;		/* --ptrace: never through the agent */
 	const char *file;
 	struct thread_dump_options o;
 };
 
-enum long_only { OPT_JSON = 1000, OPT_LINES };
+enum long_only { OPT_JSON = 1000, OPT_LINES, OPT_PTRACE };
 
 static int parse_args(int argc, char **argv, struct stacks_args *a)
 {
@@ -33,6 +35,7 @@ static int parse_args(int argc, char **argv, struct stacks_args *a)
 		{ "group", no_argument, NULL, 'g' },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "lines", no_argument, NULL, OPT_LINES },
+		{ "ptrace", no_argument, NULL, OPT_PTRACE },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -52,6 +55,9 @@ static int parse_args(int argc, char **argv, struct stacks_args *a)
 			break;
 		case OPT_LINES:
 			a->lines = true;
+			break;
+		case OPT_PTRACE:
+			a->ptrace = true;
 			break;
 		case 'f':
 			a->file = optarg;
@@ -94,6 +100,14 @@ static int parse_args(int argc, char **argv, struct stacks_args *a)
 	return EXIT_OK;
 }
 
+/* thread_dump_take_agent's capture: the agent's JSON dump. */
+static int agent_capture(pid_t pid, void *arg, char **ret_json, size_t *ret_len,
+			 struct diag *d)
+{
+	(void)arg;
+	return agent_client_request(pid, "stacks json", ret_json, ret_len, d);
+}
+
 int cmd_stacks(int argc, char **argv)
 {
 	struct stacks_args a = { 0 };
@@ -112,7 +126,21 @@ int cmd_stacks(int argc, char **argv)
 		cli_error("-f %s: the expanded path is too long", a.file);
 		return EXIT_FAILED;
 	}
-	r = thread_dump_take(a.pid, &a.o, &td, &d);
+	if (!a.ptrace && agent_client_present(a.pid)) {
+		/* The process has the agent: each thread walks its own stack
+		 * in its signal handler; nothing is traced or stopped. */
+		r = thread_dump_take_agent(a.pid, &a.o, agent_capture, NULL, &td, &d);
+		if (r < 0 && r != -ESRCH) {
+			/* An older agent without "stacks", or one that failed:
+			 * say so and take the dump the usual way. */
+			fprintf(stderr, "nprof: PID %d's agent gave no thread dump (%s); "
+				"using ptrace\n", (int)a.pid, d.msg[0] ? d.msg : strerror(-r));
+			diag_clear(&d);
+			r = thread_dump_take(a.pid, &a.o, &td, &d);
+		}
+	} else {
+		r = thread_dump_take(a.pid, &a.o, &td, &d);
+	}
 	if (r < 0) {
 		cli_error("%s", d.msg[0] ? d.msg : strerror(-r));
 		return EXIT_FAILED;

@@ -928,6 +928,42 @@ static int push_frame(struct thread_info *t, unsigned *cap, uint64_t addr,
 	return 0;
 }
 
+#define NR_RESTART_SYSCALL 219
+
+/* A thread that a ptrace stop (ours, an earlier dump's, a debugger's)
+ * took out of poll, nanosleep, clock_nanosleep, epoll_wait... waits on in
+ * restart_syscall: the kernel rewound it to call that instead. Which call
+ * it restarts is the function it sits in (the leaf: __poll,
+ * __GI___clock_nanosleep), when that is a system call's name. */
+static void name_restarts(struct thread_dump *td)
+{
+	for (size_t i = 0; i < td->nthreads; i++) {
+		struct thread_info *t = &td->threads[i];
+		const char *n;
+
+		if (t->sc != THREAD_SC_IN || t->syscall_nr != NR_RESTART_SYSCALL ||
+		    !t->nframes || !t->frames[0].name)
+			continue;
+		n = t->frames[0].name;
+		for (;;) {
+			while (*n == '_')
+				n++;
+			if (!strncmp(n, "GI_", 3))
+				n += 3;
+			else if (!strncmp(n, "libc_", 5))
+				n += 5;
+			else
+				break;
+		}
+		for (long nr = 0; nr < (long)(sizeof(syscall_names) / sizeof(syscall_names[0])); nr++)
+			if (syscall_names[nr] && nr != NR_RESTART_SYSCALL &&
+			    !strcmp(syscall_names[nr], n)) {
+				t->restart_of = syscall_names[nr];
+				break;
+			}
+	}
+}
+
 /* Names every thread's addresses (walk() left them in frames[].addr).
  * With SYM_LINES an address may give several frames (inlined calls):
  * they are listed innermost first, like the rest of the stack. */
@@ -1161,6 +1197,7 @@ int thread_dump_take(pid_t pid, const struct thread_dump_options *opts,
 		td->process_exited = true;
 
 	err = name_frames(td, ps, o.sym_flags);
+	name_restarts(td);
 	if (err < 0) {
 		err = diag_set(d, err, "naming frames: %s", strerror(-err));
 		goto out;
@@ -1204,6 +1241,514 @@ void thread_dump_free(struct thread_dump *td)
 	free(td);
 }
 
+/* --- with the agent: the stacks come from inside the process ----------------- */
+
+/* A reader for the agent's JSON dump (src/agent/stacks.c): only what a
+ * dump needs; anything else is skipped whatever its type. */
+struct jcur {
+	const char *p, *end;
+};
+
+struct agent_frame {
+	uint64_t addr;
+	char *function, *module;
+};
+
+struct agent_thread {
+	pid_t tid;
+	char status[16];
+	bool truncated;
+	struct agent_frame *frames;
+	unsigned n, cap;
+};
+
+static void j_ws(struct jcur *c)
+{
+	while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r'))
+		c->p++;
+}
+
+static bool j_char(struct jcur *c, char ch)
+{
+	j_ws(c);
+	if (c->p < c->end && *c->p == ch) {
+		c->p++;
+		return true;
+	}
+	return false;
+}
+
+static bool j_peek(struct jcur *c, char ch)
+{
+	j_ws(c);
+	return c->p < c->end && *c->p == ch;
+}
+
+/* A string into out (cut at cap - 1; \u escapes outside ASCII become '?'). */
+static int j_string(struct jcur *c, char *out, size_t cap)
+{
+	size_t n = 0;
+
+	if (!j_char(c, '"'))
+		return -EPROTO;
+	while (c->p < c->end && *c->p != '"') {
+		char ch = *c->p++;
+
+		if (ch == '\\') {
+			if (c->p >= c->end)
+				return -EPROTO;
+			ch = *c->p++;
+			switch (ch) {
+			case 'n': ch = '\n'; break;
+			case 't': ch = '\t'; break;
+			case 'r': ch = '\r'; break;
+			case 'b': ch = '\b'; break;
+			case 'f': ch = '\f'; break;
+			case 'u': {
+				unsigned v = 0;
+
+				for (int k = 0; k < 4; k++) {
+					int x = c->p < c->end ? *c->p++ : 0;
+
+					if (!isxdigit(x))
+						return -EPROTO;
+					v = v * 16 + (unsigned)(isdigit(x) ? x - '0' : (x | 0x20) - 'a' + 10);
+				}
+				ch = v && v < 0x80 ? (char)v : '?';
+				break;
+			}
+			default: break; /* " \ / */
+			}
+		}
+		if (n + 1 < cap)
+			out[n++] = ch;
+	}
+	if (!j_char(c, '"'))
+		return -EPROTO;
+	if (cap)
+		out[n] = '\0';
+	return 0;
+}
+
+static int j_skip(struct jcur *c, int depth)
+{
+	char tmp[2];
+
+	if (depth > 32)
+		return -EPROTO;
+	j_ws(c);
+	if (c->p >= c->end)
+		return -EPROTO;
+	if (*c->p == '"')
+		return j_string(c, tmp, sizeof(tmp));
+	if (*c->p == '{' || *c->p == '[') {
+		char close = *c->p == '{' ? '}' : ']';
+		bool obj = *c->p == '{';
+
+		c->p++;
+		if (j_char(c, close))
+			return 0;
+		do {
+			if (obj && (j_string(c, tmp, sizeof(tmp)) < 0 || !j_char(c, ':')))
+				return -EPROTO;
+			if (j_skip(c, depth + 1) < 0)
+				return -EPROTO;
+		} while (j_char(c, ','));
+		return j_char(c, close) ? 0 : -EPROTO;
+	}
+	/* number, true, false, null */
+	if (!strchr("-0123456789tfn", *c->p))
+		return -EPROTO;
+	while (c->p < c->end && !strchr(",]} \t\r\n", *c->p))
+		c->p++;
+	return 0;
+}
+
+static int j_frame(struct jcur *c, struct agent_thread *t)
+{
+	char key[32], val[1024];
+	struct agent_frame *f;
+
+	if (t->n == t->cap) {
+		unsigned ncap = t->cap ? t->cap * 2 : 32;
+		struct agent_frame *nv = realloc(t->frames, ncap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		t->frames = nv;
+		t->cap = ncap;
+	}
+	f = &t->frames[t->n++];
+	memset(f, 0, sizeof(*f));
+	if (!j_char(c, '{'))
+		return -EPROTO;
+	if (j_char(c, '}'))
+		return 0;
+	do {
+		if (j_string(c, key, sizeof(key)) < 0 || !j_char(c, ':'))
+			return -EPROTO;
+		if (!strcmp(key, "addr") || !strcmp(key, "function") ||
+		    (!strcmp(key, "module") && j_peek(c, '"'))) {
+			if (j_string(c, val, sizeof(val)) < 0)
+				return -EPROTO;
+			if (key[0] == 'a') {
+				f->addr = strtoull(val, NULL, 16);
+			} else {
+				char **dst = key[0] == 'f' ? &f->function : &f->module;
+
+				free(*dst);
+				*dst = strdup(val);
+				if (!*dst)
+					return -ENOMEM;
+			}
+		} else if (j_skip(c, 0) < 0) {
+			return -EPROTO;
+		}
+	} while (j_char(c, ','));
+	return j_char(c, '}') ? 0 : -EPROTO;
+}
+
+static int j_thread(struct jcur *c, struct agent_thread *t)
+{
+	char key[32];
+
+	memset(t, 0, sizeof(*t));
+	if (!j_char(c, '{'))
+		return -EPROTO;
+	if (j_char(c, '}'))
+		return 0;
+	do {
+		if (j_string(c, key, sizeof(key)) < 0 || !j_char(c, ':'))
+			return -EPROTO;
+		if (!strcmp(key, "tid")) {
+			char *end;
+			long v;
+
+			j_ws(c);
+			v = strtol(c->p, &end, 10);
+			if (end == c->p || end > c->end || v <= 0)
+				return -EPROTO;
+			t->tid = (pid_t)v;
+			c->p = end;
+		} else if (!strcmp(key, "status")) {
+			if (j_string(c, t->status, sizeof(t->status)) < 0)
+				return -EPROTO;
+		} else if (!strcmp(key, "truncated")) {
+			j_ws(c);
+			t->truncated = c->end - c->p >= 4 && !strncmp(c->p, "true", 4);
+			if (j_skip(c, 0) < 0)
+				return -EPROTO;
+		} else if (!strcmp(key, "frames")) {
+			if (!j_char(c, '['))
+				return -EPROTO;
+			if (!j_char(c, ']')) {
+				do {
+					int err = j_frame(c, t);
+
+					if (err < 0)
+						return err;
+				} while (j_char(c, ','));
+				if (!j_char(c, ']'))
+					return -EPROTO;
+			}
+		} else if (j_skip(c, 0) < 0) {
+			return -EPROTO;
+		}
+	} while (j_char(c, ','));
+	return j_char(c, '}') && t->tid > 0 ? 0 : -EPROTO;
+}
+
+static void agent_threads_free(struct agent_thread *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		for (unsigned j = 0; j < v[i].n; j++) {
+			free(v[i].frames[j].function);
+			free(v[i].frames[j].module);
+		}
+		free(v[i].frames);
+	}
+	free(v);
+}
+
+/* The "threads" of the agent's dump. -EPROTO when it is not one. */
+static int parse_agent_dump(const char *json, size_t len, struct agent_thread **ret,
+			    size_t *ret_n)
+{
+	struct jcur c = { json, json + len };
+	struct agent_thread *v = NULL;
+	size_t n = 0, cap = 0;
+	bool have = false;
+	char key[32];
+	int err = -EPROTO;
+
+	if (!j_char(&c, '{'))
+		goto out;
+	if (!j_char(&c, '}')) {
+		do {
+			if (j_string(&c, key, sizeof(key)) < 0 || !j_char(&c, ':'))
+				goto out;
+			if (strcmp(key, "threads")) {
+				if (j_skip(&c, 0) < 0)
+					goto out;
+				continue;
+			}
+			have = true;
+			if (!j_char(&c, '['))
+				goto out;
+			if (j_char(&c, ']'))
+				continue;
+			do {
+				if (n == cap) {
+					size_t ncap = cap ? cap * 2 : 64;
+					struct agent_thread *nv = realloc(v, ncap * sizeof(*nv));
+
+					if (!nv) {
+						err = -ENOMEM;
+						goto out;
+					}
+					v = nv;
+					cap = ncap;
+				}
+				err = j_thread(&c, &v[n++]);
+				if (err < 0)
+					goto out;
+				err = -EPROTO;
+			} while (j_char(&c, ','));
+			if (!j_char(&c, ']'))
+				goto out;
+		} while (j_char(&c, ','));
+		if (!j_char(&c, '}'))
+			goto out;
+	}
+	if (!have)
+		goto out;
+	*ret = v;
+	*ret_n = n;
+	return 0;
+out:
+	agent_threads_free(v, n);
+	return err;
+}
+
+static struct thread_info *add_thread(struct thread_dump *td, size_t *cap, pid_t tid)
+{
+	struct thread_info *t;
+
+	if (td->nthreads == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 64;
+		struct thread_info *nv = realloc(td->threads, ncap * sizeof(*nv));
+
+		if (!nv)
+			return NULL;
+		td->threads = nv;
+		*cap = ncap;
+	}
+	t = &td->threads[td->nthreads++];
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	snprintf(t->name, sizeof(t->name), "?");
+	return t;
+}
+
+static struct thread_info *find_thread(struct thread_dump *td, pid_t tid)
+{
+	for (size_t i = 0; i < td->nthreads; i++)
+		if (td->threads[i].tid == tid)
+			return &td->threads[i];
+	return NULL;
+}
+
+int thread_dump_take_agent(pid_t pid, const struct thread_dump_options *opts,
+			   thread_dump_capture_fn capture, void *arg,
+			   struct thread_dump **ret, struct diag *d)
+{
+	struct thread_dump_options o = opts ? *opts : (struct thread_dump_options){ 0 };
+	struct symbolizer *sym = NULL;
+	struct proc_syms *ps = NULL;
+	struct thread_dump *td = NULL;
+	struct agent_thread *at = NULL;
+	size_t nat = 0, cap = 0, ntids = 0, jlen = 0;
+	char path[64], *json = NULL;
+	pid_t *tids = NULL;
+	uint64_t t0 = thread_dump_now_ns();
+	struct timespec now;
+	int err;
+
+	if (!o.max_depth)
+		o.max_depth = THREAD_DUMP_DEPTH;
+	td = calloc(1, sizeof(*td));
+	if (!td)
+		return -ENOMEM;
+	td->pid = pid;
+	td->method = THREAD_DUMP_AGENT;
+	clock_gettime(CLOCK_REALTIME, &now);
+	td->time_ns = (int64_t)now.tv_sec * 1000000000ll + now.tv_nsec;
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	if (read_small(path, td->comm, sizeof(td->comm)) < 0) {
+		err = diag_set(d, -ESRCH, "no process with PID %d", (int)pid);
+		goto out;
+	}
+	td->comm[strcspn(td->comm, "\n")] = '\0';
+	{
+		char exe[4096];
+		ssize_t n;
+
+		snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+		n = readlink(path, exe, sizeof(exe) - 1);
+		if (n > 0) {
+			exe[n] = '\0';
+			td->exe = strdup(exe);
+		}
+	}
+	/* State and system call first: the agent's signal interrupts the
+	 * call (to be restarted) and would show the thread running. */
+	err = thread_dump_list_tids(pid, &tids, &ntids);
+	if (err < 0) {
+		err = err == -ESRCH ? diag_set(d, err, "no process with PID %d", (int)pid)
+				    : diag_set(d, err, "cannot list the threads of PID %d: %s",
+					       (int)pid, strerror(-err));
+		goto out;
+	}
+	for (size_t i = 0; i < ntids; i++) {
+		struct thread_info *t = add_thread(td, &cap, tids[i]);
+
+		if (!t) {
+			err = -ENOMEM;
+			goto out;
+		}
+		if (read_thread_proc(pid, t) < 0 || t->state == 'Z' || t->state == 'X')
+			t->status = THREAD_GONE;
+		else
+			t->status = THREAD_FAILED, t->err = -ENODATA; /* until the agent says */
+	}
+
+	err = capture(pid, arg, &json, &jlen, d);
+	if (err < 0)
+		goto out;
+	err = parse_agent_dump(json, jlen, &at, &nat);
+	if (err < 0) {
+		err = diag_set(d, err, "PID %d's agent sent something that is not a thread dump",
+			       (int)pid);
+		goto out;
+	}
+	for (size_t i = 0; i < nat; i++) {
+		struct agent_thread *a = &at[i];
+		struct thread_info *t = find_thread(td, a->tid);
+
+		if (!t) { /* created after our listing */
+			t = add_thread(td, &cap, a->tid);
+			if (!t) {
+				err = -ENOMEM;
+				goto out;
+			}
+			if (read_thread_proc(pid, t) < 0)
+				t->status = THREAD_GONE;
+		}
+		t->err = 0;
+		if (!strcmp(a->status, "taken")) {
+			t->status = THREAD_TAKEN;
+			t->frames = calloc(a->n ? a->n : 1, sizeof(*t->frames));
+			if (!t->frames) {
+				err = -ENOMEM;
+				goto out;
+			}
+			t->nframes = a->n < o.max_depth ? a->n : o.max_depth;
+			for (unsigned j = 0; j < t->nframes; j++)
+				t->frames[j].addr = a->frames[j].addr;
+			t->truncated = a->truncated || a->n > o.max_depth;
+			if (t->truncated)
+				t->walk_end = a->n > o.max_depth ? "depth limit"
+								 : "the agent's walk stopped";
+		} else if (!strcmp(a->status, "gone")) {
+			t->status = THREAD_GONE;
+		} else if (!strcmp(a->status, "agent") || !strcmp(a->status, "self")) {
+			t->status = THREAD_AGENT;
+		} else if (!strcmp(a->status, "no-answer")) {
+			t->status = THREAD_FAILED;
+			t->err = -ETIMEDOUT;
+		} else {
+			t->status = THREAD_FAILED;
+			t->err = -EPROTO;
+		}
+	}
+	for (size_t i = 0; i < td->nthreads; i++) {
+		struct thread_info *t = &td->threads[i];
+
+		/* Listed by us, not by the agent: gone by then, if /proc agrees. */
+		if (t->status == THREAD_FAILED && t->err == -ENODATA) {
+			snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)pid, (int)t->tid);
+			if (access(path, F_OK) < 0)
+				t->status = THREAD_GONE;
+		}
+		if (t->status == THREAD_TAKEN)
+			td->ntaken++;
+		else if (t->status == THREAD_GONE)
+			td->ngone++;
+		else if (t->status == THREAD_FAILED)
+			td->nfailed++;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (access(path, F_OK) < 0)
+		td->process_exited = true;
+
+	if (!o.sym) {
+		sym = symbolizer_new();
+		if (!sym) {
+			err = -ENOMEM;
+			goto out;
+		}
+		o.sym = sym;
+	}
+	{
+		struct diag sd;
+
+		diag_clear(&sd);
+		err = symbolizer_open_process(o.sym, pid, false, &ps, &sd);
+	}
+	if (err == 0) {
+		err = name_frames(td, ps, o.sym_flags);
+	} else {
+		/* pid's maps are not ours to read: the agent's names. */
+		err = 0;
+		for (size_t i = 0; i < td->nthreads && !err; i++) {
+			struct thread_info *t = &td->threads[i];
+			struct agent_thread *a = NULL;
+
+			for (size_t k = 0; k < nat && !a; k++)
+				if (at[k].tid == t->tid)
+					a = &at[k];
+			for (unsigned j = 0; a && j < t->nframes && !err; j++) {
+				struct thread_frame *f = &t->frames[j];
+
+				f->name = strdup(a->frames[j].function ? a->frames[j].function : "??");
+				f->module = a->frames[j].module ? strdup(a->frames[j].module) : NULL;
+				f->kind = f->module ? FRAME_USER : FRAME_UNKNOWN;
+				if (!f->name || (a->frames[j].module && !f->module))
+					err = -ENOMEM;
+			}
+		}
+	}
+	if (err < 0) {
+		err = diag_set(d, err, "naming frames: %s", strerror(-err));
+		goto out;
+	}
+	name_restarts(td);
+	if (td->nthreads)
+		qsort(td->threads, td->nthreads, sizeof(*td->threads), cmp_thread);
+	td->total_ns = thread_dump_now_ns() - t0;
+	*ret = td;
+	td = NULL;
+	err = 0;
+out:
+	thread_dump_free(td);
+	agent_threads_free(at, nat);
+	proc_syms_free(ps);
+	symbolizer_free(sym);
+	free(json);
+	free(tids);
+	return err;
+}
+
 /* --- writers -------------------------------------------------------------- */
 
 static const char *base_name(const char *path)
@@ -1219,7 +1764,9 @@ static void write_state(const struct thread_info *t, FILE *f)
 	if (t->sc == THREAD_SC_IN) {
 		const char *name = thread_syscall_name(t->syscall_nr);
 
-		if (name)
+		if (t->restart_of)
+			fprintf(f, " syscall=%s (restarted)", t->restart_of);
+		else if (name)
 			fprintf(f, " syscall=%s", name);
 		else
 			fprintf(f, " syscall=%ld", t->syscall_nr);
@@ -1228,14 +1775,26 @@ static void write_state(const struct thread_info *t, FILE *f)
 	}
 }
 
-static void write_frames(const struct thread_info *t, unsigned flags, FILE *f)
+static const char *failure_text(const struct thread_dump *td, const struct thread_info *t)
+{
+	if (td->method == THREAD_DUMP_AGENT && t->err == -ETIMEDOUT)
+		return "did not answer the agent's signal in time (the signal blocked, "
+		       "or an uninterruptible sleep)";
+	return strerror(-t->err);
+}
+
+static void write_frames(const struct thread_dump *td, const struct thread_info *t,
+			 unsigned flags, FILE *f)
 {
 	switch (t->status) {
 	case THREAD_GONE:
 		fputs("\t(exited before its stack was taken)\n", f);
 		return;
 	case THREAD_FAILED:
-		fprintf(f, "\t(stack not taken: %s)\n", strerror(-t->err));
+		fprintf(f, "\t(stack not taken: %s)\n", failure_text(td, t));
+		return;
+	case THREAD_AGENT:
+		fputs("\t(one of the nprof agent's own threads: its stack is not taken)\n", f);
 		return;
 	case THREAD_LIVE:
 		fputs("\t(not stopped: in disk wait, stack read while the kernel held it)\n", f);
@@ -1265,6 +1824,7 @@ static void write_frames(const struct thread_info *t, unsigned flags, FILE *f)
 static bool same_group(const struct thread_info *a, const struct thread_info *b)
 {
 	if (a->status != b->status || a->state != b->state || a->sc != b->sc ||
+	    a->restart_of != b->restart_of ||
 	    (a->sc == THREAD_SC_IN && a->syscall_nr != b->syscall_nr) ||
 	    a->nframes != b->nframes || a->truncated != b->truncated)
 		return false;
@@ -1292,6 +1852,12 @@ static void write_header(const struct thread_dump *td, FILE *f)
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
 	fprintf(f, "Thread dump of PID %d (%s)%s%s at %s\n", (int)td->pid, td->comm,
 		td->exe ? " " : "", td->exe ? td->exe : "", when);
+	if (td->method == THREAD_DUMP_AGENT) {
+		fprintf(f, "%zu threads, taken in %s by the in-process agent (each thread "
+			   "walked its own stack in a signal handler; no ptrace, nothing stopped)\n",
+			td->nthreads, units_format_ns(td->total_ns, total, sizeof(total)));
+		return;
+	}
 	fprintf(f, "%zu threads, taken in %s; each thread paused %s on average, %s at most (ptrace)\n",
 		td->nthreads, units_format_ns(td->total_ns, total, sizeof(total)),
 		units_format_ns(stopped ? td->pause_sum_ns / stopped : 0, pmean, sizeof(pmean)),
@@ -1338,7 +1904,7 @@ int thread_dump_write_text(const struct thread_dump *td, unsigned flags, FILE *f
 			if (t->pause_ns)
 				fprintf(f, " paused=%s", units_format_ns(t->pause_ns, cpu, sizeof(cpu)));
 			fputc('\n', f);
-			write_frames(t, flags, f);
+			write_frames(td, t, flags, f);
 			continue;
 		}
 		for (size_t j = i + 1; j < td->nthreads; j++)
@@ -1369,7 +1935,7 @@ int thread_dump_write_text(const struct thread_dump *td, unsigned flags, FILE *f
 			}
 		write_state(t, f);
 		fprintf(f, " cpu=%s\n", units_format_ns(cpu_ns, cpu, sizeof(cpu)));
-		write_frames(t, flags, f);
+		write_frames(td, t, flags, f);
 	}
 	write_footer(td, f);
 	free(done);
@@ -1397,6 +1963,7 @@ static const char *status_name(enum thread_status s)
 	case THREAD_LIVE: return "live";
 	case THREAD_GONE: return "gone";
 	case THREAD_FAILED: return "failed";
+	case THREAD_AGENT: return "agent";
 	}
 	return "unknown";
 }
@@ -1424,9 +1991,10 @@ int thread_dump_write_json(const struct thread_dump *td, FILE *f)
 		json_str(f, td->exe);
 	else
 		fputs("null", f);
-	fprintf(f, ",\"time_ns\":%lld,\"method\":\"ptrace\",\"total_ns\":%llu,"
+	fprintf(f, ",\"time_ns\":%lld,\"method\":\"%s\",\"total_ns\":%llu,"
 		   "\"pause_max_ns\":%llu,\"pause_sum_ns\":%llu,",
-		(long long)td->time_ns, (unsigned long long)td->total_ns,
+		(long long)td->time_ns, td->method == THREAD_DUMP_AGENT ? "agent" : "ptrace",
+		(unsigned long long)td->total_ns,
 		(unsigned long long)td->pause_max_ns, (unsigned long long)td->pause_sum_ns);
 	fprintf(f, "\"threads_gone\":%u,\"threads_failed\":%u,\"threads_missed_new\":%u,"
 		   "\"process_exited\":%s,\"threads\":[",
@@ -1446,6 +2014,10 @@ int thread_dump_write_json(const struct thread_dump *td, FILE *f)
 		if (t->sc == THREAD_SC_IN) {
 			fprintf(f, "{\"nr\":%ld,\"name\":", t->syscall_nr);
 			json_str(f, thread_syscall_name(t->syscall_nr));
+			if (t->restart_of) {
+				fputs(",\"restart_of\":", f);
+				json_str(f, t->restart_of);
+			}
 			fputs(",\"args\":[", f);
 			for (int k = 0; k < 6; k++)
 				fprintf(f, "%s\"0x%llx\"", k ? "," : "",
@@ -1459,7 +2031,7 @@ int thread_dump_write_json(const struct thread_dump *td, FILE *f)
 			t->stack_bytes);
 		if (t->status == THREAD_FAILED) {
 			fputs("\"error\":", f);
-			json_str(f, strerror(-t->err));
+			json_str(f, failure_text(td, t));
 			fputc(',', f);
 		}
 		fprintf(f, "\"truncated\":%s,", t->truncated ? "true" : "false");

@@ -65,6 +65,15 @@ enum thread_status {
 	THREAD_LIVE,	    /* not stopped (disk wait): regs from the syscall file */
 	THREAD_GONE,	    /* exited before its stack was taken */
 	THREAD_FAILED,	    /* could not be taken: err says why */
+	THREAD_AGENT,	    /* (agent dumps) one of the agent's own threads:
+			       listed, its stack not taken */
+};
+
+/* How the stacks were taken. */
+enum thread_dump_method {
+	THREAD_DUMP_PTRACE,	/* thread_dump_take: each thread stopped in turn */
+	THREAD_DUMP_AGENT,	/* thread_dump_take_agent: each thread's own
+				   signal handler, in the process; no ptrace */
 };
 
 /* What /proc/PID/task/TID/syscall said. */
@@ -93,6 +102,10 @@ struct thread_info {
 	int err;		/* THREAD_FAILED: -errno */
 	enum thread_sc sc;
 	long syscall_nr;	/* THREAD_SC_IN */
+	const char *restart_of;	/* syscall_nr is restart_syscall: the call
+				   being restarted, as the leaf function names
+				   it (after an earlier ptrace stop interrupted
+				   poll, nanosleep...), or NULL (static) */
 	uint64_t syscall_args[6];
 	uint64_t cpu_ns;	/* user + system time used */
 	uint64_t pause_ns;	/* how long it was stopped (0: never) */
@@ -106,6 +119,7 @@ struct thread_info {
 
 struct thread_dump {
 	pid_t pid;
+	enum thread_dump_method method;
 	char comm[64];
 	char *exe;		/* /proc/PID/exe target, or NULL */
 	int64_t time_ns;	/* CLOCK_REALTIME at the start */
@@ -126,6 +140,24 @@ struct thread_dump {
 int thread_dump_take(pid_t pid, const struct thread_dump_options *o,
 		     struct thread_dump **ret, struct diag *d);
 void thread_dump_free(struct thread_dump *td);
+
+/* With the agent (libnprof.so in pid, src/agent/stacks.c): no ptrace at
+ * all. Reads every thread's name, state, CPU time and system call from
+ * /proc (as thread_dump_take does), then calls capture, which must return
+ * the agent's JSON thread dump (the reply to the control socket's
+ * "stacks json": per thread tid, status, truncated and frames[].addr,
+ * leaf first) in a malloc'd buffer; then names the addresses here, with
+ * o's symbolizer and flags, so the result reads exactly like a ptrace
+ * dump (method THREAD_DUMP_AGENT, every pause_ns 0). The agent's own
+ * function names are used only when this process cannot read pid's
+ * maps. Threads the agent did not answer for are THREAD_FAILED
+ * (-ETIMEDOUT); its own threads THREAD_AGENT. Fails with capture's error,
+ * -ESRCH (no such process) or -EPROTO (a reply that is not a dump). */
+typedef int (*thread_dump_capture_fn)(pid_t pid, void *arg, char **ret_json,
+				      size_t *ret_len, struct diag *d);
+int thread_dump_take_agent(pid_t pid, const struct thread_dump_options *o,
+			   thread_dump_capture_fn capture, void *arg,
+			   struct thread_dump **ret, struct diag *d);
 
 /* "sleeping", "running", "disk wait", "stopped", "traced", "zombie",
  * "idle", ... for a stat state letter. */

@@ -9,7 +9,7 @@
 //   leaf (self) values: gc_mark 250, hash_bytes 290, __memcpy 160, ...
 'use strict';
 const path = require('path');
-const { ok, note, done, launch, newPage, artifactDir } = require('./lib');
+const { ok, note, done, launch, newPage, artifactDir, screenshotNotBlank } = require('./lib');
 
 const FRAME_H = 16;
 const dir = artifactDir();
@@ -34,6 +34,24 @@ async function click(page, d, fx, icicle) {
 	await page.mouse.click(x, y);
 }
 
+// What the canvas holds: distinct colours, the fraction of pixels that are
+// not the background (the most common colour), and a hash of the pixels.
+function canvasStats(page) {
+	return page.evaluate(() => {
+		const c = document.getElementById('canvas');
+		const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+		const count = new Map();
+		let h = 0;
+		for (let i = 0; i < d.length; i += 4) {
+			const k = (d[i] << 16) | (d[i + 1] << 8) | d[i + 2] | (d[i + 3] << 24);
+			count.set(k, (count.get(k) || 0) + 1);
+			h = (Math.imul(h, 31) + k) | 0;
+		}
+		const n = d.length / 4;
+		return { colors: count.size, fg: 1 - Math.max(...count.values()) / n, hash: h };
+	});
+}
+
 async function search(page, text) {
 	await page.fill('#search', text);
 	await page.press('#search', 'Enter');
@@ -53,7 +71,13 @@ async function main() {
 	const legend = await page.locator('#legend li:not([hidden])').allInnerTexts();
 	ok(['user code', 'library', 'kernel', 'inlined', 'JIT', 'thread', 'no symbol'].every(k => legend.includes(k)),
 		'legend lists the kinds present', legend.join(', '));
-	await page.screenshot({ path: path.join(shots, 'flame.png'), fullPage: true });
+	const drawn = await canvasStats(page);
+	const nframes = await page.evaluate(() => window.nprofTimings.frames);
+	ok(nframes > 10 && drawn.colors >= 10 && drawn.fg > 0.05,
+		`frames are drawn: ${nframes} frames, ${drawn.colors} colours, ` +
+		`${(100 * drawn.fg).toFixed(1)}% of the canvas off the background`, JSON.stringify(drawn));
+	await screenshotNotBlank(browser, page, path.join(shots, 'flame.png'), 'flame graph',
+		{ screenshot: { fullPage: true } });
 
 	let tip = await hover(page, 2, 0.5);
 	ok(/^main\b/.test(tip) && tip.includes('src/main.c:42') && tip.includes('/usr/bin/app'),
@@ -75,7 +99,9 @@ async function main() {
 		'zoomed: children spread over the width, shares unchanged', tip);
 	tip = await hover(page, 2, 0.9);
 	ok(tip.startsWith('main'), 'zoomed: callers drawn across the width');
-	await page.screenshot({ path: path.join(shots, 'flame-zoomed.png'), fullPage: true });
+	ok((await canvasStats(page)).hash !== drawn.hash, 'zoom redrew the canvas');
+	await screenshotNotBlank(browser, page, path.join(shots, 'flame-zoomed.png'), 'zoomed',
+		{ screenshot: { fullPage: true } });
 	await page.click('#reset');
 	tip = await hover(page, 3, 0.01);
 	ok(tip.startsWith('LazyCompile'), 'reset zoom shows everything again', tip);
@@ -87,7 +113,8 @@ async function main() {
 		'search counts hash_bytes under parse and under main: 29%', m);
 	m = await search(page, 'h.*_(bytes|headers)');
 	ok(m.includes('Matched: 36.00%'), 'nested matches counted once: parse_headers 25% (with its hash_bytes) + hash_bytes 11%', m);
-	await page.screenshot({ path: path.join(shots, 'flame-search.png'), fullPage: true });
+	await screenshotNotBlank(browser, page, path.join(shots, 'flame-search.png'), 'search',
+		{ screenshot: { fullPage: true } });
 	m = await search(page, '(');
 	ok(m.includes('invalid') && await page.locator('#search.bad').count() === 1, 'a bad regex is reported', m);
 	m = await search(page, '');
@@ -110,7 +137,8 @@ async function main() {
 	tip = await hover(page, 2, 0.68, true);
 	ok(tip.startsWith('http::parse_headers') && tip.includes('62.07% of parent'),
 		'reversed: its callers above it', tip);
-	await page.screenshot({ path: path.join(shots, 'flame-reverse-icicle.png'), fullPage: true });
+	await screenshotNotBlank(browser, page, path.join(shots, 'flame-reverse-icicle.png'), 'reversed icicle',
+		{ screenshot: { fullPage: true } });
 	await page.click('#reverse');
 	tip = await hover(page, 3, 0.27, true);
 	ok(tip.startsWith('gc_collect'), 'reverse off again restores the tree', tip);
@@ -154,7 +182,7 @@ async function main() {
 	await page.waitForFunction(() => document.querySelector('#reverse').getAttribute('aria-pressed') === 'true');
 	const revMs = Date.now() - t1;
 	ok(revMs < 5000, `100k stacks: reversed tree built in ${revMs} ms`);
-	await page.screenshot({ path: path.join(shots, 'flame-big.png') });
+	await screenshotNotBlank(browser, page, path.join(shots, 'flame-big.png'), '100k stacks');
 	ok(errors.length === 0, '100k stacks: no console errors', errors.join('\n'));
 
 	await browser.close();

@@ -69,4 +69,56 @@ async function newPage(browser, errors) {
 	return page;
 }
 
-module.exports = { ok, note, done, launch, newPage, artifactDir };
+// Pixel statistics of a PNG (a screenshot's buffer), decoded by the
+// browser: { width, height, colors: distinct colours, fg: fraction of pixels
+// that differ from the most common colour (the background), sd: standard
+// deviation of the luminance }. A blank or single-colour image has fg 0.
+async function pixelStats(browser, png) {
+	const page = await browser.newPage();
+	try {
+		return await page.evaluate(async b64 => {
+			const img = new Image();
+			img.src = 'data:image/png;base64,' + b64;
+			await img.decode();
+			const c = document.createElement('canvas');
+			c.width = img.width;
+			c.height = img.height;
+			const g = c.getContext('2d');
+			g.drawImage(img, 0, 0);
+			return stats(g.getImageData(0, 0, c.width, c.height));
+			function stats(im) {
+				const d = im.data, n = d.length / 4, count = new Map();
+				let sum = 0, sum2 = 0;
+				for (let i = 0; i < d.length; i += 4) {
+					const k = (d[i] << 16) | (d[i + 1] << 8) | d[i + 2];
+					count.set(k, (count.get(k) || 0) + 1);
+					const y = 0.299 * d[i] + 0.587 * d[i + 1] + 0.114 * d[i + 2];
+					sum += y;
+					sum2 += y * y;
+				}
+				const top = Math.max(...count.values());
+				const mean = sum / n;
+				return { width: im.width, height: im.height, colors: count.size, fg: 1 - top / n,
+					sd: Math.sqrt(Math.max(0, sum2 / n - mean * mean)) };
+			}
+		}, png.toString('base64'));
+	} finally {
+		await page.close();
+	}
+}
+
+// Takes a screenshot (saved to file) and checks that it is not blank: at
+// least minColors distinct colours, minFg of the pixels off the background
+// and a luminance standard deviation of at least 10.
+async function screenshotNotBlank(browser, page, file, what, opts = {}) {
+	const png = await page.screenshot(Object.assign({ path: file }, opts.screenshot || {}));
+	const st = await pixelStats(browser, png);
+	const minColors = opts.minColors || 8, minFg = opts.minFg || 0.02;
+	ok(st.colors >= minColors && st.fg >= minFg && st.sd >= 10,
+		`${what}: screenshot ${require('path').basename(file)} is not blank (${st.colors} colours, ` +
+		`${(100 * st.fg).toFixed(1)}% off the background, luminance sd ${st.sd.toFixed(1)})`,
+		JSON.stringify(st));
+	return st;
+}
+
+module.exports = { ok, note, done, launch, newPage, artifactDir, pixelStats, screenshotNotBlank };

@@ -4,7 +4,7 @@
 // __memcpy 140), evil<img ...> 10, and leaf_000..leaf_299 1 each.
 'use strict';
 const path = require('path');
-const { ok, done, launch, newPage, artifactDir } = require('./lib');
+const { ok, done, launch, newPage, artifactDir, screenshotNotBlank } = require('./lib');
 
 const dir = artifactDir();
 
@@ -53,7 +53,7 @@ async function main() {
 	ok(await page.locator('.row.hit').count() >= 1, 'matching rows highlighted');
 	await page.click('#reveal');
 	ok(await page.locator('.row.hit').nth(1).isVisible(), '"Show matches" opens the tree down to them');
-	await page.screenshot({ path: path.join(dir, 'tree.png'), fullPage: false });
+	await screenshotNotBlank(browser, page, path.join(dir, 'tree.png'), 'tree');
 
 	await page.click('#reverse');
 	const tops = await page.locator('#rows > .node > .kids > .node > .row .name b').allInnerTexts();
@@ -61,7 +61,7 @@ async function main() {
 		'reversed: leaf functions at the top level, heaviest first', tops.slice(0, 4).join(', '));
 	m = await page.locator('#match').innerText();
 	ok(m.includes('Matched: 18.46%'), 'search kept across reverse', m);
-	await page.screenshot({ path: path.join(dir, 'tree-reverse.png'), fullPage: false });
+	await screenshotNotBlank(browser, page, path.join(dir, 'tree-reverse.png'), 'reversed tree');
 
 	await page.fill('#search', '[');
 	await page.press('#search', 'Enter');

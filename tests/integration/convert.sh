@@ -151,6 +151,29 @@ check "the JFR file starts with FLR\\0" test "$(head -c 4 "$TMP/out.jfr" | od -A
 conv "jfr -> collapsed (recognized by its magic)" "$TMP/out.jfr" "$TMP/jfr.collapsed"
 check "... with the total of $want_total" test "$(total "$TMP/jfr.collapsed")" = "$want_total"
 check "... and burn_a's stacks" test "$(share "$TMP/jfr.collapsed" burn_a)" = 62.0
+# Every line back. JFR keeps the thread as sampledThread (jfr print shows
+# "worker 1" tid 12, tests/integration/formats_validate.sh), but the reader
+# does not turn it back into the [name tid=N] root frame, so the thread
+# roots come back merged into the stacks below them.
+sed -E 's/^\[[^;]* tid=[0-9]+\];//' "$TMP/in.collapsed" |
+	awk '{ v = $NF; s = $0; sub(/ [0-9]+$/, "", s); t[s] += v } END { for (s in t) print s " " t[s] }' |
+	sort >"$TMP/in.nothreads"
+sort "$TMP/jfr.collapsed" >"$TMP/jfr.sorted"
+if cmp -s "$TMP/in.nothreads" "$TMP/jfr.sorted"; then
+	ok "collapsed -> jfr -> collapsed keeps every line (thread roots merged)"
+else
+	not_ok "collapsed -> jfr -> collapsed keeps every line (thread roots merged)"
+	diag "$(diff "$TMP/in.nothreads" "$TMP/jfr.sorted" | head -20)"
+fi
+grep -v 'tid=' "$TMP/in.collapsed" >"$TMP/nothreads.collapsed"
+conv "collapsed without thread roots -> jfr" "$TMP/nothreads.collapsed" "$TMP/nothreads.jfr"
+conv "... -> collapsed" "$TMP/nothreads.jfr" "$TMP/nothreads.back.collapsed"
+if cmp -s <(sort "$TMP/nothreads.collapsed") <(sort "$TMP/nothreads.back.collapsed"); then
+	ok "... gives back exactly the same lines"
+else
+	not_ok "... gives back exactly the same lines"
+	diag "$(diff <(sort "$TMP/nothreads.collapsed") <(sort "$TMP/nothreads.back.collapsed") | head -20)"
+fi
 
 # --- transforms ----------------------------------------------------------------------
 

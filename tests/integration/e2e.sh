@@ -15,7 +15,7 @@ if [ ! -x "${CHROMIUM:-/usr/bin/chromium}" ] || ! command -v node >/dev/null; th
 	echo "1..1"
 	exit 0
 fi
-if [ ! -d "$e2e/node_modules/playwright-core" ]; then
+if [ ! -d "$e2e/node_modules/playwright-core" ] || [ ! -d "$e2e/node_modules/speedscope" ]; then
 	(cd "$e2e" && npm ci --no-audit --no-fund >/dev/null 2>&1)
 	if [ ! -d "$e2e/node_modules/playwright-core" ]; then
 		echo "ok 1 # SKIP playwright-core missing and npm ci failed (cd tests/e2e && npm ci)"

@@ -67,13 +67,24 @@ static void test_options(void)
 
 static void test_paths(void)
 {
-	char buf[64], want[64];
+	char want[64];
+	struct agent_options o;
+	struct profile *p = profile_new();
+	struct diag d;
 
-	snprintf(want, sizeof(want), "/tmp/p-%d.txt", (int)getpid());
-	CHECK(agent_expand_path("/tmp/p-%p.txt", buf, sizeof(buf)) == 0 && !strcmp(buf, want),
-	      "%%p is the pid (%s)", buf);
-	CHECK(agent_expand_path("/tmp/%t-%t-%t-%t-%t-%t", buf, 20) == -ENAMETOOLONG,
-	      "too long for the buffer: -ENAMETOOLONG");
+	/* The file template is base/path_template's: %p is the pid. */
+	snprintf(want, sizeof(want), "/tmp/nprof-agent-test-%d.collapsed", (int)getpid());
+	unlink(want);
+	diag_clear(&d);
+	CHECK(p && agent_options_parse("file=/tmp/nprof-agent-test-%p.collapsed", &o, &d) == 0 &&
+	      agent_write_profile(p, &o, &d) == 0 && access(want, F_OK) == 0,
+	      "file=...%%p... is written to %s (%s)", want, d.msg);
+	unlink(want);
+	profile_free(p);
+	CHECK(hot_dump_word(7, 0x3fffffff) >> 48 == HOT_DUMP_MAGIC &&
+	      (hot_dump_word(7, 0x3fffffff) & 0xffff) == 7 &&
+	      ((hot_dump_word(7, 0x3fffffff) >> 16) & 0x3fffffff) == 0x3fffffff,
+	      "the dump word round-trips");
 	CHECK(hot_wall_word(5, 'S', 3) >> 48 == HOT_WALL_MAGIC &&
 	      ((hot_wall_word(5, 'S', 3) >> 8) & 0xffffff) == 5 &&
 	      (hot_wall_word(5, 'S', 3) & 0xff) == 'S' &&

@@ -3,6 +3,7 @@
  * the library call the daemon will use; the child must run on, untraced;
  * the text and JSON writers; a missing PID. */
 #include <errno.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -101,6 +102,119 @@ static bool traced_or_stopped(pid_t pid)
 	return bad;
 }
 
+int main(void);
+
+/* thread_dump_take_agent's capture, for the test: the canned reply in arg. */
+static int fake_capture(pid_t pid, void *arg, char **ret_json, size_t *ret_len,
+			struct diag *d)
+{
+	const char *reply = arg;
+
+	(void)pid;
+	if (!reply)
+		return diag_set(d, -EIO, "the agent is away");
+	*ret_json = strdup(reply);
+	*ret_len = strlen(reply);
+	return *ret_json ? 0 : -ENOMEM;
+}
+
+/* The agent path on the child: names from /proc, frames from a reply
+ * shaped like src/agent/stacks.c's, named here; statuses mapped; bad
+ * replies refused; nothing traced. */
+static void test_agent(pid_t child)
+{
+	char json[2048];
+	struct thread_dump *td = NULL;
+	const struct thread_info *m, *s, *a = NULL;
+	pid_t spinner = 0;
+	struct diag d;
+	int err;
+
+	{
+		pid_t *tids = NULL;
+		size_t n = 0;
+
+		if (thread_dump_list_tids(child, &tids, &n) == 0)
+			for (size_t i = 0; i < n; i++)
+				if (tids[i] != child)
+					spinner = tids[i];
+		free(tids);
+	}
+	CHECK(spinner > 0, "agent: found the spinner's tid");
+	snprintf(json, sizeof(json),
+		 "{\"pid\":%d,\"comm\":\"x\",\"time_ns\":1,\"method\":\"signal\",\"total_ns\":5,"
+		 "\"threads_omitted\":0,\"threads\":[\n"
+		 "{\"tid\":%d,\"name\":\"a \\\"q\\\" \\u00e9\",\"state\":\"S\",\"cpu_ns\":1,"
+		 "\"status\":\"taken\",\"truncated\":false,\"frames\":["
+		 "{\"addr\":\"0x%llx\",\"function\":\"x{]\",\"module\":null},"
+		 "{\"addr\":\"0x%llx\",\"function\":\"y\",\"module\":\"/m\"}]},\n"
+		 "{\"tid\":%d,\"name\":\"s\",\"status\":\"no-answer\",\"truncated\":false,"
+		 "\"frames\":[],\"note\":\"did not answer\"},\n"
+		 "{\"tid\":2147483000,\"name\":\"c\",\"status\":\"self\",\"truncated\":false,"
+		 "\"frames\":[]}]}\n",
+		 (int)child, (int)child,
+		 (unsigned long long)(uintptr_t)child_block_in_read + 1,
+		 (unsigned long long)(uintptr_t)main + 1, (int)spinner);
+	diag_clear(&d);
+	err = thread_dump_take_agent(child, NULL, fake_capture, json, &td, &d);
+	CHECK(err == 0 && td, "agent: dump built from the reply (%s)", d.msg);
+	if (!td)
+		return;
+	CHECK(td->method == THREAD_DUMP_AGENT && td->pause_max_ns == 0,
+	      "agent: method agent, nothing paused");
+	m = find(td, "threads_dump_te");
+	s = find(td, "td-spinner");
+	for (size_t i = 0; i < td->nthreads; i++)
+		if (td->threads[i].tid == 2147483000)
+			a = &td->threads[i];
+	CHECK(m && m->status == THREAD_TAKEN && m->nframes == 2 &&
+		      !strcmp(m->frames[0].name, "child_block_in_read") &&
+		      !strcmp(m->frames[1].name, "main"),
+	      "agent: the main thread's addresses are named here");
+	CHECK(m && m->sc == THREAD_SC_IN && m->syscall_nr == SYS_read,
+	      "agent: its system call read from /proc");
+	CHECK(s && s->status == THREAD_FAILED && s->err == -ETIMEDOUT,
+	      "agent: a thread that did not answer is failed, timed out");
+	CHECK(a && a->status == THREAD_AGENT, "agent: the agent's own thread is listed as such");
+	CHECK(td->nfailed == 1 && td->ntaken == 1, "agent: 1 taken, 1 failed");
+	{
+		char *text = NULL, *out = NULL;
+		size_t tl = 0, ol = 0;
+		FILE *f = open_memstream(&text, &tl);
+
+		thread_dump_write_text(td, 0, f);
+		fclose(f);
+		CHECK(text && strstr(text, "by the in-process agent") &&
+			      strstr(text, "did not answer the agent's signal") &&
+			      strstr(text, "nprof agent's own threads"),
+		      "agent: the text says how it was taken and why threads lack stacks");
+		f = open_memstream(&out, &ol);
+		thread_dump_write_json(td, f);
+		fclose(f);
+		CHECK(out && strstr(out, "\"method\":\"agent\"") && strstr(out, "\"status\":\"agent\""),
+		      "agent: JSON method and status");
+		free(text);
+		free(out);
+	}
+	thread_dump_free(td);
+
+	td = NULL;
+	diag_clear(&d);
+	err = thread_dump_take_agent(child, NULL, fake_capture, "{\"threads\":[{\"tid\":1,", &td, &d);
+	CHECK(err == -EPROTO && !td && strstr(d.msg, "not a thread dump"),
+	      "agent: a cut reply is refused: \"%s\"", d.msg);
+	diag_clear(&d);
+	err = thread_dump_take_agent(child, NULL, fake_capture, "ok", &td, &d);
+	CHECK(err == -EPROTO && !td, "agent: a reply that is not JSON is refused");
+	diag_clear(&d);
+	err = thread_dump_take_agent(child, NULL, fake_capture, NULL, &td, &d);
+	CHECK(err == -EIO && !td && strstr(d.msg, "away"), "agent: the capture's error is passed on");
+	diag_clear(&d);
+	err = thread_dump_take_agent(999999, NULL, fake_capture, json, &td, &d);
+	CHECK(err == -ESRCH && !td, "agent: a missing PID: -ESRCH");
+	CHECK(!traced_or_stopped(child), "agent: the child was never traced");
+}
+
 int main(void)
 {
 	struct thread_dump *td = NULL;
@@ -173,6 +287,7 @@ int main(void)
 		}
 		thread_dump_free(td);
 	}
+	test_agent(child);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 	thread_dump_free(NULL);

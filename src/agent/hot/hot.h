@@ -41,6 +41,7 @@ enum hot_kind {
 	HOT_KIND_CPU = 1,	/* perf_event overflow (si_code POLL_HUP) */
 	HOT_KIND_ITIMER = 2,	/* timer_create on the thread CPU clock (SI_TIMER) */
 	HOT_KIND_WALL = 3,	/* the wall sampler (SI_QUEUE, our pid, magic) */
+	HOT_KIND_DUMP = 4,	/* a thread dump (SI_QUEUE, our pid, dump magic) */
 };
 
 enum hot_flags {
@@ -88,6 +89,31 @@ static inline uint64_t hot_wall_word(unsigned slot, char state, unsigned ticks)
 	       (uint64_t)(slot & 0xffffff) << 8 | (uint8_t)state;
 }
 
+/* Thread dumps (/stacks, src/agent/stacks.c): the dumper signals each
+ * thread with a word naming a slot and a request number; the handler
+ * walks the thread's stack into that slot (see hot/dump.c). A slot's tag
+ * is seq << 2 | HOT_DUMP_{ARMED,WRITING,DONE} (0: free): the handler
+ * moves it ARMED -> WRITING -> DONE with compare-and-swap, so a signal
+ * that arrives after the dumper gave up on the slot (tag changed) writes
+ * nothing. Slots are mapped once and never unmapped. */
+#define HOT_DUMP_MAGIC 0x4e44ull /* "ND" */
+#define HOT_DUMP_SLOTS 64
+#define HOT_DUMP_DEPTH 512
+enum { HOT_DUMP_ARMED = 1, HOT_DUMP_WRITING = 2, HOT_DUMP_DONE = 3 };
+
+struct hot_dump_slot {
+	atomic_uint tag;	/* atomic */
+	int32_t tid;		/* written by the handler between WRITING and DONE */
+	uint16_t n;
+	uint8_t truncated;
+	uint64_t ips[HOT_DUMP_DEPTH];
+};
+
+static inline uint64_t hot_dump_word(unsigned slot, unsigned seq)
+{
+	return HOT_DUMP_MAGIC << 48 | (uint64_t)(seq & 0x3fffffff) << 16 | (slot & 0xffff);
+}
+
 struct hot_state {
 	atomic_int active;		/* atomic: 1 while a session samples */
 	atomic_uint inflight;		/* atomic: handlers between entry and exit */
@@ -106,6 +132,8 @@ struct hot_state {
 	struct sigaction old;		/* control: the handler we replaced */
 	struct hot_stripe stripes[HOT_STRIPES];
 	struct hot_stats stats;		/* atomic */
+	/* atomic: HOT_DUMP_SLOTS slots, published once (never freed) */
+	_Atomic(struct hot_dump_slot *) dump;
 };
 
 /* Per-thread: what the handler knows of the thread it runs on. Written
@@ -122,6 +150,10 @@ extern __thread struct hot_thread hot_self __attribute__((tls_model("initial-exe
 
 /* The SA_SIGINFO handler for HOT_SIGNAL. */
 void hot_on_signal(int sig, siginfo_t *si, void *ucontext);
+
+/* A thread dump's part of the handler (hot/dump.c): fills the slot the
+ * signal names, if it is still armed. */
+void hot_dump_on_signal(const siginfo_t *si, const void *ucontext);
 
 /* Appends a HOT_REPEAT wall record for tid (the wall sampler, outside
  * signal context, for a thread that has not run since its last sample).

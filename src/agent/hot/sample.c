@@ -64,6 +64,9 @@ static enum hot_kind classify(const siginfo_t *si)
 	if (si->si_code == SI_QUEUE && si->si_pid == hot.pid &&
 	    (uint64_t)(uintptr_t)si->si_value.sival_ptr >> 48 == HOT_WALL_MAGIC)
 		return HOT_KIND_WALL;
+	if (si->si_code == SI_QUEUE && si->si_pid == hot.pid &&
+	    (uint64_t)(uintptr_t)si->si_value.sival_ptr >> 48 == HOT_DUMP_MAGIC)
+		return HOT_KIND_DUMP;
 	return 0;
 }
 
@@ -106,6 +109,11 @@ void hot_on_signal(int sig, siginfo_t *si, void *ucv)
 	 * active, then waits for inflight to reach 0 before it frees or
 	 * reuses anything a handler reads. */
 	atomic_fetch_add_explicit(&hot.inflight, 1, memory_order_acq_rel);
+	if (kind == HOT_KIND_DUMP) { /* with or without a session */
+		if (!hot_self.blocked)
+			hot_dump_on_signal(si, ucv);
+		goto out;
+	}
 	if (!atomic_load_explicit(&hot.active, memory_order_acquire) || hot_self.blocked) {
 		atomic_fetch_add_explicit(&hot.stats.late, 1, memory_order_relaxed);
 		goto out;

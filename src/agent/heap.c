@@ -1,0 +1,686 @@
+/* heap: the cold half of the alloc, heap and lock engines — mapping the
+ * tables the interposers fill (hot/alloc.h), turning their gate bits on
+ * and off, heap profiling's enable/disable/status/dump (control socket,
+ * HTTP /heap, C API), and building profiles from the table of sampled
+ * stacks and the live set. See docs/memory.md.
+ *
+ * Concurrency: H.lock serializes everything here. session.c calls
+ * agent_mem_session_* with its own lock held (session lock, then H.lock);
+ * nothing here takes the session lock while holding H.lock. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+#include "agent/hot/alloc.h"
+#include "agent/hot/hot.h"
+#include "base/hash.h"
+#include "base/id_index.h"
+#include "symbolize/symbolize.h"
+
+static struct {
+	pthread_mutex_t lock;
+	bool mapped;
+	uint64_t heap_since_real_ns, heap_since_mono_ns;
+	bool session_enabled_heap;	/* a heap session turned it on */
+	bool session_stopped;		/* agent_mem_session_stop ran: the next
+					   profile is the session's last */
+	uint64_t session_samples0;	/* mem.stats.samples at session start */
+	struct symbolizer *syms;
+} H = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static uint64_t clock_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The agent's own allocations (building a profile on a program thread,
+ * through the C API) are not the program's: not sampled. */
+static void quiet_begin(void)
+{
+	mem_self.busy++;
+}
+
+static void quiet_end(void)
+{
+	mem_self.busy--;
+}
+
+static void *map(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* Maps the tables once (never unmapped: see hot/alloc.h). Pages are
+ * touched only as samples arrive. */
+static int map_tables(struct diag *d)
+{
+	if (H.mapped)
+		return 0;
+	mem.stacks = map(MEM_STACKS * sizeof(struct mem_stack));
+	mem.ips = map(MEM_STACK_IPS * sizeof(uint64_t));
+	mem.live = map(MEM_LIVE * sizeof(struct mem_live));
+	mem.filter = map(MEM_FILTER * sizeof(atomic_uint));
+	if (!mem.stacks || !mem.ips || !mem.live || !mem.filter)
+		return diag_set(d, -ENOMEM, "cannot map the allocation sample tables: %s",
+				strerror(errno));
+	H.mapped = true;
+	return 0;
+}
+
+/* Waits until no interposer walks a stack (they count in hot.inflight),
+ * so tables can be reset under no sampler. Bounded: 100 ms. */
+static void quiesce(void)
+{
+	for (int i = 0; i < 1000 && atomic_load(&hot.inflight); i++)
+		usleep(100);
+}
+
+/* Zero pages again, and the memory given back. */
+static void zero(void *p, size_t bytes)
+{
+	if (madvise(p, bytes, MADV_DONTNEED) < 0)
+		memset(p, 0, bytes);
+}
+
+static void reset_stacks(void)
+{
+	zero(mem.stacks, MEM_STACKS * sizeof(struct mem_stack));
+	zero(mem.ips, MEM_STACK_IPS * sizeof(uint64_t));
+	atomic_store(&mem.nips, 0);
+	atomic_store(&mem.stats.stack_full, 0);
+}
+
+static void reset_live(void)
+{
+	zero(mem.live, MEM_LIVE * sizeof(struct mem_live));
+	zero(mem.filter, MEM_FILTER * sizeof(atomic_uint));
+	atomic_store(&mem.stats.live_blocks, 0);
+	atomic_store(&mem.stats.live_bytes, 0);
+	atomic_store(&mem.stats.live_full, 0);
+	atomic_store(&mem.stats.frees_matched, 0);
+}
+
+enum counters { C_ALLOC, C_HEAP, C_LOCK };
+
+/* Zeroes one engine's counters in every stack (the stacks themselves are
+ * kept: another engine's live blocks point at them). */
+static void zero_counters(enum counters c)
+{
+	for (unsigned i = 0; i < MEM_STACKS; i++) {
+		struct mem_stack *s = &mem.stacks[i];
+
+		if (!atomic_load_explicit(&s->hash, memory_order_relaxed) && i)
+			continue;
+		if (c == C_ALLOC) {
+			atomic_store_explicit(&s->alloc_bytes, 0, memory_order_relaxed);
+			atomic_store_explicit(&s->alloc_objects, 0, memory_order_relaxed);
+		} else if (c == C_HEAP) {
+			atomic_store_explicit(&s->heap_bytes, 0, memory_order_relaxed);
+			atomic_store_explicit(&s->heap_objects, 0, memory_order_relaxed);
+		} else {
+			atomic_store_explicit(&s->lock_ns, 0, memory_order_relaxed);
+			atomic_store_explicit(&s->lock_count, 0, memory_order_relaxed);
+		}
+	}
+}
+
+static unsigned gate(void)
+{
+	return atomic_load(&mem.gate);
+}
+
+/* Before a gate bit goes on: fresh stacks when no other engine holds
+ * any, else only this engine's counters. Under H.lock. */
+static void fresh(enum counters c)
+{
+	if (!(gate() & (MEM_GATE_ALLOC | MEM_GATE_HEAP | MEM_GATE_LOCK))) {
+		quiesce();
+		reset_stacks();
+	} else {
+		zero_counters(c);
+	}
+}
+
+bool agent_heap_active(void)
+{
+	return gate() & MEM_GATE_HEAP;
+}
+
+static int heap_enable_locked(uint64_t interval, struct diag *d)
+{
+	int err;
+
+	if (gate() & MEM_GATE_HEAP)
+		return diag_set(d, -EALREADY, "heap profiling is already on");
+	err = map_tables(d);
+	if (err < 0)
+		return err;
+	mem_boot();
+	fresh(C_HEAP);
+	quiesce();
+	reset_live();
+	/* alloc and heap share one sampler: a running alloc session keeps
+	 * its interval. */
+	if (!(gate() & MEM_GATE_ALLOC))
+		mem.interval = interval ? interval : MEM_DEFAULT_INTERVAL;
+	if (!mem.max_depth)
+		mem.max_depth = MEM_DEFAULT_DEPTH;
+	H.heap_since_real_ns = clock_ns(CLOCK_REALTIME);
+	H.heap_since_mono_ns = clock_ns(CLOCK_MONOTONIC);
+	atomic_fetch_or(&mem.gate, MEM_GATE_HEAP);
+	agent_control_wake(); /* it ticks while heap is on (modules) */
+	return 0;
+}
+
+int agent_heap_enable(uint64_t interval, struct diag *d)
+{
+	int err = agent_modules_update(false, d);
+
+	if (err < 0)
+		return err;
+	pthread_mutex_lock(&H.lock);
+	err = heap_enable_locked(interval, d);
+	pthread_mutex_unlock(&H.lock);
+	return err;
+}
+
+static int heap_disable_locked(struct diag *d)
+{
+	if (!(gate() & MEM_GATE_HEAP))
+		return diag_set(d, -EALREADY, "heap profiling is already off");
+	atomic_fetch_and(&mem.gate, ~(unsigned)MEM_GATE_HEAP);
+	quiesce();
+	return 0;
+}
+
+int agent_heap_disable(struct diag *d)
+{
+	int err;
+
+	pthread_mutex_lock(&H.lock);
+	err = heap_disable_locked(d);
+	pthread_mutex_unlock(&H.lock);
+	return err;
+}
+
+void agent_heap_status(char *buf, size_t len)
+{
+	char since[64];
+	time_t t;
+	struct tm tm;
+
+	pthread_mutex_lock(&H.lock);
+	if (!(gate() & MEM_GATE_HEAP)) {
+		snprintf(buf, len, "heap profiling off");
+		goto out;
+	}
+	t = (time_t)(H.heap_since_real_ns / 1000000000ull);
+	gmtime_r(&t, &tm);
+	strftime(since, sizeof(since), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	snprintf(buf, len,
+		 "heap profiling on since %s (%.1f s), interval %" PRIu64 " bytes, %ld live sampled "
+		 "blocks, %.1f MB estimated in use, %lu samples, %lu dropped",
+		 since, (clock_ns(CLOCK_MONOTONIC) - H.heap_since_mono_ns) / 1e9, mem.interval,
+		 atomic_load(&mem.stats.live_blocks), atomic_load(&mem.stats.live_bytes) / 1048576.0,
+		 atomic_load(&mem.stats.samples),
+		 atomic_load(&mem.stats.live_full) + atomic_load(&mem.stats.stack_full));
+out:
+	pthread_mutex_unlock(&H.lock);
+}
+
+/* --- building profiles ---------------------------------------------------- */
+
+struct addr_frame {
+	uint64_t addr;
+	uint32_t frame;
+};
+
+struct builder {
+	struct profile *p;
+	struct proc_syms *ps;
+	struct addr_frame *keys;
+	size_t nkeys, cap;
+	struct id_index index;
+	uint32_t frames[MEM_MAX_DEPTH + 2];
+	uint32_t thread;
+};
+
+static int key_match(const void *ctx, uint32_t id, const void *key)
+{
+	const struct addr_frame *k = ctx;
+
+	return k[id].addr == *(const uint64_t *)key;
+}
+
+static int frame_for(struct builder *b, uint64_t addr, uint32_t *ret)
+{
+	uint64_t h = hash_u64(addr);
+	uint32_t id = id_index_find(&b->index, h, key_match, b->keys, &addr);
+	struct symbol_info si = { 0 };
+	struct frame f = { 0 };
+	int err;
+
+	if (id != ID_NONE) {
+		*ret = b->keys[id].frame;
+		return 0;
+	}
+	err = proc_syms_lookup(b->ps, addr, false, 0, &si);
+	if (err < 0)
+		return err;
+	f.name = si.name;
+	f.module = si.module;
+	f.kind = si.kind;
+	f.address = si.module_offset;
+	if (si.module) {
+		uint32_t m;
+
+		err = profile_intern_module(b->p, si.module, si.build_id, &m);
+		if (err < 0)
+			return err;
+	}
+	if (b->nkeys == b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 1024;
+		struct addr_frame *n = realloc(b->keys, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		b->keys = n;
+		b->cap = cap;
+	}
+	err = profile_intern_frame(b->p, &f, &b->keys[b->nkeys].frame);
+	if (err < 0)
+		return err;
+	if (id_index_insert(&b->index, h, (uint32_t)b->nkeys) < 0)
+		return -ENOMEM;
+	b->keys[b->nkeys].addr = addr;
+	*ret = b->keys[b->nkeys++].frame;
+	return 0;
+}
+
+static int add_stack(struct builder *b, uint32_t id, const int64_t *values)
+{
+	const struct mem_stack *s = &mem.stacks[id];
+	uint32_t depth = 0, stack;
+	int err;
+
+	if (id == 0 || !atomic_load(&s->ready)) {
+		struct frame f = { .name = "[stack table full]", .kind = FRAME_UNKNOWN };
+
+		err = profile_intern_frame(b->p, &f, &b->frames[depth++]);
+		if (err < 0)
+			return err;
+	} else {
+		const uint64_t *ips = mem.ips + s->first;
+
+		/* ips[0] is already the call instruction (return address - 1);
+		 * the others are return addresses: name the byte before. */
+		for (uint32_t i = s->n; i-- > 0;) {
+			err = frame_for(b, i ? ips[i] - 1 : ips[i], &b->frames[depth++]);
+			if (err < 0)
+				return err;
+		}
+	}
+	err = profile_intern_stack(b->p, b->frames, depth, id && s->truncated, &stack);
+	if (err < 0)
+		return err;
+	return profile_add_sample(b->p, stack, b->thread, values);
+}
+
+static int64_t fixed(uint64_t v)
+{
+	return (int64_t)((v + MEM_ONE / 2) / MEM_ONE);
+}
+
+static void add_notes(struct profile *p, enum agent_event e)
+{
+	uint64_t full = atomic_load(&mem.stats.stack_full);
+	uint64_t live_full = atomic_load(&mem.stats.live_full);
+	uint64_t pool_failed = atomic_load(&mem.stats.pool_failed);
+
+	if (e == AGENT_EVENT_LOCK)
+		profile_add_note(p, "lock: contended pthread mutex and rwlock acquisitions, by "
+				 "nanoseconds waited; waits under %" PRIu64 " ns sampled with "
+				 "probability wait/interval and scaled", mem.lock_interval_ns);
+	else
+		profile_add_note(p, "%s: allocations sampled every %" PRIu64 " bytes on average "
+				 "(geometric); values are estimates, unbiased: a sample of S bytes "
+				 "stands for S/(1-exp(-S/%" PRIu64 ")) bytes",
+				 e == AGENT_EVENT_HEAP ? "heap" : "alloc", mem.interval, mem.interval);
+	if (full)
+		profile_add_note(p, "%" PRIu64 " samples went to [stack table full] (%u stacks, "
+				 "%u addresses at most)", full, MEM_STACKS, MEM_STACK_IPS);
+	if (live_full && e == AGENT_EVENT_HEAP)
+		profile_add_note(p, "%" PRIu64 " sampled blocks could not be tracked as live (the "
+				 "live set holds %u); in-use values are low by that much",
+				 live_full, MEM_LIVE);
+	if (pool_failed)
+		profile_add_note(p, "%" PRIu64 " allocations before the real allocator was found "
+				 "failed: the bootstrap pool was exhausted", pool_failed);
+}
+
+static int build(enum agent_event e, uint64_t start_real_ns, uint64_t duration_ns,
+		 const char *ended, struct profile **ret, struct diag *d)
+{
+	static const struct value_type alloc_types[] = {
+		{ "alloc_space", "bytes" }, { "alloc_objects", "count" } };
+	/* In use first: text outputs, flame graphs and dot show value 0. */
+	static const struct value_type heap_types[] = {
+		{ "inuse_space", "bytes" }, { "inuse_objects", "count" },
+		{ "alloc_space", "bytes" }, { "alloc_objects", "count" } };
+	static const struct value_type lock_types[] = {
+		{ "delay", "nanoseconds" }, { "contentions", "count" } };
+	struct builder *b = calloc(1, sizeof(*b));
+	double *inuse = NULL;
+	char comm[17] = "";
+	int err = -ENOMEM;
+	FILE *f;
+
+	quiet_begin();
+	if (!b)
+		goto out;
+	id_index_init(&b->index);
+	b->p = profile_new();
+	if (!b->p)
+		goto out;
+	if (e == AGENT_EVENT_HEAP)
+		err = profile_set_value_types(b->p, heap_types, 4);
+	else
+		err = profile_set_value_types(b->p, e == AGENT_EVENT_LOCK ? lock_types : alloc_types, 2);
+	if (err < 0)
+		goto out;
+	f = fopen("/proc/self/comm", "r");
+	if (f) {
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = '\0';
+		fclose(f);
+	}
+	b->p->event = profile_intern_string(b->p, agent_event_name(e));
+	b->p->interval_unit = profile_intern_string(b->p, e == AGENT_EVENT_LOCK ? "nanoseconds"
+										  : "bytes");
+	b->p->interval = e == AGENT_EVENT_LOCK ? mem.lock_interval_ns : mem.interval;
+	b->p->unwinder = profile_intern_string(b->p, "dwarf");
+	b->p->command = comm[0] ? profile_intern_string(b->p, comm) : NULL;
+	b->p->start_ns = start_real_ns;
+	b->p->duration_ns = duration_ns;
+	b->p->pid = getpid();
+	b->p->degraded.lost_samples = atomic_load(&mem.stats.stack_full) +
+				      (e == AGENT_EVENT_HEAP ? atomic_load(&mem.stats.live_full) : 0);
+	err = profile_intern_thread(b->p, getpid(), comm, &b->thread);
+	if (err < 0)
+		goto out;
+	if (!H.syms)
+		H.syms = symbolizer_new();
+	err = -ENOMEM;
+	if (!H.syms)
+		goto out;
+	err = symbolizer_open_process(H.syms, getpid(), false, &b->ps, d);
+	if (err < 0)
+		goto out;
+	if (e == AGENT_EVENT_HEAP) {
+		/* In use: the live set, summed by stack; objects = bytes / size
+		 * per block (each block stands for bytes/size blocks like it). */
+		err = -ENOMEM;
+		inuse = calloc(2 * (size_t)MEM_STACKS, sizeof(*inuse));
+		if (!inuse)
+			goto out;
+		for (size_t i = 0; i < MEM_LIVE; i++) {
+			const struct mem_live *l = &mem.live[i];
+			uint64_t a = atomic_load_explicit(&l->addr, memory_order_acquire);
+
+			if (a <= MEM_LIVE_TOMB || l->stack >= MEM_STACKS || !l->size)
+				continue;
+			inuse[2 * l->stack] += (double)l->bytes;
+			inuse[2 * l->stack + 1] += (double)l->bytes / (double)l->size;
+		}
+	}
+	for (uint32_t id = 0; id < MEM_STACKS; id++) {
+		const struct mem_stack *s = &mem.stacks[id];
+		int64_t v[PROFILE_MAX_VALUES] = { 0 };
+
+		if (id && !atomic_load_explicit(&s->hash, memory_order_relaxed))
+			continue;
+		if (e == AGENT_EVENT_ALLOC) {
+			v[0] = (int64_t)atomic_load(&s->alloc_bytes);
+			v[1] = fixed(atomic_load(&s->alloc_objects));
+		} else if (e == AGENT_EVENT_LOCK) {
+			v[0] = (int64_t)atomic_load(&s->lock_ns);
+			v[1] = fixed(atomic_load(&s->lock_count));
+		} else {
+			v[0] = (int64_t)(inuse[2 * id] + 0.5);
+			v[1] = (int64_t)(inuse[2 * id + 1] + 0.5);
+			v[2] = (int64_t)atomic_load(&s->heap_bytes);
+			v[3] = fixed(atomic_load(&s->heap_objects));
+		}
+		if (!v[0] && !v[1] && !v[2] && !v[3])
+			continue;
+		err = add_stack(b, id, v);
+		if (err < 0)
+			goto out;
+	}
+	add_notes(b->p, e);
+	if (ended)
+		profile_add_note(b->p, "%s", ended);
+	*ret = b->p;
+	b->p = NULL;
+	err = 0;
+out:
+	if (err < 0 && !d->msg[0])
+		diag_set(d, err, "building the %s profile: %s", agent_event_name(e), strerror(-err));
+	if (b) {
+		profile_free(b->p);
+		proc_syms_free(b->ps);
+		free(b->keys);
+		id_index_release(&b->index);
+		free(b);
+	}
+	free(inuse);
+	quiet_end();
+	return err;
+}
+
+int agent_heap_profile(struct profile **ret, struct diag *d)
+{
+	int err;
+
+	pthread_mutex_lock(&H.lock);
+	if (!(gate() & MEM_GATE_HEAP))
+		err = diag_set(d, -ENOENT, "heap profiling is off; enable it first "
+			       "(nprof heap PID enable)");
+	else
+		err = build(AGENT_EVENT_HEAP, H.heap_since_real_ns,
+			    clock_ns(CLOCK_MONOTONIC) - H.heap_since_mono_ns, NULL, ret, d);
+	pthread_mutex_unlock(&H.lock);
+	return err;
+}
+
+/* --- sessions: alloc, heap, lock ------------------------------------------ */
+
+int agent_mem_session_start(const struct agent_options *o, struct diag *d)
+{
+	int err;
+
+	pthread_mutex_lock(&H.lock);
+	err = map_tables(d);
+	if (err < 0)
+		goto out;
+	mem_boot();
+	if (o->max_depth)
+		mem.max_depth = o->max_depth < MEM_MAX_DEPTH ? o->max_depth : MEM_MAX_DEPTH;
+	H.session_samples0 = atomic_load(&mem.stats.samples);
+	H.session_stopped = false;
+	switch (o->event) {
+	case AGENT_EVENT_ALLOC:
+		fresh(C_ALLOC);
+		if (!(gate() & MEM_GATE_HEAP))
+			mem.interval = o->interval_bytes ? o->interval_bytes : MEM_DEFAULT_INTERVAL;
+		atomic_fetch_or(&mem.gate, MEM_GATE_ALLOC);
+		break;
+	case AGENT_EVENT_LOCK:
+		fresh(C_LOCK);
+		mem.lock_interval_ns = o->interval_text[0] ? o->interval_ns : MEM_DEFAULT_LOCK_NS;
+		atomic_fetch_or(&mem.gate, MEM_GATE_LOCK);
+		break;
+	case AGENT_EVENT_HEAP:
+		/* A heap session: heap profiling on for its length (unless it
+		 * was on already), its profile the in-use snapshot at the end. */
+		H.session_enabled_heap = !(gate() & MEM_GATE_HEAP);
+		if (H.session_enabled_heap)
+			err = heap_enable_locked(o->interval_bytes, d);
+		break;
+	default:
+		err = diag_set(d, -EINVAL, "%s is not an allocation or lock event",
+			       agent_event_name(o->event));
+	}
+out:
+	pthread_mutex_unlock(&H.lock);
+	return err;
+}
+
+/* The profile is built afterwards (agent_mem_session_profile), so a heap
+ * session's heap profiling is turned off there, not here. */
+void agent_mem_session_stop(void)
+{
+	pthread_mutex_lock(&H.lock);
+	atomic_fetch_and(&mem.gate, ~(unsigned)(MEM_GATE_ALLOC | MEM_GATE_LOCK));
+	quiesce();
+	H.session_stopped = true;
+	pthread_mutex_unlock(&H.lock);
+}
+
+int agent_mem_session_profile(enum agent_event e, uint64_t start_real_ns, uint64_t duration_ns,
+			      const char *ended, struct profile **ret, struct diag *d)
+{
+	struct diag ignored;
+	int err;
+
+	pthread_mutex_lock(&H.lock);
+	if (e == AGENT_EVENT_HEAP && !(gate() & MEM_GATE_HEAP)) {
+		err = diag_set(d, -ENOENT, "heap profiling was turned off during the heap session");
+		goto out;
+	}
+	err = build(e, start_real_ns, duration_ns, ended, ret, d);
+	/* The session's end, not a snapshot of it: heap off again. */
+	if (e == AGENT_EVENT_HEAP && H.session_enabled_heap && H.session_stopped) {
+		diag_clear(&ignored);
+		heap_disable_locked(&ignored);
+		H.session_enabled_heap = false;
+	}
+out:
+	pthread_mutex_unlock(&H.lock);
+	return err;
+}
+
+/* --- requests: control socket, HTTP ---------------------------------------- */
+
+int agent_heap_request(const char *action, const char *options, char *text, size_t len,
+		       struct profile **ret, struct agent_options *ret_o, struct diag *d)
+{
+	struct agent_options o;
+	int err;
+
+	*ret = NULL;
+	err = agent_options_parse(options, &o, d);
+	if (err < 0)
+		return err;
+	if (o.interval_text[0] && !o.interval_bytes) {
+		/* interval= without event=heap was read as a time: again, as bytes */
+		o.event = AGENT_EVENT_HEAP;
+		err = agent_options_set(&o, "interval", o.interval_text, d);
+		if (err < 0)
+			return err;
+	}
+	if (!strcmp(action, "enable")) {
+		err = agent_heap_enable(o.interval_bytes, d);
+		if (err == 0)
+			agent_heap_status(text, len);
+	} else if (!strcmp(action, "disable")) {
+		err = agent_heap_disable(d);
+		if (err == 0)
+			snprintf(text, len, "heap profiling off");
+	} else if (!strcmp(action, "status")) {
+		agent_heap_status(text, len);
+	} else if (!strcmp(action, "dump")) {
+		err = agent_heap_profile(ret, d);
+		if (err == 0 && o.file[0]) {
+			err = agent_write_profile(*ret, &o, d);
+			if (err < 0) {
+				profile_free(*ret);
+				*ret = NULL;
+			}
+		}
+		if (!o.have_format) {
+			o.have_format = true;
+			o.format = OUTPUT_PPROF;
+		}
+		*ret_o = o;
+	} else {
+		err = diag_set(d, -EINVAL, "heap: unknown action '%s'; use enable, disable, status "
+			       "or dump", action);
+	}
+	return err;
+}
+
+int agent_heap_http(const char *action, const char *output, struct agent_http_reply *r)
+{
+	char opts[128] = "", text[1024];
+	struct agent_options o;
+	struct profile *p = NULL;
+	struct diag d;
+	FILE *m;
+	int err;
+
+	diag_clear(&d);
+	r->content_type = "text/plain; charset=utf-8";
+	r->body = NULL;
+	r->len = 0;
+	if (!action)
+		action = "status";
+	if (output)
+		snprintf(opts, sizeof(opts), "output=%s", output);
+	err = agent_heap_request(action, opts, text, sizeof(text), &p, &o, &d);
+	if (err < 0) {
+		r->status = err == -EINVAL ? 400 : err == -EALREADY ? 409 : err == -ENOENT ? 404 : 500;
+		r->len = (size_t)asprintf(&r->body, "%s\n", d.msg);
+		return 0;
+	}
+	r->status = 200;
+	if (!p) {
+		r->len = (size_t)asprintf(&r->body, "%s\n", text);
+		return 0;
+	}
+	m = open_memstream(&r->body, &r->len);
+	if (!m) {
+		profile_free(p);
+		return -ENOMEM;
+	}
+	err = output_write(p, o.format, &o.out, m);
+	if (fclose(m) != 0 && err == 0)
+		err = -EIO;
+	profile_free(p);
+	if (err < 0) {
+		free(r->body);
+		r->status = 500;
+		r->len = (size_t)asprintf(&r->body, "cannot format the heap profile: %s\n",
+					  strerror(-err));
+		return 0;
+	}
+	if (o.format == OUTPUT_PPROF)
+		r->content_type = "application/octet-stream";
+	else if (o.format == OUTPUT_FLAMEGRAPH || o.format == OUTPUT_TREE)
+		r->content_type = "text/html; charset=utf-8";
+	else if (o.format == OUTPUT_SVG)
+		r->content_type = "image/svg+xml";
+	return 0;
+}

@@ -1,0 +1,493 @@
+/* alloc: the malloc family, interposed. Each entry point forwards to the
+ * real allocator (whatever dlsym(RTLD_NEXT) finds: glibc, or jemalloc,
+ * tcmalloc, mimalloc loaded by the program) and, while alloc or heap
+ * profiling is on, samples by bytes: a per-thread countdown drawn from an
+ * exponential distribution with mean mem.interval; the allocation that
+ * takes it to zero or below is sampled and stands for S / (1 - e^(-S/T))
+ * bytes and 1 / (1 - e^(-S/T)) objects (docs/memory.md). With heap on,
+ * sampled blocks enter the live set and leave it when freed or moved.
+ *
+ * Re-entry: mem_self.busy is set while we are inside the real allocator,
+ * so an entry point it calls itself (valloc -> memalign, ...) forwards
+ * without counting again. */
+#include "agent/hot/alloc.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <malloc.h>
+#include <stdalign.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent/hot/hot.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+#define SLOW __attribute__((noinline, cold))
+
+#define G_ALLOC (MEM_GATE_BOOT | MEM_GATE_ALLOC | MEM_GATE_HEAP)
+#define G_FREE (MEM_GATE_BOOT | MEM_GATE_HEAP)
+#define PAGE 4096 /* x86-64, as the walker; valloc fallbacks only */
+
+struct mem_real mem_real;
+
+static inline unsigned gate(void)
+{
+	return atomic_load_explicit(&mem.gate, memory_order_relaxed);
+}
+
+/* --- the bootstrap pool ------------------------------------------------------
+ * dlsym may allocate (its error state) before the real allocator is
+ * known: those few blocks come from here and are never freed. Each block
+ * has a 16-byte header holding its size. */
+#define POOL_BYTES (1u << 20)
+static alignas(64) unsigned char pool[POOL_BYTES];
+static atomic_size_t pool_used;
+
+static bool in_pool(const void *p)
+{
+	return (const unsigned char *)p >= pool && (const unsigned char *)p < pool + POOL_BYTES;
+}
+
+static void *pool_alloc(size_t n, size_t align)
+{
+	size_t need, off, start;
+
+	if (align < 16)
+		align = 16;
+	if (n > POOL_BYTES || align > 4096)
+		goto full;
+	need = n + 16 + align;
+	off = atomic_fetch_add_explicit(&pool_used, need, memory_order_relaxed);
+	if (off + need > POOL_BYTES)
+		goto full;
+	start = (off + 16 + align - 1) & ~(align - 1);
+	*(size_t *)(void *)(pool + start - 16) = n;
+	atomic_fetch_add_explicit(&mem.stats.pool_bytes, n, memory_order_relaxed);
+	return pool + start; /* .bss: already zero */
+full:
+	atomic_fetch_add_explicit(&mem.stats.pool_failed, 1, memory_order_relaxed);
+	errno = ENOMEM;
+	return NULL;
+}
+
+static size_t pool_size(const void *p)
+{
+	return *(const size_t *)(const void *)((const unsigned char *)p - 16);
+}
+
+static void *resolve(const char *name)
+{
+	return dlsym(RTLD_NEXT, name);
+}
+
+void mem_boot(void)
+{
+	struct mem_thread *t = &mem_self;
+	int saved = errno;
+
+	if (t->in_boot)
+		return;
+	t->in_boot = 1;
+#define R(field, name) \
+	__atomic_store_n((void **)&mem_real.field, resolve(name), __ATOMIC_RELEASE)
+	R(malloc, "malloc");
+	R(calloc, "calloc");
+	R(realloc, "realloc");
+	R(reallocarray, "reallocarray");
+	R(free, "free");
+	R(posix_memalign, "posix_memalign");
+	R(aligned_alloc, "aligned_alloc");
+	R(memalign, "memalign");
+	R(valloc, "valloc");
+	R(pvalloc, "pvalloc");
+	R(malloc_usable_size, "malloc_usable_size");
+	R(mutex_lock, "pthread_mutex_lock");
+	R(mutex_trylock, "pthread_mutex_trylock");
+	R(mutex_timedlock, "pthread_mutex_timedlock");
+	R(mutex_clocklock, "pthread_mutex_clocklock");
+	R(rwlock_rdlock, "pthread_rwlock_rdlock");
+	R(rwlock_tryrdlock, "pthread_rwlock_tryrdlock");
+	R(rwlock_timedrdlock, "pthread_rwlock_timedrdlock");
+	R(rwlock_clockrdlock, "pthread_rwlock_clockrdlock");
+	R(rwlock_wrlock, "pthread_rwlock_wrlock");
+	R(rwlock_trywrlock, "pthread_rwlock_trywrlock");
+	R(rwlock_timedwrlock, "pthread_rwlock_timedwrlock");
+	R(rwlock_clockwrlock, "pthread_rwlock_clockwrlock");
+#undef R
+	t->in_boot = 0;
+	if (mem_real.malloc && mem_real.free && mem_real.calloc && mem_real.realloc)
+		atomic_fetch_and_explicit(&mem.gate, ~(unsigned)MEM_GATE_BOOT,
+					  memory_order_release);
+	errno = saved;
+}
+
+/* True when the caller must serve itself from the pool: we are inside
+ * dlsym, or nothing could be resolved. */
+static bool booting(void)
+{
+	if (!(gate() & MEM_GATE_BOOT))
+		return false;
+	mem_boot();
+	return mem_self.in_boot || !mem_real.malloc;
+}
+
+/* --- sampling ------------------------------------------------------------------ */
+
+/* A new block p of size n, made by the interposer whose frame is frame. */
+static void account(void *p, size_t n, void *frame, unsigned g)
+{
+	struct mem_thread *t = &mem_self;
+	double q;
+	uint64_t bytes, objects;
+	uint32_t id;
+	int saved;
+
+	if (!p || !n || hot_self.blocked)
+		return;
+	t->left -= (int64_t)n;
+	if (LIKELY(t->left > 0 && t->init))
+		return;
+	saved = errno;
+	if (!t->init) {
+		mem_rng_seed(&t->rng);
+		t->init = 1;
+		t->left = mem_draw_interval(&t->rng, mem.interval) - (int64_t)n;
+		if (t->left > 0)
+			goto out;
+	}
+	t->left = mem_draw_interval(&t->rng, mem.interval);
+	q = mem_one_minus_exp_neg((double)n / (double)mem.interval);
+	if (q < 1e-300)
+		q = 1e-300;
+	bytes = (uint64_t)((double)n / q + 0.5);
+	objects = (uint64_t)((double)MEM_ONE / q + 0.5);
+	id = mem_stack_here(frame);
+	atomic_fetch_add_explicit(&mem.stats.samples, 1, memory_order_relaxed);
+	if (g & MEM_GATE_ALLOC) {
+		atomic_fetch_add_explicit(&mem.stacks[id].alloc_bytes, bytes, memory_order_relaxed);
+		atomic_fetch_add_explicit(&mem.stacks[id].alloc_objects, objects,
+					  memory_order_relaxed);
+	}
+	if (g & MEM_GATE_HEAP) {
+		atomic_fetch_add_explicit(&mem.stacks[id].heap_bytes, bytes, memory_order_relaxed);
+		atomic_fetch_add_explicit(&mem.stacks[id].heap_objects, objects,
+					  memory_order_relaxed);
+		mem_live_insert((uint64_t)(uintptr_t)p, n, bytes, id);
+	}
+out:
+	errno = saved;
+}
+
+/* Takes p out of the live set before it goes back to the allocator (after,
+ * another thread could be given the same address and sample it). */
+static bool forget(void *p, struct mem_live *ret)
+{
+	int saved;
+	bool found;
+
+	if (!p)
+		return false;
+	saved = errno;
+	found = mem_live_remove((uint64_t)(uintptr_t)p, ret);
+	errno = saved;
+	return found;
+}
+
+/* --- the entry points ------------------------------------------------------------
+ * Each: one test of the gate, then the real function. The slow path gets
+ * the entry point's own frame so the stack starts at its caller. */
+
+SLOW static void *malloc_slow(size_t n, void *frame)
+{
+	unsigned g;
+	void *p;
+
+	if (booting())
+		return pool_alloc(n, 16);
+	g = gate();
+	if (mem_self.busy || !(g & G_ALLOC))
+		return mem_real.malloc(n);
+	mem_self.busy = 1;
+	p = mem_real.malloc(n);
+	account(p, n, frame, g);
+	mem_self.busy = 0;
+	return p;
+}
+
+EXPORT void *malloc(size_t n)
+{
+	if (LIKELY(!(gate() & G_ALLOC)))
+		return mem_real.malloc(n);
+	return malloc_slow(n, __builtin_frame_address(0));
+}
+
+SLOW static void *calloc_slow(size_t k, size_t n, void *frame)
+{
+	unsigned g;
+	size_t total;
+	void *p;
+
+	if (booting()) {
+		if (__builtin_mul_overflow(k, n, &total)) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		return pool_alloc(total, 16);
+	}
+	g = gate();
+	if (mem_self.busy || !(g & G_ALLOC))
+		return mem_real.calloc(k, n);
+	mem_self.busy = 1;
+	p = mem_real.calloc(k, n);
+	if (!__builtin_mul_overflow(k, n, &total))
+		account(p, total, frame, g);
+	mem_self.busy = 0;
+	return p;
+}
+
+EXPORT void *calloc(size_t k, size_t n)
+{
+	if (LIKELY(!(gate() & G_ALLOC)))
+		return mem_real.calloc(k, n);
+	return calloc_slow(k, n, __builtin_frame_address(0));
+}
+
+SLOW static void free_slow(void *p)
+{
+	if (in_pool(p))
+		return; /* bootstrap blocks are never given back */
+	if (gate() & MEM_GATE_BOOT) {
+		mem_boot();
+		if (!mem_real.free)
+			return;
+	}
+	if (gate() & MEM_GATE_HEAP)
+		forget(p, NULL);
+	mem_real.free(p);
+}
+
+EXPORT void free(void *p)
+{
+	if (LIKELY(!(gate() & G_FREE)) && LIKELY(!in_pool(p)))
+		return mem_real.free(p);
+	free_slow(p);
+}
+
+/* realloc and reallocarray: the old block leaves the live set; the new
+ * one is sampled like a new allocation of its size. A failed call leaves
+ * the old block where it was. */
+static void *realloc_common(void *p, size_t n, void *frame, void *(*real)(void *, size_t))
+{
+	struct mem_live old;
+	bool moved = false;
+	unsigned g = gate();
+	void *q;
+
+	if (mem_self.busy || !(g & G_ALLOC))
+		return real(p, n);
+	mem_self.busy = 1;
+	if (g & MEM_GATE_HEAP)
+		moved = forget(p, &old);
+	q = real(p, n);
+	if (!q && n && moved)
+		mem_live_insert((uint64_t)(uintptr_t)p, old.size, old.bytes, old.stack);
+	else
+		account(q, n, frame, g);
+	mem_self.busy = 0;
+	return q;
+}
+
+static void *pool_realloc(void *p, size_t n)
+{
+	void *q = mem_real.malloc(n);
+	size_t old = pool_size(p);
+
+	if (q)
+		memcpy(q, p, old < n ? old : n);
+	return q;
+}
+
+SLOW static void *realloc_slow(void *p, size_t n, void *frame)
+{
+	if (booting()) {
+		void *q = pool_alloc(n, 16);
+
+		if (q && p)
+			memcpy(q, p, pool_size(p) < n ? pool_size(p) : n);
+		return q;
+	}
+	if (in_pool(p))
+		return pool_realloc(p, n);
+	return realloc_common(p, n, frame, mem_real.realloc);
+}
+
+EXPORT void *realloc(void *p, size_t n)
+{
+	if (LIKELY(!(gate() & G_ALLOC)) && LIKELY(!in_pool(p)))
+		return mem_real.realloc(p, n);
+	return realloc_slow(p, n, __builtin_frame_address(0));
+}
+
+/* An allocator without reallocarray: the overflow check, then realloc. */
+static void *reallocarray_by_realloc(void *p, size_t k, size_t n)
+{
+	size_t total;
+
+	if (__builtin_mul_overflow(k, n, &total)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return mem_real.realloc(p, total);
+}
+
+SLOW static void *reallocarray_slow(void *p, size_t k, size_t n, void *frame)
+{
+	size_t total;
+	struct mem_live old;
+	bool moved = false;
+	unsigned g;
+	void *q;
+
+	if (__builtin_mul_overflow(k, n, &total)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (booting() || in_pool(p))
+		return realloc_slow(p, total, frame);
+	g = gate();
+	if (mem_self.busy || !(g & G_ALLOC))
+		return mem_real.reallocarray ? mem_real.reallocarray(p, k, n)
+					     : reallocarray_by_realloc(p, k, n);
+	mem_self.busy = 1;
+	if (g & MEM_GATE_HEAP)
+		moved = forget(p, &old);
+	q = mem_real.reallocarray ? mem_real.reallocarray(p, k, n)
+				  : reallocarray_by_realloc(p, k, n);
+	if (!q && total && moved)
+		mem_live_insert((uint64_t)(uintptr_t)p, old.size, old.bytes, old.stack);
+	else
+		account(q, total, frame, g);
+	mem_self.busy = 0;
+	return q;
+}
+
+EXPORT void *reallocarray(void *p, size_t k, size_t n)
+{
+	if (LIKELY(!(gate() & G_ALLOC)) && LIKELY(!in_pool(p)) && mem_real.reallocarray)
+		return mem_real.reallocarray(p, k, n);
+	return reallocarray_slow(p, k, n, __builtin_frame_address(0));
+}
+
+/* The aligned family: one slow path, told which function to call. */
+enum aligned_kind { A_POSIX, A_ALIGNED, A_MEMALIGN, A_VALLOC, A_PVALLOC };
+
+static void *aligned_real(enum aligned_kind kind, size_t align, size_t n, int *ret_err)
+{
+	void *p = NULL;
+
+	switch (kind) {
+	case A_POSIX:
+		*ret_err = mem_real.posix_memalign(&p, align, n);
+		return *ret_err ? NULL : p;
+	case A_ALIGNED:
+		return mem_real.aligned_alloc(align, n);
+	case A_MEMALIGN:
+		return mem_real.memalign(align, n);
+	case A_VALLOC:
+		return mem_real.valloc ? mem_real.valloc(n)
+				       : mem_real.memalign(PAGE, n);
+	case A_PVALLOC:
+		return mem_real.pvalloc ? mem_real.pvalloc(n)
+					: mem_real.memalign(PAGE, (n + PAGE - 1) & ~(size_t)(PAGE - 1));
+	}
+	return NULL;
+}
+
+SLOW static void *aligned_slow(enum aligned_kind kind, size_t align, size_t n, int *ret_err,
+			       void *frame)
+{
+	unsigned g;
+	void *p;
+
+	*ret_err = 0;
+	if (booting()) {
+		if (kind == A_VALLOC || kind == A_PVALLOC)
+			align = PAGE;
+		p = pool_alloc(n, align);
+		if (!p)
+			*ret_err = ENOMEM;
+		return p;
+	}
+	g = gate();
+	if (mem_self.busy || !(g & G_ALLOC))
+		return aligned_real(kind, align, n, ret_err);
+	mem_self.busy = 1;
+	p = aligned_real(kind, align, n, ret_err);
+	account(p, n, frame, g);
+	mem_self.busy = 0;
+	return p;
+}
+
+EXPORT int posix_memalign(void **ret, size_t align, size_t n)
+{
+	int err = 0;
+	void *p;
+
+	if (LIKELY(!(gate() & G_ALLOC)))
+		return mem_real.posix_memalign(ret, align, n);
+	p = aligned_slow(A_POSIX, align, n, &err, __builtin_frame_address(0));
+	if (!err)
+		*ret = p;
+	return err;
+}
+
+EXPORT void *aligned_alloc(size_t align, size_t n)
+{
+	int err;
+
+	if (LIKELY(!(gate() & G_ALLOC)))
+		return mem_real.aligned_alloc(align, n);
+	return aligned_slow(A_ALIGNED, align, n, &err, __builtin_frame_address(0));
+}
+
+EXPORT void *memalign(size_t align, size_t n)
+{
+	int err;
+
+	if (LIKELY(!(gate() & G_ALLOC)))
+		return mem_real.memalign(align, n);
+	return aligned_slow(A_MEMALIGN, align, n, &err, __builtin_frame_address(0));
+}
+
+EXPORT void *valloc(size_t n)
+{
+	int err;
+
+	if (LIKELY(!(gate() & G_ALLOC)) && mem_real.valloc)
+		return mem_real.valloc(n);
+	return aligned_slow(A_VALLOC, 0, n, &err, __builtin_frame_address(0));
+}
+
+EXPORT void *pvalloc(size_t n)
+{
+	int err;
+
+	if (LIKELY(!(gate() & G_ALLOC)) && mem_real.pvalloc)
+		return mem_real.pvalloc(n);
+	return aligned_slow(A_PVALLOC, 0, n, &err, __builtin_frame_address(0));
+}
+
+/* Interposed for the pool's blocks only: the rest are the allocator's. */
+EXPORT size_t malloc_usable_size(void *p)
+{
+	if (!p)
+		return 0;
+	if (in_pool(p))
+		return pool_size(p);
+	if (UNLIKELY(gate() & MEM_GATE_BOOT))
+		mem_boot();
+	return mem_real.malloc_usable_size ? mem_real.malloc_usable_size(p) : 0;
+}

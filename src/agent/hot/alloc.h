@@ -1,0 +1,168 @@
+/* alloc: the hot half of the alloc, heap and lock engines — the malloc
+ * family and pthread lock interposers (alloc.c, lock.c) and what they
+ * share (alloc_stacks.c): the gate they test, a lock-free table of sampled
+ * stacks, the live set of sampled blocks, and the sampling maths.
+ * docs/memory.md has the design and the maths.
+ *
+ * Off means off: every interposer loads `mem.gate` and, when none of its
+ * bits is set, forwards to the real function (one predictable branch and
+ * an indirect call). The gate starts with MEM_GATE_BOOT: the first call
+ * resolves the real functions with dlsym(RTLD_NEXT) (the allocation dlsym
+ * itself makes is served from a static pool, never given back).
+ *
+ * Rules (as for the signal path, STYLE 4-8): no malloc of our own, no
+ * stdio, no blocking lock; a full table is a counted drop; re-entry is
+ * guarded by an initial-exec TLS flag; errno is preserved.
+ *
+ * Concurrency contract, per field of struct mem_state:
+ *   - "control": written by the agent's cold side (heap.c) while the gate
+ *     bit that makes interposers read it is clear, and no sampler runs
+ *     (hot.inflight drained); read by interposers.
+ *   - "atomic": read and written by both sides with atomics.
+ *   - Tables are mapped once and never unmapped: a late interposer that
+ *     read the gate before it was cleared may still touch them safely. */
+#ifndef NPROF_AGENT_HOT_ALLOC_H
+#define NPROF_AGENT_HOT_ALLOC_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum mem_gate_bits {
+	MEM_GATE_BOOT = 1,	/* real functions not resolved yet */
+	MEM_GATE_ALLOC = 2,	/* an alloc session records */
+	MEM_GATE_HEAP = 4,	/* heap profiling is on (live set kept) */
+	MEM_GATE_LOCK = 8,	/* a lock session records */
+};
+
+#define MEM_STACKS (1u << 16)		/* distinct sampled stacks */
+#define MEM_STACK_IPS (1u << 22)	/* addresses over all of them */
+#define MEM_LIVE (1u << 20)		/* live sampled blocks */
+#define MEM_LIVE_PROBES 64		/* longest probe of the live set */
+#define MEM_FILTER (1u << 16)		/* counting filter before the live set */
+#define MEM_MAX_DEPTH 256		/* frames per sample, whatever asked */
+#define MEM_DEFAULT_DEPTH 128
+#define MEM_ONE 65536ull		/* fixed point for estimated counts */
+#define MEM_DEFAULT_INTERVAL (512u << 10)	/* bytes */
+#define MEM_DEFAULT_LOCK_NS 10000ull		/* 10 us */
+
+/* One sampled stack. Slot 0 is the overflow stack: samples whose stack
+ * did not fit land there, so totals stay right. */
+struct mem_stack {
+	_Atomic uint64_t hash;	/* 0: empty; set once by the inserter (CAS) */
+	atomic_uint ready;	/* 1: n, first, truncated published */
+	uint32_t n;		/* ips, leaf first (ips[0] is the caller's pc) */
+	uint32_t first;		/* in mem.ips */
+	uint32_t truncated;
+	/* Estimated totals: bytes and ns are plain, counts are x MEM_ONE. */
+	atomic_ulong alloc_bytes, alloc_objects;	/* alloc session */
+	atomic_ulong heap_bytes, heap_objects;		/* since heap enable */
+	atomic_ulong lock_ns, lock_count;		/* lock session */
+};
+
+/* One live sampled block. addr: 0 empty, 1 being written, 2 removed
+ * (tombstone), else the block's address. The other fields are written by
+ * the inserter before it publishes addr (release) and not changed until
+ * the block is removed. */
+#define MEM_LIVE_EMPTY 0
+#define MEM_LIVE_BUSY 1
+#define MEM_LIVE_TOMB 2
+struct mem_live {
+	_Atomic uint64_t addr;
+	uint64_t size;		/* bytes asked for */
+	uint64_t bytes;		/* estimated bytes the sample stands for */
+	uint32_t stack;
+	uint32_t pad;
+};
+
+struct mem_stats {
+	atomic_ulong samples;		/* sampled allocations */
+	atomic_ulong lock_samples;	/* sampled lock waits */
+	atomic_ulong stack_full;	/* stacks that went to the overflow slot */
+	atomic_ulong live_full;		/* sampled blocks the live set could not take */
+	atomic_long live_blocks;	/* in the live set now */
+	atomic_long live_bytes;		/* their estimated bytes */
+	atomic_ulong frees_matched;	/* sampled blocks freed or reallocated */
+	atomic_ulong pool_bytes;	/* served from the bootstrap pool */
+	atomic_ulong pool_failed;	/* bootstrap pool exhausted */
+};
+
+struct mem_state {
+	atomic_uint gate;		/* atomic: enum mem_gate_bits */
+	uint64_t interval;		/* control: mean bytes between samples */
+	uint64_t lock_interval_ns;	/* control: waits shorter are sampled */
+	unsigned max_depth;		/* control */
+	struct mem_stack *stacks;	/* control: MEM_STACKS, mapped once */
+	uint64_t *ips;			/* control: MEM_STACK_IPS, mapped once */
+	atomic_uint nips;		/* atomic: used of ips */
+	struct mem_live *live;		/* control: MEM_LIVE, mapped once */
+	atomic_uint *filter;		/* control: MEM_FILTER counters, mapped once */
+	struct mem_stats stats;		/* atomic */
+};
+
+/* Per thread. */
+struct mem_thread {
+	int busy;		/* inside an interposer (or the agent's own work) */
+	int in_boot;		/* inside dlsym: allocations come from the pool */
+	int init;
+	int64_t left;		/* bytes until the next sample */
+	uint64_t rng;
+};
+
+/* The real functions, resolved at the first interposed call. */
+struct mem_real {
+	void *(*malloc)(size_t);
+	void *(*calloc)(size_t, size_t);
+	void *(*realloc)(void *, size_t);
+	void *(*reallocarray)(void *, size_t, size_t);
+	void (*free)(void *);
+	int (*posix_memalign)(void **, size_t, size_t);
+	void *(*aligned_alloc)(size_t, size_t);
+	void *(*memalign)(size_t, size_t);
+	void *(*valloc)(size_t);
+	void *(*pvalloc)(size_t);
+	size_t (*malloc_usable_size)(void *);
+	int (*mutex_lock)(pthread_mutex_t *);
+	int (*mutex_trylock)(pthread_mutex_t *);
+	int (*mutex_timedlock)(pthread_mutex_t *, const struct timespec *);
+	int (*mutex_clocklock)(pthread_mutex_t *, clockid_t, const struct timespec *);
+	int (*rwlock_rdlock)(pthread_rwlock_t *);
+	int (*rwlock_tryrdlock)(pthread_rwlock_t *);
+	int (*rwlock_timedrdlock)(pthread_rwlock_t *, const struct timespec *);
+	int (*rwlock_clockrdlock)(pthread_rwlock_t *, clockid_t, const struct timespec *);
+	int (*rwlock_wrlock)(pthread_rwlock_t *);
+	int (*rwlock_trywrlock)(pthread_rwlock_t *);
+	int (*rwlock_timedwrlock)(pthread_rwlock_t *, const struct timespec *);
+	int (*rwlock_clockwrlock)(pthread_rwlock_t *, clockid_t, const struct timespec *);
+};
+
+extern struct mem_state mem;
+extern struct mem_real mem_real;
+extern __thread struct mem_thread mem_self __attribute__((tls_model("initial-exec")));
+
+/* Resolves mem_real (idempotent; on the first interposed call). */
+void mem_boot(void);
+
+/* Walks the stack of the interposer whose frame pointer is frame, from
+ * its caller outwards, into ips; interns it. Returns its id in
+ * mem.stacks (0: the overflow stack). */
+uint32_t mem_stack_here(void *frame);
+
+/* The sampling maths (no libm): 1 - exp(-x) for x >= 0, and an
+ * exponential draw with mean `mean` from the thread's generator. */
+double mem_one_minus_exp_neg(double x);
+int64_t mem_draw_interval(uint64_t *rng, uint64_t mean);
+uint64_t mem_rand(uint64_t *rng);
+void mem_rng_seed(uint64_t *rng);
+
+/* Live set (heap). Insert never blocks: full is a counted drop. Remove
+ * returns the entry it took out (for a failed realloc to put back). */
+bool mem_live_insert(uint64_t addr, uint64_t size, uint64_t bytes, uint32_t stack);
+bool mem_live_remove(uint64_t addr, struct mem_live *ret);
+
+/* Records one lock wait of ns on the interposer's frame. */
+void mem_lock_record(void *frame, uint64_t ns);
+
+#endif
