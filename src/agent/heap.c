@@ -588,14 +588,16 @@ int agent_heap_request(const char *action, const char *options, char *text, size
 		       struct profile **ret, struct agent_options *ret_o, struct diag *d)
 {
 	struct agent_options o;
+	char text2[4096];
 	int err;
 
 	*ret = NULL;
-	err = agent_options_parse(options, &o, d);
+	/* interval= is bytes here, whatever event= says (or does not). */
+	snprintf(text2, sizeof(text2), "event=heap,%s", options ? options : "");
+	err = agent_options_parse(text2, &o, d);
 	if (err < 0)
 		return err;
-	if (o.interval_text[0] && !o.interval_bytes) {
-		/* interval= without event=heap was read as a time: again, as bytes */
+	if (o.interval_text[0] && o.event != AGENT_EVENT_HEAP && o.event != AGENT_EVENT_ALLOC) {
 		o.event = AGENT_EVENT_HEAP;
 		err = agent_options_set(&o, "interval", o.interval_text, d);
 		if (err < 0)

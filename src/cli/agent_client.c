@@ -22,12 +22,19 @@
 
 bool agent_client_event_only(const char *event)
 {
-	return !strcmp(event, "itimer");
+	return !strcmp(event, "itimer") || agent_client_event_bytes(event) ||
+	       !strcmp(event, "lock");
+}
+
+bool agent_client_event_bytes(const char *event)
+{
+	return !strcmp(event, "alloc") || !strcmp(event, "heap");
 }
 
 bool agent_client_event(const char *event)
 {
-	return !strcmp(event, "cpu") || !strcmp(event, "itimer") || !strcmp(event, "wall");
+	return !strcmp(event, "cpu") || !strcmp(event, "itimer") || !strcmp(event, "wall") ||
+	       agent_client_event_bytes(event) || !strcmp(event, "lock");
 }
 
 static int cmp_pid(const void *a, const void *b)
@@ -204,7 +211,9 @@ static void format_options(const struct record_options *o, uint64_t duration_ns,
 	int n = snprintf(buf, len, "event=%s", o->event ? o->event : "cpu");
 
 	if (o->interval)
-		n += snprintf(buf + n, len - (size_t)n, ",interval=%lluns",
+		n += snprintf(buf + n, len - (size_t)n,
+			      agent_client_event_bytes(o->event ? o->event : "cpu")
+				      ? ",interval=%llu" : ",interval=%lluns",
 			      (unsigned long long)o->interval);
 	if (duration_ns)
 		n += snprintf(buf + n, len - (size_t)n, ",duration=%lluns",

@@ -15,6 +15,8 @@
 
 /* Events only the agent has (the engine has cpu and wall of its own). */
 bool agent_client_event_only(const char *event);
+/* Events whose interval is bytes (alloc, heap), not a time. */
+bool agent_client_event_bytes(const char *event);
 /* Events the agent can record. */
 bool agent_client_event(const char *event);
 

@@ -25,6 +25,7 @@ int cmd_convert(int argc, char **argv);
 int cmd_stacks(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+int cmd_heap(int argc, char **argv);
 
 /* pid_arg.c: a PID argument; -EINVAL unless 1..INT_MAX. (-f templates
  * are base/path_template.h.) */

@@ -148,25 +148,8 @@ int cmd_heap(int argc, char **argv)
 		free(data);
 		return EXIT_OK;
 	}
-	/* "ok LEN\n" then the profile: skip the length the client left in. */
-	{
-		char *start = data;
-		size_t n = len;
-
-		while (n && *start == ' ') {
-			start++;
-			n--;
-		}
-		while (n && *start >= '0' && *start <= '9') {
-			start++;
-			n--;
-		}
-		if (n && *start == '\n') {
-			start++;
-			n--;
-		}
-		r = write_data(file ? path : NULL, start, n);
-	}
+	/* The client took off the "ok LEN" line: the profile itself. */
+	r = write_data(file ? path : NULL, data, len);
 	free(data);
 	if (r < 0) {
 		cli_error("cannot write %s: %s", file ? path : "the dump", strerror(-r));

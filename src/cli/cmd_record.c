@@ -53,11 +53,12 @@ static int parse_duration(const char *arg, uint64_t *ret_ns)
 
 static int parse_interval(const char *event, const char *arg, uint64_t *ret)
 {
-	if (agent_client_event(event)) { /* cpu, itimer, wall: a time */
+	if (agent_client_event(event) && !agent_client_event_bytes(event)) {
+		/* cpu, itimer, wall, lock: a time */
 		/* A bare number is nanoseconds, as in asprof's -i. */
 		int r = units_parse_duration_ns(arg, 1, ret);
 
-		if (r == 0 && *ret < MIN_CPU_INTERVAL_NS)
+		if (r == 0 && *ret < MIN_CPU_INTERVAL_NS && strcmp(event, "lock"))
 			return -ERANGE;
 		return r;
 	}
@@ -176,7 +177,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			return cli_usage_error("record",
 				"-i %s: not an interval for %s; use %s",
 				interval, a->rec.event,
-				!agent_client_event(a->rec.event) ?
+				!agent_client_event(a->rec.event) ||
+					agent_client_event_bytes(a->rec.event) ?
 					"a count such as 1, 100 or 10k" :
 					"a time such as 10ms or 1000us");
 	}

@@ -21,6 +21,7 @@ static const struct command commands[] = {
 	{ "stacks", cmd_stacks },
 	{ "dump", cmd_dump },
 	{ "list", cmd_list },
+	{ "heap", cmd_heap },
 };
 
 void cli_error(const char *fmt, ...)

@@ -207,6 +207,17 @@ static double pct(int64_t v, int64_t total)
 	return total > 0 ? 100.0 * (double)v / (double)total : 0.0;
 }
 
+/* A value as the graph shows it: bytes in MB with one decimal, as
+ * jeprof draws heap profiles; anything else as it is. */
+static const char *shown_value(const struct profile *p, int64_t v, char *buf, size_t len)
+{
+	if (p->nvalues && !strcmp(p->value_types[0].unit, "bytes"))
+		snprintf(buf, len, "%.1f", (double)v / 1048576.0);
+	else
+		snprintf(buf, len, "%" PRId64, v);
+	return buf;
+}
+
 static void put_legend(const struct graph *g, const char *title,
 		       int64_t total, size_t shown, int64_t shown_self,
 		       size_t dropped_nodes, int64_t node_limit,
@@ -215,7 +226,10 @@ static void put_legend(const struct graph *g, const char *title,
 	const struct profile *p = g->p;
 	const char *type = p->nvalues ? p->value_types[0].type : "samples";
 	const char *unit = p->nvalues ? p->value_types[0].unit : "count";
+	char a[32], b[32];
 
+	if (!strcmp(unit, "bytes"))
+		unit = "MB";
 	fputs("subgraph cluster_legend { style=invis;\n"
 	      "Legend [shape=box,fontsize=16,label=\"", out);
 	put_escaped(title, out);
@@ -225,14 +239,14 @@ static void put_legend(const struct graph *g, const char *title,
 		put_escaped(p->event, out);
 		fputs("\\l", out);
 	}
-	fprintf(out, "Total %s: %" PRId64 "%s%s\\l", type, total,
+	fprintf(out, "Total %s: %s%s%s\\l", type, shown_value(p, total, a, sizeof(a)),
 		strcmp(unit, "count") ? " " : "", strcmp(unit, "count") ? unit : "");
-	fprintf(out, "Showing %zu nodes accounting for %" PRId64 " (%.1f%%)\\l",
-		shown, shown_self, pct(shown_self, total));
-	fprintf(out, "Dropped %zu nodes (cum <= %" PRId64 ")\\l", dropped_nodes,
-		node_limit);
-	fprintf(out, "Dropped %zu edges (freq <= %" PRId64 ")\\l", dropped_edges,
-		edge_limit);
+	fprintf(out, "Showing %zu nodes accounting for %s (%.1f%%)\\l",
+		shown, shown_value(p, shown_self, a, sizeof(a)), pct(shown_self, total));
+	fprintf(out, "Dropped %zu nodes (cum <= %s)\\l", dropped_nodes,
+		shown_value(p, node_limit, b, sizeof(b)));
+	fprintf(out, "Dropped %zu edges (freq <= %s)\\l", dropped_edges,
+		shown_value(p, edge_limit, b, sizeof(b)));
 	for (unsigned i = 0; i < p->nnotes; i++) {
 		fputs("Note: ", out);
 		put_escaped(p->notes[i], out);
@@ -248,7 +262,7 @@ int output_write_dot(const struct profile *p, const struct output_options *o,
 	struct node **sorted = NULL;
 	int64_t total = 0, node_limit, edge_limit, shown_self = 0;
 	size_t shown = 0, dropped_edges = 0;
-	char title[512];
+	char title[512], vbuf[32];
 	int r = -ENOMEM;
 
 	id_index_init(&g.node_index);
@@ -305,10 +319,11 @@ int output_write_dot(const struct profile *p, const struct output_options *o,
 
 		fprintf(out, "N%d [shape=box,fontsize=%.1f,label=\"", n->out_id, fs);
 		put_escaped(p->frames[n->frame].name, out);
-		fprintf(out, "\\n%" PRId64 " (%.1f%%)", n->self, pct(n->self, total));
+		fprintf(out, "\\n%s (%.1f%%)", shown_value(p, n->self, vbuf, sizeof(vbuf)),
+			pct(n->self, total));
 		if (n->total != n->self)
-			fprintf(out, "\\nof %" PRId64 " (%.1f%%)", n->total,
-				pct(n->total, total));
+			fprintf(out, "\\nof %s (%.1f%%)",
+				shown_value(p, n->total, vbuf, sizeof(vbuf)), pct(n->total, total));
 		fputs("\",tooltip=\"", out);
 		put_escaped(p->frames[n->frame].name, out);
 		fprintf(out, " (%" PRId64 ")\"];\n", n->total);
@@ -320,8 +335,9 @@ int output_write_dot(const struct profile *p, const struct output_options *o,
 
 		if (!a->out_id || !b->out_id || ed->value <= edge_limit)
 			continue;
-		fprintf(out, "N%d -> N%d [label=\" %" PRId64 "\",weight=%d,"
-			"penwidth=%.2f,tooltip=\"", a->out_id, b->out_id, ed->value,
+		fprintf(out, "N%d -> N%d [label=\" %s\",weight=%d,"
+			"penwidth=%.2f,tooltip=\"", a->out_id, b->out_id,
+			shown_value(p, ed->value, vbuf, sizeof(vbuf)),
 			1 + (int)(100 * frac), 1.0 + 5.0 * frac);
 		put_escaped(p->frames[a->frame].name, out);
 		fputs(" -> ", out);

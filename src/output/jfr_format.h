@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define JFR_MAGIC "FLR\0"
 #define JFR_MAJOR 2
@@ -87,6 +88,25 @@ enum jfr_frame_type_key {
 /* Class names nprof gives frames that have no library. */
 #define JFR_CLASS_KERNEL "[kernel]"
 #define JFR_CLASS_UNKNOWN "[unknown]"
+
+/* The name a thread without one gets in the thread pool, so JFR tools show
+ * something; the reader turns it back into no name. */
+#define JFR_NAMELESS_THREAD_FMT "[tid %d]"
+
+/* The thread pseudo-frame (-t) of a thread, named as the engine and the
+ * agent name it: "[NAME tid=TID]", or "[tid=TID]" when name is NULL or
+ * empty. The writer checks every stack's root against it before it sets
+ * nprof.Profile's threadRoots; the reader rebuilds the roots with it. A
+ * new string (free it), or NULL when out of memory. */
+static inline char *jfr_thread_root_name(const char *name, int tid)
+{
+	char *s;
+
+	if (name && *name ? asprintf(&s, "[%s tid=%d]", name, tid) < 0
+			  : asprintf(&s, "[tid=%d]", tid) < 0)
+		return NULL;
+	return s;
+}
 
 /* Compressed integers: 7 bits a byte, least significant first, the high
  * bit set when more follow; the 9th byte, when reached, carries 8 bits, so

@@ -133,10 +133,14 @@ struct reader {
 	size_t ntypes, types_cap;
 	struct pool pools[P_COUNT];
 	uint32_t *stack_ids; /* P_STACK entry -> profile stack id + 1 */
+	/* P_STACK entry -> the root frame id + 1 the stack in stack_ids was
+	 * given (thread roots), 0 for none */
+	uint32_t *stack_roots;
 	/* the whole file */
 	struct rec *recs;
 	size_t nrecs, recs_cap;
 	bool have_info;
+	bool info_thread_roots; /* nprof.Profile's threadRoots */
 	char *info_event, *info_unit, *info_types, *info_command;
 	uint64_t info_interval;
 	int64_t info_pid;
@@ -507,6 +511,8 @@ static void pools_release(struct reader *x)
 	}
 	free(x->stack_ids);
 	x->stack_ids = NULL;
+	free(x->stack_roots);
+	x->stack_roots = NULL;
 }
 
 static const struct jtype *type_find(const struct reader *x, uint64_t id)
@@ -608,7 +614,8 @@ static int read_checkpoints(struct reader *x, uint64_t cp_off)
 		if (x->pools[k].n)
 			qsort(x->pools[k].e, x->pools[k].n, sizeof(struct pentry), pentry_cmp);
 	if (x->pools[P_STACK].n &&
-	    !(x->stack_ids = calloc(x->pools[P_STACK].n, sizeof(*x->stack_ids))))
+	    (!(x->stack_ids = calloc(x->pools[P_STACK].n, sizeof(*x->stack_ids))) ||
+	     !(x->stack_roots = calloc(x->pools[P_STACK].n, sizeof(*x->stack_roots)))))
 		return -ENOMEM;
 	return 0;
 }
@@ -897,49 +904,78 @@ static int intern_frame(struct reader *x, const struct jframe *jf, uint32_t *ret
 	return e;
 }
 
-static int intern_stack(struct reader *x, uint64_t key, uint32_t *ret_id)
+/* No root frame to put before a stack trace's frames. */
+#define NO_ROOT UINT32_MAX
+
+/* The profile stack of stack trace key, with the frame root (a thread
+ * pseudo-frame, or NO_ROOT) put before the trace's outermost frame. */
+static int intern_stack(struct reader *x, uint64_t key, uint32_t root, uint32_t *ret_id)
 {
 	const struct pentry *pe = pool_find(x, P_STACK, key);
-	uint32_t *ids = NULL, id;
+	uint32_t lead = root != NO_ROOT, tag = lead ? root + 1 : 0;
+	uint32_t *ids = NULL, id, n;
 	size_t idx;
 	int e = 0;
 
+	if (pe && !pe->nframes && lead) {
+		/* A -t stack that was only its thread's pseudo-frame. */
+		return profile_intern_stack(x->p, &root, 1, pe->v[0].u != 0, ret_id);
+	}
 	if (!pe || !pe->nframes) {
 		/* A sample without a stack (key 0, a missing entry, no frames)
 		 * still counts: it gets a one-frame stack saying so, which
 		 * every output can show (and the model needs no empty stack). */
 		struct frame none = { .name = "[no stack]", .kind = FRAME_UNKNOWN };
+		uint32_t f[2] = { root };
 
-		if ((e = profile_intern_frame(x->p, &none, &id)) < 0)
+		if ((e = profile_intern_frame(x->p, &none, &f[lead])) < 0)
 			return e;
-		return profile_intern_stack(x->p, &id, 1, false, ret_id);
+		return profile_intern_stack(x->p, f, 1 + lead, false, ret_id);
 	}
 	idx = (size_t)(pe - x->pools[P_STACK].e);
-	if (x->stack_ids[idx]) {
+	if (x->stack_ids[idx] && x->stack_roots[idx] == tag) {
 		*ret_id = x->stack_ids[idx] - 1;
 		return 0;
 	}
-	if (!(ids = calloc(pe->nframes ? pe->nframes : 1, sizeof(*ids))))
+	n = pe->nframes + lead;
+	if (!(ids = calloc(n, sizeof(*ids))))
 		return -ENOMEM;
-	/* JFR is leaf first; the model is root first. */
-	for (uint32_t i = 0; i < pe->nframes; i++)
-		if ((e = intern_frame(x, &pe->frames[i], &ids[pe->nframes - 1 - i])) < 0)
-			goto out;
-	e = profile_intern_stack(x->p, ids, pe->nframes, pe->v[0].u != 0, &id);
+	if (lead && x->stack_ids[idx] && x->stack_roots[idx]) {
+		/* The trace seen under another thread: its frames are
+		 * interned already, only the root differs. */
+		memcpy(ids + 1, profile_stack_frames(x->p, x->stack_ids[idx] - 1) + 1,
+		       pe->nframes * sizeof(*ids));
+	} else {
+		/* JFR is leaf first; the model is root first. */
+		for (uint32_t i = 0; i < pe->nframes; i++)
+			if ((e = intern_frame(x, &pe->frames[i], &ids[n - 1 - i])) < 0)
+				goto out;
+	}
+	if (lead)
+		ids[0] = root;
+	e = profile_intern_stack(x->p, ids, n, pe->v[0].u != 0, &id);
 	if (e < 0)
 		goto out;
 	x->stack_ids[idx] = id + 1;
+	x->stack_roots[idx] = tag;
 	*ret_id = id;
 out:
 	free(ids);
 	return e;
 }
 
-static int intern_thread(struct reader *x, uint64_t key, uint32_t *ret_id)
+/* The profile thread of thread key and, when the file's stacks are rooted
+ * in thread pseudo-frames, the frame to root them in (else NO_ROOT). */
+static int intern_thread(struct reader *x, uint64_t key, uint32_t *ret_id,
+			 uint32_t *ret_root)
 {
 	const struct pentry *pe = pool_find(x, P_THREAD, key);
 	const char *name = NULL;
+	uint32_t id, root = NO_ROOT;
 	int64_t tid = 0;
+	struct frame f = { .kind = FRAME_THREAD };
+	char *fname = NULL;
+	int e;
 
 	if (pe) {
 		name = val_str(x, &pe->v[2], 0); /* javaName */
@@ -958,11 +994,26 @@ static int intern_thread(struct reader *x, uint64_t key, uint32_t *ret_id)
 	if (name && name[0] == '[') {
 		char own[32];
 
-		snprintf(own, sizeof(own), "[tid %d]", (int)tid);
+		snprintf(own, sizeof(own), JFR_NAMELESS_THREAD_FMT, (int)tid);
 		if (!strcmp(name, own))
 			name = NULL;
 	}
-	return profile_intern_thread(x->p, (pid_t)tid, name, ret_id);
+	if ((e = profile_intern_thread(x->p, (pid_t)tid, name, &id)) < 0)
+		return e;
+	/* Named from this entry, not from the profile's thread: that one
+	 * keeps the latest name of every entry with the tid. */
+	if (x->info_thread_roots) {
+		if (!(fname = jfr_thread_root_name(name, (int)tid)))
+			return -ENOMEM;
+		f.name = fname;
+		e = profile_intern_frame(x->p, &f, &root);
+		free(fname);
+		if (e < 0)
+			return e;
+	}
+	*ret_id = id;
+	*ret_root = root;
+	return 0;
 }
 
 /* ---- Events. ---- */
@@ -986,11 +1037,13 @@ static int read_event(struct reader *x, struct rd *r, const struct jtype *t)
 							   "value2", "value3" };
 	static const char *const want_info[MAX_WANT] = { "event", "interval",
 							 "intervalUnit", "valueTypes" };
-	static const char *const want_info2[MAX_WANT] = { "pid", "command" };
+	static const char *const want_info2[MAX_WANT] = { "pid", "command",
+							  "threadRoots" };
 	bool nprof = !strcmp(t->name, "nprof.Sample");
 	struct val v[MAX_WANT], w[MAX_WANT];
 	struct rd again = *r;
 	struct rec rec = { .nprof = nprof };
+	uint32_t root;
 	uint64_t ticks;
 	int e;
 
@@ -1008,6 +1061,8 @@ static int read_event(struct reader *x, struct rd *r, const struct jtype *t)
 			goto out;
 		x->info_interval = v[1].u;
 		x->info_pid = (int64_t)w[0].u;
+		/* Files from before the field: stacks without thread roots. */
+		x->info_thread_roots = w[2].u != 0;
 		x->have_info = true;
 		goto out;
 	}
@@ -1019,9 +1074,10 @@ static int read_event(struct reader *x, struct rd *r, const struct jtype *t)
 	ticks = v[0].u > x->start_ticks ? v[0].u - x->start_ticks : 0;
 	rec.time_ns = x->start_nanos +
 		      (uint64_t)((unsigned __int128)ticks * 1000000000u / x->ticks_per_sec);
-	if ((e = intern_stack(x, v[2].ref == P_STACK ? v[2].u : 0, &rec.stack)) < 0 ||
-	    (e = intern_thread(x, v[1].ref == P_THREAD ? v[1].u
-				   : v[3].ref == P_THREAD ? v[3].u : 0, &rec.thread)) < 0)
+	if ((e = intern_thread(x, v[1].ref == P_THREAD ? v[1].u
+				   : v[3].ref == P_THREAD ? v[3].u : 0, &rec.thread,
+			       &root)) < 0 ||
+	    (e = intern_stack(x, v[2].ref == P_STACK ? v[2].u : 0, root, &rec.stack)) < 0)
 		goto out;
 	if (nprof)
 		for (unsigned i = 0; i < PROFILE_MAX_VALUES; i++)

@@ -9,8 +9,9 @@
  * jdk.ExecutionSample, one event per sample, so every JFR tool shows them;
  * other events as nprof.Sample, one event per (stack, thread) with all of
  * the profile's values. One nprof.Profile event carries what JFR has no
- * place for (event name, interval, value types) so nprof can read its own
- * files back exactly. */
+ * place for (event name, interval, value types, whether the stacks were
+ * rooted in thread pseudo-frames) so nprof can read its own files back
+ * exactly. */
 #include "output/jfr.h"
 
 #include <errno.h>
@@ -214,7 +215,11 @@ static const struct mtype meta_types[] = {
 		 { "intervalUnit", JFR_T_STRING, 0, "Interval Unit" },
 		 { "valueTypes", JFR_T_STRING, 0, "Value Types" },
 		 { "pid", JFR_T_LONG, 0, "Process Id" },
-		 { "command", JFR_T_STRING, 0, "Command" }) },
+		 { "command", JFR_T_STRING, 0, "Command" },
+		 /* Every stack starts with its thread's pseudo-frame (-t),
+		  * which is left out of the stack traces: a reader puts
+		  * it back from sampledThread. */
+		 { "threadRoots", JFR_T_BOOLEAN, 0, "Thread Roots" }) },
 	{ "jdk.jfr.Label", JFR_T_LABEL, ANNOTATION, false, NULL, NULL,
 	  FIELDS({ "value", JFR_T_STRING, 0, NULL }) },
 	{ "jdk.jfr.Category", JFR_T_CATEGORY, ANNOTATION, false, NULL, NULL,
@@ -598,7 +603,8 @@ static void write_checkpoint(struct jbuf *out, const struct profile *p,
 			char fallback[32];
 
 			if (!name) {
-				snprintf(fallback, sizeof(fallback), "[tid %d]", (int)t->tid);
+				snprintf(fallback, sizeof(fallback), JFR_NAMELESS_THREAD_FMT,
+					 (int)t->tid);
 				name = fallback;
 			}
 			jb_varint(&ev, i + 1);
@@ -709,7 +715,59 @@ static bool is_execution_sample(const struct profile *p)
 	return false;
 }
 
-static void write_profile_event(struct jbuf *out, const struct profile *p)
+/* Whether (stack, thread) starts with the thread's pseudo-frame named
+ * exactly as a reader rebuilds it from the thread pool entry written for
+ * the thread: then leaving it out of the stack trace loses nothing. */
+static int root_is_thread(const struct profile *p, uint32_t stack, uint32_t thread,
+			  bool *ret)
+{
+	const struct thread *t = &p->threads[thread];
+	const struct frame *root;
+	const char *name = t->name && *t->name ? t->name : NULL;
+	char fallback[32], *want;
+
+	*ret = false;
+	if (!p->stacks[stack].depth || t->tid < 0)
+		return 0;
+	root = &p->frames[profile_stack_frames(p, stack)[0]];
+	if (root->kind != FRAME_THREAD)
+		return 0;
+	/* A thread named like the pool's stand-in for no name reads back
+	 * nameless. */
+	snprintf(fallback, sizeof(fallback), JFR_NAMELESS_THREAD_FMT, (int)t->tid);
+	if (name && !strcmp(name, fallback))
+		name = NULL;
+	want = jfr_thread_root_name(name, (int)t->tid);
+	if (!want)
+		return -ENOMEM;
+	*ret = !strcmp(root->name, want);
+	free(want);
+	return 0;
+}
+
+/* Whether every sample's (and timeline event's) stack starts with its
+ * thread's pseudo-frame: a profile recorded with -t. A thread renamed
+ * while it was sampled has roots under both names but one pool entry; such
+ * a profile is written without threadRoots, and its roots are lost. */
+static int thread_rooted(const struct profile *p, bool *ret)
+{
+	bool ok = p->nsamples > 0;
+	int r;
+
+	for (size_t i = 0; ok && i < p->nsamples; i++)
+		if ((r = root_is_thread(p, p->samples[i].stack, p->samples[i].thread,
+					&ok)) < 0)
+			return r;
+	for (size_t i = 0; ok && i < p->nevents; i++)
+		if ((r = root_is_thread(p, p->events[i].stack, p->events[i].thread,
+					&ok)) < 0)
+			return r;
+	*ret = ok;
+	return 0;
+}
+
+static void write_profile_event(struct jbuf *out, const struct profile *p,
+				bool thread_roots)
 {
 	struct jbuf ev = { 0 }, vt = { 0 };
 
@@ -731,6 +789,7 @@ static void write_profile_event(struct jbuf *out, const struct profile *p)
 	jb_string(&ev, vt.err ? NULL : (const char *)vt.p);
 	jb_varint(&ev, (uint64_t)(int64_t)p->pid);
 	jb_string(&ev, p->command);
+	jb_u8(&ev, thread_roots);
 	if (vt.err && !ev.err)
 		ev.err = vt.err;
 	jb_event(out, &ev);
@@ -823,6 +882,7 @@ int output_write_jfr(const struct profile *p, const struct output_options *o,
 	struct jbuf b = { 0 };
 	struct pools pl = { 0 };
 	uint64_t duration = p->duration_ns, meta_off, cp_off;
+	bool thread_roots;
 	uint8_t *h;
 	int r;
 
@@ -836,6 +896,9 @@ int output_write_jfr(const struct profile *p, const struct output_options *o,
 	r = pools_build(&pl, p);
 	if (r < 0)
 		goto out;
+	r = thread_rooted(p, &thread_roots);
+	if (r < 0)
+		goto out;
 	if (jb_reserve(&b, JFR_HEADER_SIZE) < 0) {
 		r = b.err;
 		goto out;
@@ -845,7 +908,7 @@ int output_write_jfr(const struct profile *p, const struct output_options *o,
 
 	meta_off = b.len;
 	write_metadata(&b, 0);
-	write_profile_event(&b, p);
+	write_profile_event(&b, p, thread_roots);
 	r = write_samples(&b, p);
 	if (r < 0)
 		goto out;

@@ -88,6 +88,21 @@ fi
 http out.html "$BASE/prof?duration=1&output=html"
 check "/prof?output=html (async-profiler 2's name): text/html" grep -q '^text/html' <<<"$TYPE"
 
+# The timeline: -o jfr from the agent carries each sample's own time, so
+# the two burning threads' samples interleave in time (evenly spread
+# times, the fallback without a timeline, would come stack by stack).
+http cpu.jfr "$BASE/prof?event=itimer&duration=2&output=jfr"
+if ! command -v jfr >/dev/null; then
+	skip "jfr: samples carry their own times" "no jfr tool (openjdk)"
+elif [ "$CODE" = 200 ] && jfr print --events jdk.ExecutionSample "$TMP/cpu.jfr" >"$TMP/jfr.txt" &&
+	samples=$(grep -c sampledThread "$TMP/jfr.txt") &&
+	switches=$(awk '/sampledThread/ { if (last != "" && $0 != last) n++; last = $0 } END { print n + 0 }' "$TMP/jfr.txt") &&
+	[ "$samples" -ge 40 ] && [ $((switches * 4)) -ge "$samples" ]; then
+	ok "jfr: samples carry their own times ($switches thread switches in $samples samples)"
+else
+	not_ok "jfr: samples carry their own times (got $CODE, ${switches:-?} thread switches)"
+fi
+
 # --- one at a time --------------------------------------------------------------------
 curl -s -m 30 -o "$TMP/first.collapsed" -w '%{http_code}' \
 	"$BASE/prof?duration=3&output=collapsed" >"$TMP/first.code" &

@@ -133,12 +133,15 @@ else
 	diag_file "$TMP/agent.err"
 fi
 
-# --- exports: nprof_* and the interposed pthread_create only ---------------------------
-others=$(nm -D --defined-only "$AGENT" | awk '{ print $3 }' | grep -v '^nprof_' | grep -vx 'pthread_create')
+# --- exports: nprof_* and the interposed libc functions only --------------------------
+# pthread_create (threads.c), the malloc family and the pthread lock
+# acquisitions (hot/alloc.c, hot/lock.c: issue 6).
+interposed='^(pthread_create|malloc|calloc|realloc|reallocarray|free|posix_memalign|aligned_alloc|memalign|valloc|pvalloc|malloc_usable_size|pthread_mutex_(timed|clock)?lock|pthread_rwlock_(timed|clock)?(rd|wr)lock)$'
+others=$(nm -D --defined-only "$AGENT" | awk '{ print $3 }' | grep -v '^nprof_' | grep -vE "$interposed")
 if [ -z "$others" ]; then
-	ok "libnprof.so exports only nprof_* and pthread_create"
+	ok "libnprof.so exports only nprof_* and the functions it interposes"
 else
-	not_ok "libnprof.so exports only nprof_* and pthread_create"
+	not_ok "libnprof.so exports only nprof_* and the functions it interposes"
 	diag "also exported: $others"
 fi
 

@@ -251,7 +251,7 @@ for variant in fp nofp; do
 	label="agent $variant"
 	if [ "$variant" = fp ]; then prog=$PROGS/eight_threads; else prog=$PROGS/nofp/eight_threads; fi
 	if [ ! -r "$AGENT" ]; then
-		skip "$label" "no libnprof.so"
+		not_ok "$label: libnprof.so is built ($AGENT)"
 		continue
 	fi
 	if ! start_prog "eta-$variant" env LD_PRELOAD="$AGENT" NPROF_QUIET=1 "$prog"; then
@@ -278,7 +278,7 @@ for variant in fp nofp; do
 		touch "$TMP/stop"
 		wait "$watcher"
 	fi
-	if [ "$NP_RC" -eq 0 ] && grep -qE '^10 threads, taken in .* by the in-process agent .*no ptrace' "$TMP/np.out"; then
+	if [ "$NP_RC" -eq 0 ] && grep -qE '^[0-9]+ threads, taken in .* by the in-process agent .*no ptrace' "$TMP/np.out"; then
 		ok "$label: nprof stacks goes through the agent (${NP_SECS}s): $(sed -n 2p "$TMP/np.out" | cut -c1-60)..."
 	else
 		not_ok "$label: nprof stacks goes through the agent"
@@ -303,7 +303,7 @@ for variant in fp nofp; do
 	json_check "$label" agent
 
 	run_nprof 30 stacks --ptrace "$pid"
-	if [ "$NP_RC" -eq 0 ] && grep -qE '^10 threads, taken in .*\(ptrace\)$' "$TMP/np.out"; then
+	if [ "$NP_RC" -eq 0 ] && grep -qE '^[0-9]+ threads, taken in .*\(ptrace\)$' "$TMP/np.out"; then
 		ok "$label: --ptrace forces ptrace"
 	else
 		not_ok "$label: --ptrace forces ptrace"

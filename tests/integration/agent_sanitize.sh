@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Sanitizer builds of the agent, preloaded: libnprof.so and tests/progs/split
+# built with clang -fsanitize=address,undefined, and again with
+# -fsanitize=thread, then the cpu, itimer and wall sessions (and the HTTP
+# endpoint's /prof and /stacks) run under LD_PRELOAD. Any sanitizer report
+# fails the test.
+#
+# clang, because gcc's ASan (a shared runtime) refuses to run when another
+# library is preloaded first; clang links the runtime into the program,
+# and the preloaded library resolves the runtime's symbols there (so it is
+# linked without -z defs). The program's sanitizer intercepts
+# pthread_create before the agent's wrapper does: its threads are found by
+# the agent's /proc/self/task scan instead, as for threads made with clone.
+#
+# src/agent/hot/ and the unwinder's walker (src/unwind/walker.c) are built
+# with UBSan only: they run in signal handlers and read other frames of the
+# interrupted stack (ASan's redzones, TSan's shadow of another context) by
+# design; scripts/check-hot holds them to async-signal-safe calls.
+#
+# Objects are kept in BUILD/sanitize/{asan,tsan} and rebuilt when a source
+# or a header is newer. `make sanitize` runs this test alone.
+. "$(dirname "$0")/lib.sh"
+need_build
+command -v clang >/dev/null || bail "clang is installed (scripts/install-deps)"
+SAN=$NPROF_BUILD/sanitize
+GEN=$NPROF_BUILD/gen
+[ -r "$GEN/profile.pb-c.c" ] || bail "the normal build ran first (build/gen)"
+
+cd "$NPROF_SRC" || bail "cd $NPROF_SRC"
+SRCS=$(ls src/base/*.c src/unwind/*.c src/profile/*.c src/symbolize/*.c src/output/*.c \
+	src/engine/*.c src/agent/*.c src/agent/hot/*.c)
+newest_header=$(find include src "$GEN" -name '*.h' -printf '%T@\n' | sort -n | tail -1)
+
+# build NAME SANFLAGS: BUILD/sanitize/NAME/libnprof.so and .../split.
+build() {
+	local name=$1 flags=$2 dir=$SAN/$1 jobs=() s o f
+	local base="-std=gnu11 -D_GNU_SOURCE -O1 -g -fPIC -fno-omit-frame-pointer"
+	base="$base -fvisibility=hidden -Iinclude -Isrc -I$GEN -w"
+	mkdir -p "$dir/obj"
+	for s in $SRCS "$GEN/profile.pb-c.c"; do
+		o=$dir/obj/$(echo "${s#$NPROF_BUILD/}" | tr / _).o
+		f=$flags
+		case $s in src/agent/hot/*|src/unwind/walker.c) f="-fsanitize=undefined" ;; esac
+		if [ ! -e "$o" ] || [ "$s" -nt "$o" ] ||
+			awk -v h="$newest_header" -v m="$(stat -c %Y "$o")" 'BEGIN { exit !(h > m) }'; then
+			jobs+=("clang $base $f -fno-sanitize-recover=undefined -c $s -o $o")
+		fi
+	done
+	if [ ${#jobs[@]} -gt 0 ]; then
+		printf '%s\n' "${jobs[@]}" | xargs -P "$(nproc)" -I{} sh -c '{}' || return 1
+	fi
+	clang -shared $flags -Wl,--version-script=src/agent/libnprof.map -Wl,-soname,libnprof.so \
+		-o "$dir/libnprof.so" "$dir"/obj/*.o \
+		-ldw -lelf -liberty -lz -lm -lpthread -lprotobuf-c -ldl -lrt -lmicrohttpd || return 1
+	clang -O1 -g -fno-omit-frame-pointer -pthread $flags -fno-sanitize-recover=undefined \
+		-o "$dir/split" tests/progs/split.c -ldl -lm
+}
+
+# sanitizer_clean FILE: no sanitizer report in FILE.
+sanitizer_clean() {
+	! grep -qE 'ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:|WARNING: ThreadSanitizer|ThreadSanitizer:|AddressSanitizer:' "$1"
+}
+
+# run_session NAME EVENT: split under the agent with NPROF_START.
+run_session() {
+	local name=$1 event=$2 dir=$SAN/$1 out=$TMP/$1-$2
+	timeout -k 5 60 env LD_PRELOAD="$dir/libnprof.so" NPROF_CONTROL=0 \
+		NPROF_START="event=$event,interval=5ms,file=$out.collapsed" \
+		"$dir/split" --seconds 2 >/dev/null 2>"$out.err" </dev/null
+	local rc=$?
+	if [ $rc -eq 0 ] && sanitizer_clean "$out.err" && is_collapsed "$out.collapsed" &&
+		grep -q burn_sixty "$out.collapsed"; then
+		ok "$name: $event session preloaded, no report ($(total "$out.collapsed") samples)"
+	else
+		not_ok "$name: $event session preloaded, no report (status $rc)"
+		diag_file "$out.err" 40
+	fi
+}
+
+# run_http NAME: /prof and /stacks through the endpoint.
+run_http() {
+	local name=$1 dir=$SAN/$1 out=$TMP/$1-http addr="" i
+	env LD_PRELOAD="$dir/libnprof.so" NPROF_HTTP=127.0.0.1:0 NPROF_CONTROL=0 \
+		"$dir/split" --seconds 6 >/dev/null 2>"$out.err" </dev/null &
+	local pid=$!
+	bg_pids+=("$pid")
+	for ((i = 0; i < 200; i++)); do
+		addr=$(sed -n 's|.*HTTP endpoint on http://\([^/]*\)/.*|\1|p' "$out.err" | head -1)
+		[ -n "$addr" ] && break
+		sleep 0.05
+	done
+	curl -s -m 20 -o "$out.collapsed" "http://$addr/prof?event=wall&duration=1&output=collapsed"
+	curl -s -m 20 -o "$out.stacks" "http://$addr/stacks"
+	curl -s -m 20 -o /dev/null "http://$addr/prof?event=bogus"
+	wait "$pid"
+	local rc=$?
+	if [ -n "$addr" ] && [ $rc -eq 0 ] && sanitizer_clean "$out.err" &&
+		is_collapsed "$out.collapsed" && grep -q '^"burner" tid=' "$out.stacks"; then
+		ok "$name: HTTP /prof (wall) and /stacks, no report"
+	else
+		not_ok "$name: HTTP /prof (wall) and /stacks, no report (status $rc, addr '$addr')"
+		diag_file "$out.err" 40
+	fi
+}
+
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:report_signal_unsafe=1
+
+for cfg in "asan -fsanitize=address,undefined" "tsan -fsanitize=thread"; do
+	set -- $cfg
+	t0=$(date +%s)
+	if ! build "$1" "$2" >"$TMP/build-$1.log" 2>&1; then
+		not_ok "$1: clang $2 builds libnprof.so and split"
+		diag_file "$TMP/build-$1.log" 30
+		continue
+	fi
+	ok "$1: clang $2 builds libnprof.so and split ($(( $(date +%s) - t0 ))s)"
+	for ev in cpu itimer wall; do
+		run_session "$1" "$ev"
+	done
+	run_http "$1"
+done
+finish
