@@ -46,6 +46,8 @@ void agent_thread_mark_own(void)
 {
 	sigset_t set;
 
+	if (hot_self.blocked)
+		return; /* already (a thread wrapped twice) */
 	hot_self.blocked = 1;
 	sigemptyset(&set);
 	sigaddset(&set, HOT_SIGNAL);
@@ -214,16 +216,40 @@ static int create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
 	return r;
 }
 
+/* This library's pthread_create itself, whatever the name resolves to
+ * (an alias, defined after it below). */
+extern __typeof__(pthread_create) own_pthread_create
+	__attribute__((visibility("hidden"), nothrow, nonnull(1, 3)));
+
 /* An agent thread: its sampling signal blocked from its first instruction
  * (the mask is inherited, so it is blocked around the creation). */
 int agent_thread_create(pthread_t *t, void *(*fn)(void *), void *arg)
 {
+
+	pthread_create_fn first = (pthread_create_fn)dlsym(RTLD_DEFAULT, "pthread_create");
 	sigset_t set, old;
-	int r;
+	struct start *s;
+	int r, saved = own_scope;
 
 	sigfillset(&set);
 	pthread_sigmask(SIG_BLOCK, &set, &old);
-	r = create(t, NULL, fn, arg, true);
+	if (!first || first == own_pthread_create || first == real_pthread_create()) {
+		r = create(t, NULL, fn, arg, true);
+	} else if (!(s = malloc(sizeof(*s)))) {
+		r = EAGAIN;
+	} else {
+		/* Something comes before us in the lookup order: a sanitizer's
+		 * interceptor in the program. Through it, so that the sanitizer
+		 * knows the thread (TSan crashes in one it did not see made). */
+		s->fn = fn;
+		s->arg = arg;
+		s->own = true;
+		own_scope = 1;
+		r = first(t, NULL, thread_main, s);
+		own_scope = saved;
+		if (r)
+			free(s);
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return r;
 }
@@ -234,3 +260,6 @@ __attribute__((visibility("default"))) int pthread_create(pthread_t *t,
 {
 	return create(t, attr, fn, arg, false);
 }
+
+extern __typeof__(pthread_create) own_pthread_create
+	__attribute__((alias("pthread_create"), visibility("hidden"), nothrow, nonnull(1, 3)));

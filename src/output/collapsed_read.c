@@ -28,8 +28,9 @@
 
 static enum frame_kind kind_of(const char *name, size_t len)
 {
+	/* "[name tid=N]", or "[tid=N]" for a thread without a name. */
 	if (len > 2 && name[0] == '[' && name[len - 1] == ']' &&
-	    memmem(name, len, " tid=", 5))
+	    (memmem(name, len, " tid=", 5) || !strncmp(name, "[tid=", 5)))
 		return FRAME_THREAD;
 	if (len > 4 && !memcmp(name + len - 4, "_[k]", 4))
 		return FRAME_KERNEL;
@@ -38,7 +39,8 @@ static enum frame_kind kind_of(const char *name, size_t len)
 	return FRAME_USER;
 }
 
-/* "[name tid=N]" -> the thread (name may itself contain spaces). */
+/* "[name tid=N]" -> the thread (name may itself contain spaces);
+ * "[tid=N]" -> a thread without a name. */
 static int thread_of(struct profile *p, const char *name, uint32_t *ret)
 {
 	const char *tid_at = strstr(name, " tid=");
@@ -47,6 +49,8 @@ static int thread_of(struct profile *p, const char *name, uint32_t *ret)
 	long tid;
 	size_t n;
 
+	if (!tid_at && !strncmp(name, "[tid=", 5))
+		tid_at = name; /* name + 1 .. tid_at - 1 is then empty */
 	if (!tid_at)
 		return -EINVAL;
 	/* The last " tid=" wins: a thread name may contain one. */
@@ -57,7 +61,7 @@ static int thread_of(struct profile *p, const char *name, uint32_t *ret)
 	if (errno || end == tid_at + 5 || strcmp(end, "]") || tid < 0 ||
 	    tid > INT_MAX)
 		return -EINVAL;
-	n = (size_t)(tid_at - name - 1);
+	n = tid_at > name ? (size_t)(tid_at - name - 1) : 0;
 	if (n >= sizeof(tname))
 		n = sizeof(tname) - 1;
 	memcpy(tname, name + 1, n);

@@ -17,7 +17,8 @@
  * more is -EFBIG. */
 #define JFR_MAX_EVENTS (1u << 24)
 
-/* Largest stack a reader accepts, in frames; deeper is -EFBIG. */
+/* Largest stack a reader accepts, in frames (a thread root it puts back
+ * counts); deeper is -EFBIG. */
 #define JFR_MAX_STACK_DEPTH 8192
 
 /* Reads a JFR recording (every chunk) into a new profile: the execution

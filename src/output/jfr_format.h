@@ -95,9 +95,9 @@ enum jfr_frame_type_key {
 
 /* The thread pseudo-frame (-t) of a thread, named as the engine and the
  * agent name it: "[NAME tid=TID]", or "[tid=TID]" when name is NULL or
- * empty. The writer checks every stack's root against it before it sets
- * nprof.Profile's threadRoots; the reader rebuilds the roots with it. A
- * new string (free it), or NULL when out of memory. */
+ * empty. The writer checks a thread's roots against it before it counts
+ * the thread in nprof.Profile's threadRoots; the reader rebuilds the roots
+ * with it. A new string (free it), or NULL when out of memory. */
 static inline char *jfr_thread_root_name(const char *name, int tid)
 {
 	char *s;

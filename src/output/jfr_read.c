@@ -140,7 +140,9 @@ struct reader {
 	struct rec *recs;
 	size_t nrecs, recs_cap;
 	bool have_info;
-	bool info_thread_roots; /* nprof.Profile's threadRoots */
+	/* nprof.Profile's threadRoots: the threads with pool keys 1..this
+	 * have their pseudo-frame (-t) put back as their stacks' root */
+	uint64_t info_thread_roots;
 	char *info_event, *info_unit, *info_types, *info_command;
 	uint64_t info_interval;
 	int64_t info_pid;
@@ -938,6 +940,10 @@ static int intern_stack(struct reader *x, uint64_t key, uint32_t root, uint32_t 
 		return 0;
 	}
 	n = pe->nframes + lead;
+	if (n > JFR_MAX_STACK_DEPTH)
+		return diag_set(x->d, -EFBIG,
+				"jfr: stack of %u frames and its thread frame (limit %u)",
+				pe->nframes, JFR_MAX_STACK_DEPTH);
 	if (!(ids = calloc(n, sizeof(*ids))))
 		return -ENOMEM;
 	if (lead && x->stack_ids[idx] && x->stack_roots[idx]) {
@@ -964,8 +970,9 @@ out:
 	return e;
 }
 
-/* The profile thread of thread key and, when the file's stacks are rooted
- * in thread pseudo-frames, the frame to root them in (else NO_ROOT). */
+/* The profile thread of thread key and, when nprof.Profile says the
+ * thread's stacks were rooted in its pseudo-frame, that frame (else
+ * NO_ROOT). */
 static int intern_thread(struct reader *x, uint64_t key, uint32_t *ret_id,
 			 uint32_t *ret_root)
 {
@@ -1002,7 +1009,7 @@ static int intern_thread(struct reader *x, uint64_t key, uint32_t *ret_id,
 		return e;
 	/* Named from this entry, not from the profile's thread: that one
 	 * keeps the latest name of every entry with the tid. */
-	if (x->info_thread_roots) {
+	if (pe && key >= 1 && key <= x->info_thread_roots) {
 		if (!(fname = jfr_thread_root_name(name, (int)tid)))
 			return -ENOMEM;
 		f.name = fname;
@@ -1062,7 +1069,7 @@ static int read_event(struct reader *x, struct rd *r, const struct jtype *t)
 		x->info_interval = v[1].u;
 		x->info_pid = (int64_t)w[0].u;
 		/* Files from before the field: stacks without thread roots. */
-		x->info_thread_roots = w[2].u != 0;
+		x->info_thread_roots = w[2].u;
 		x->have_info = true;
 		goto out;
 	}

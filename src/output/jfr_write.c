@@ -9,9 +9,9 @@
  * jdk.ExecutionSample, one event per sample, so every JFR tool shows them;
  * other events as nprof.Sample, one event per (stack, thread) with all of
  * the profile's values. One nprof.Profile event carries what JFR has no
- * place for (event name, interval, value types, whether the stacks were
- * rooted in thread pseudo-frames) so nprof can read its own files back
- * exactly. */
+ * place for (event name, interval, value types, which threads' stacks were
+ * rooted in their thread pseudo-frame) so nprof can read its own files
+ * back exactly. */
 #include "output/jfr.h"
 
 #include <errno.h>
@@ -216,10 +216,11 @@ static const struct mtype meta_types[] = {
 		 { "valueTypes", JFR_T_STRING, 0, "Value Types" },
 		 { "pid", JFR_T_LONG, 0, "Process Id" },
 		 { "command", JFR_T_STRING, 0, "Command" },
-		 /* Every stack starts with its thread's pseudo-frame (-t),
-		  * which is left out of the stack traces: a reader puts
-		  * it back from sampledThread. */
-		 { "threadRoots", JFR_T_BOOLEAN, 0, "Thread Roots" }) },
+		 /* The threads with pool keys 1..threadRoots had every
+		  * stack start with their pseudo-frame (-t), which the
+		  * stack traces leave out: a reader puts it back from
+		  * sampledThread. */
+		 { "threadRoots", JFR_T_LONG, 0, "Threads With Root Frames" }) },
 	{ "jdk.jfr.Label", JFR_T_LABEL, ANNOTATION, false, NULL, NULL,
 	  FIELDS({ "value", JFR_T_STRING, 0, NULL }) },
 	{ "jdk.jfr.Category", JFR_T_CATEGORY, ANNOTATION, false, NULL, NULL,
@@ -386,6 +387,8 @@ struct pools {
 	struct id_index method_index;
 	uint32_t *frame_method; /* frame id -> method key; 0: left out */
 	bool *pkg_used;		/* symbol key - 1 -> used as a package name */
+	uint32_t *thread_key;	/* thread id -> thread pool key */
+	uint32_t nrooted;	/* keys 1..nrooted: threads with thread roots */
 };
 
 static int grow(void *arr, size_t *cap, size_t need, size_t elem)
@@ -539,6 +542,82 @@ static int pools_build(struct pools *pl, const struct profile *p)
 	return 0;
 }
 
+/* The thread pseudo-frame (-t) a reader rebuilds for thread t from the
+ * pool entry written for it: the entry's name is the stand-in
+ * JFR_NAMELESS_THREAD_FMT when t has none, and that reads back nameless. */
+static char *thread_root_name(const struct thread *t)
+{
+	const char *name = t->name && *t->name ? t->name : NULL;
+	char fallback[32];
+
+	snprintf(fallback, sizeof(fallback), JFR_NAMELESS_THREAD_FMT, (int)t->tid);
+	if (name && !strcmp(name, fallback))
+		name = NULL;
+	return jfr_thread_root_name(name, (int)t->tid);
+}
+
+/* Notes that a sample of thread starts with frame root (NO_FRAME for an
+ * empty stack): root[thread] is that frame id + 1 while all agree, 0
+ * before the first, MIXED after a disagreement. */
+#define NO_FRAME UINT32_MAX
+#define MIXED UINT32_MAX
+
+static void note_root(const struct profile *p, uint32_t *root, uint32_t stack,
+		      uint32_t thread)
+{
+	uint32_t f = p->stacks[stack].depth ? profile_stack_frames(p, stack)[0] : NO_FRAME;
+
+	if (f == NO_FRAME || p->frames[f].kind != FRAME_THREAD)
+		root[thread] = MIXED;
+	else if (!root[thread])
+		root[thread] = f + 1;
+	else if (root[thread] != f + 1)
+		root[thread] = MIXED;
+}
+
+/* Thread pool keys. A thread whose every sample (and timeline event)
+ * starts with its own pseudo-frame, named as a reader rebuilds it, comes
+ * first: nprof.Profile's threadRoots counts those, and the reader puts
+ * their roots back. The stack traces never hold the pseudo-frames. A
+ * thread renamed while it was sampled has roots under both names but one
+ * pool entry, so its roots are lost. */
+static int thread_keys_build(struct pools *pl, const struct profile *p)
+{
+	uint32_t *root, k = 0;
+	int r = 0;
+
+	pl->thread_key = calloc(p->nthreads ? p->nthreads : 1, sizeof(uint32_t));
+	root = calloc(p->nthreads ? p->nthreads : 1, sizeof(uint32_t));
+	if (!pl->thread_key || !root) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < p->nsamples; i++)
+		note_root(p, root, p->samples[i].stack, p->samples[i].thread);
+	for (size_t i = 0; i < p->nevents; i++)
+		note_root(p, root, p->events[i].stack, p->events[i].thread);
+	for (size_t i = 0; i < p->nthreads; i++) {
+		char *want;
+
+		if (!root[i] || root[i] == MIXED || p->threads[i].tid < 0)
+			continue;
+		if (!(want = thread_root_name(&p->threads[i]))) {
+			r = -ENOMEM;
+			goto out;
+		}
+		if (!strcmp(p->frames[root[i] - 1].name, want))
+			pl->thread_key[i] = ++k;
+		free(want);
+	}
+	pl->nrooted = k;
+	for (size_t i = 0; i < p->nthreads; i++)
+		if (!pl->thread_key[i])
+			pl->thread_key[i] = ++k;
+out:
+	free(root);
+	return r;
+}
+
 static void pools_release(struct pools *pl)
 {
 	free(pl->syms);
@@ -546,6 +625,7 @@ static void pools_release(struct pools *pl)
 	free(pl->methods);
 	free(pl->frame_method);
 	free(pl->pkg_used);
+	free(pl->thread_key);
 	id_index_release(&pl->sym_index);
 	id_index_release(&pl->class_index);
 	id_index_release(&pl->method_index);
@@ -607,7 +687,7 @@ static void write_checkpoint(struct jbuf *out, const struct profile *p,
 					 (int)t->tid);
 				name = fallback;
 			}
-			jb_varint(&ev, i + 1);
+			jb_varint(&ev, pl->thread_key[i]);
 			jb_string(&ev, name);		/* osName */
 			jb_varint(&ev, (uint64_t)t->tid); /* osThreadId */
 			jb_string(&ev, name);		/* javaName */
@@ -715,59 +795,8 @@ static bool is_execution_sample(const struct profile *p)
 	return false;
 }
 
-/* Whether (stack, thread) starts with the thread's pseudo-frame named
- * exactly as a reader rebuilds it from the thread pool entry written for
- * the thread: then leaving it out of the stack trace loses nothing. */
-static int root_is_thread(const struct profile *p, uint32_t stack, uint32_t thread,
-			  bool *ret)
-{
-	const struct thread *t = &p->threads[thread];
-	const struct frame *root;
-	const char *name = t->name && *t->name ? t->name : NULL;
-	char fallback[32], *want;
-
-	*ret = false;
-	if (!p->stacks[stack].depth || t->tid < 0)
-		return 0;
-	root = &p->frames[profile_stack_frames(p, stack)[0]];
-	if (root->kind != FRAME_THREAD)
-		return 0;
-	/* A thread named like the pool's stand-in for no name reads back
-	 * nameless. */
-	snprintf(fallback, sizeof(fallback), JFR_NAMELESS_THREAD_FMT, (int)t->tid);
-	if (name && !strcmp(name, fallback))
-		name = NULL;
-	want = jfr_thread_root_name(name, (int)t->tid);
-	if (!want)
-		return -ENOMEM;
-	*ret = !strcmp(root->name, want);
-	free(want);
-	return 0;
-}
-
-/* Whether every sample's (and timeline event's) stack starts with its
- * thread's pseudo-frame: a profile recorded with -t. A thread renamed
- * while it was sampled has roots under both names but one pool entry; such
- * a profile is written without threadRoots, and its roots are lost. */
-static int thread_rooted(const struct profile *p, bool *ret)
-{
-	bool ok = p->nsamples > 0;
-	int r;
-
-	for (size_t i = 0; ok && i < p->nsamples; i++)
-		if ((r = root_is_thread(p, p->samples[i].stack, p->samples[i].thread,
-					&ok)) < 0)
-			return r;
-	for (size_t i = 0; ok && i < p->nevents; i++)
-		if ((r = root_is_thread(p, p->events[i].stack, p->events[i].thread,
-					&ok)) < 0)
-			return r;
-	*ret = ok;
-	return 0;
-}
-
 static void write_profile_event(struct jbuf *out, const struct profile *p,
-				bool thread_roots)
+				const struct pools *pl)
 {
 	struct jbuf ev = { 0 }, vt = { 0 };
 
@@ -789,7 +818,7 @@ static void write_profile_event(struct jbuf *out, const struct profile *p,
 	jb_string(&ev, vt.err ? NULL : (const char *)vt.p);
 	jb_varint(&ev, (uint64_t)(int64_t)p->pid);
 	jb_string(&ev, p->command);
-	jb_u8(&ev, thread_roots);
+	jb_varint(&ev, pl->nrooted);
 	if (vt.err && !ev.err)
 		ev.err = vt.err;
 	jb_event(out, &ev);
@@ -798,7 +827,7 @@ static void write_profile_event(struct jbuf *out, const struct profile *p,
 }
 
 static void write_execution_sample(struct jbuf *out, uint64_t ticks,
-				   uint32_t thread, uint32_t stack, bool runnable)
+				   uint32_t thread_key, uint32_t stack, bool runnable)
 {
 	uint8_t body[5 * JFR_VARINT_MAX];
 	struct jbuf ev = { body, 0, sizeof(body), 0 };
@@ -806,7 +835,7 @@ static void write_execution_sample(struct jbuf *out, uint64_t ticks,
 	/* body[] is large enough for five varints: jb_* never reallocs it. */
 	jb_varint(&ev, JFR_T_EXECUTION_SAMPLE);
 	jb_varint(&ev, ticks);
-	jb_varint(&ev, thread + 1);
+	jb_varint(&ev, thread_key);
 	jb_varint(&ev, stack + 1);
 	/* Only on-CPU samples know the thread was running. */
 	jb_varint(&ev, runnable ? JFR_THREAD_STATE_RUNNABLE : 0);
@@ -820,7 +849,8 @@ static uint64_t spread(uint64_t duration, uint64_t k, uint64_t n)
 	return (uint64_t)((unsigned __int128)duration * (2 * k + 1) / (2 * n));
 }
 
-static int write_samples(struct jbuf *out, const struct profile *p)
+static int write_samples(struct jbuf *out, const struct profile *p,
+			 const struct pools *pl)
 {
 	bool runnable = !p->event || strcmp(p->event, "wall") != 0;
 	uint64_t total = 0, k = 0;
@@ -836,7 +866,7 @@ static int write_samples(struct jbuf *out, const struct profile *p)
 
 			jb_varint(&ev, JFR_T_NPROF_SAMPLE);
 			jb_varint(&ev, spread(p->duration_ns, i, p->nsamples));
-			jb_varint(&ev, s->thread + 1);
+			jb_varint(&ev, pl->thread_key[s->thread]);
 			jb_varint(&ev, s->stack + 1);
 			for (unsigned v = 0; v < PROFILE_MAX_VALUES; v++)
 				jb_varint(&ev, v < p->nvalues ? (uint64_t)s->values[v] : 0);
@@ -857,8 +887,8 @@ static int write_samples(struct jbuf *out, const struct profile *p)
 			uint64_t t = e->time_ns > p->start_ns ? e->time_ns - p->start_ns : 0;
 
 			for (int64_t n = 0; n < e->value; n++)
-				write_execution_sample(out, t, e->thread, e->stack,
-						       runnable);
+				write_execution_sample(out, t, pl->thread_key[e->thread],
+						       e->stack, runnable);
 		}
 		return out->err;
 	}
@@ -871,7 +901,7 @@ static int write_samples(struct jbuf *out, const struct profile *p)
 
 		for (int64_t n = 0; n < s->values[0]; n++)
 			write_execution_sample(out, spread(p->duration_ns, k++, total),
-					       s->thread, s->stack, runnable);
+					       pl->thread_key[s->thread], s->stack, runnable);
 	}
 	return out->err;
 }
@@ -882,7 +912,6 @@ int output_write_jfr(const struct profile *p, const struct output_options *o,
 	struct jbuf b = { 0 };
 	struct pools pl = { 0 };
 	uint64_t duration = p->duration_ns, meta_off, cp_off;
-	bool thread_roots;
 	uint8_t *h;
 	int r;
 
@@ -896,7 +925,7 @@ int output_write_jfr(const struct profile *p, const struct output_options *o,
 	r = pools_build(&pl, p);
 	if (r < 0)
 		goto out;
-	r = thread_rooted(p, &thread_roots);
+	r = thread_keys_build(&pl, p);
 	if (r < 0)
 		goto out;
 	if (jb_reserve(&b, JFR_HEADER_SIZE) < 0) {
@@ -908,8 +937,8 @@ int output_write_jfr(const struct profile *p, const struct output_options *o,
 
 	meta_off = b.len;
 	write_metadata(&b, 0);
-	write_profile_event(&b, p, thread_roots);
-	r = write_samples(&b, p);
+	write_profile_event(&b, p, &pl);
+	r = write_samples(&b, p, &pl);
 	if (r < 0)
 		goto out;
 	cp_off = b.len;

@@ -189,12 +189,13 @@ static int copy_strings(struct reader *rd)
 	return 0;
 }
 
-/* "[name tid=N]": the thread pseudo-frame nprof writes with -t. */
+/* "[name tid=N]" or "[tid=N]": the thread pseudo-frame nprof writes with -t. */
 static bool is_thread_name(const char *s)
 {
 	size_t n = strlen(s);
 
-	return n > 2 && s[0] == '[' && s[n - 1] == ']' && strstr(s, " tid=");
+	return n > 2 && s[0] == '[' && s[n - 1] == ']' &&
+	       (strstr(s, " tid=") || !strncmp(s, "[tid=", 5));
 }
 
 static bool ends_with(const char *s, const char *suffix)

@@ -41,19 +41,55 @@ build() {
 		o=$dir/obj/$(echo "${s#$NPROF_BUILD/}" | tr / _).o
 		f=$flags
 		case $s in src/agent/hot/*|src/unwind/walker.c) f="-fsanitize=undefined" ;; esac
+		# TSan intercepts malloc and the pthread locks in the program; the
+		# agent's interposers are left out (their map lines too, below).
+		case $name:$s in tsan:src/agent/hot/alloc.c|tsan:src/agent/hot/lock.c) f="$f -DNPROF_NO_INTERPOSE" ;; esac
 		if [ ! -e "$o" ] || [ "$s" -nt "$o" ] ||
 			awk -v h="$newest_header" -v m="$(stat -c %Y "$o")" 'BEGIN { exit !(h > m) }'; then
-			jobs+=("clang $base $f -fno-sanitize-recover=undefined -c $s -o $o")
+			jobs+=("clang $base $f -fno-sanitize-recover=undefined -c $s -o $o.$$ && mv -f $o.$$ $o")
 		fi
 	done
 	if [ ${#jobs[@]} -gt 0 ]; then
 		printf '%s\n' "${jobs[@]}" | xargs -P "$(nproc)" -I{} sh -c '{}' || return 1
 	fi
-	clang -shared $flags -Wl,--version-script=src/agent/libnprof.map -Wl,-soname,libnprof.so \
-		-o "$dir/libnprof.so" "$dir"/obj/*.o \
+	# TSan: the agent does not take over pthread_create (its wrapper would
+	# run instrumented code in a new thread before TSan's own start), nor
+	# the malloc family and lock acquisitions (TSan intercepts them in the
+	# program, and would call ours as the "real" ones during its own
+	# start-up).
+	# Their definitions are renamed too, so that the agent's own calls
+	# (pthread_mutex_lock, malloc) reach TSan's interceptors.
+	local objs=("$dir"/obj/*.o)
+	if [ "$name" = tsan ]; then
+		echo '{ global: nprof_*; local: *; };' >"$dir/libnprof.map"
+		local names n d args
+		names=$(sed 's|/\*.*\*/||g; s|^ \*.*||' src/agent/libnprof.map | tr -s ' \t;:' '\n\n\n\n' |
+			grep -E '^[a-z_][a-z_0-9]*$' | grep -vE '^(nprof_.*|global|local)$')
+		mkdir -p "$dir/renamed"
+		objs=()
+		for o in "$dir"/obj/*.o; do
+			d=$(nm --defined-only "$o" | awk '{ print $3 }')
+			args=()
+			for n in $names; do
+				grep -qx "$n" <<<"$d" && args+=(--redefine-sym "$n=nprof_tsan_$n")
+			done
+			if [ ${#args[@]} -gt 0 ]; then
+				objcopy "${args[@]}" "$o" "$dir/renamed/${o##*/}" || return 1
+				objs+=("$dir/renamed/${o##*/}")
+			else
+				objs+=("$o")
+			fi
+		done
+	else
+		cp src/agent/libnprof.map "$dir/libnprof.map"
+	fi
+	clang -shared $flags -Wl,--version-script="$dir/libnprof.map" -Wl,-soname,libnprof.so \
+		-o "$dir/libnprof.so.$$" "${objs[@]}" \
 		-ldw -lelf -liberty -lz -lm -lpthread -lprotobuf-c -ldl -lrt -lmicrohttpd || return 1
 	clang -O1 -g -fno-omit-frame-pointer -pthread $flags -fno-sanitize-recover=undefined \
-		-o "$dir/split" tests/progs/split.c -ldl -lm
+		-o "$dir/split.$$" tests/progs/split.c -ldl -lm || return 1
+	# Renamed into place: another run may be using the old ones.
+	mv -f "$dir/libnprof.so.$$" "$dir/libnprof.so" && mv -f "$dir/split.$$" "$dir/split"
 }
 
 # sanitizer_clean FILE: no sanitizer report in FILE.
@@ -103,9 +139,23 @@ run_http() {
 	fi
 }
 
-export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1
-export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:report_signal_unsafe=1
+# The sanitizers' symbolizer runs without the preloaded agent (which
+# needs the sanitizer runtime of the program).
+# A static program, which LD_PRELOAD does not touch, starts it.
+mkdir -p "$SAN/bin"
+sym=$(command -v llvm-symbolizer || ls /usr/bin/llvm-symbolizer-* 2>/dev/null | head -1)
+if [ ! -x "$SAN/bin/llvm-symbolizer" ] || head -c2 "$SAN/bin/llvm-symbolizer" | grep -q '#!'; then
+	printf '#include <stdlib.h>\n#include <unistd.h>\nint main(int c, char **v)\n{ (void)c; unsetenv("LD_PRELOAD"); v[0] = "%s"; execv(v[0], v); return 127; }\n' \
+		"$sym" >"$SAN/bin/sym.c"
+	cc -static -O1 -o "$SAN/bin/llvm-symbolizer.$$" "$SAN/bin/sym.c" &&
+		mv -f "$SAN/bin/llvm-symbolizer.$$" "$SAN/bin/llvm-symbolizer"
+fi
+# split races on purpose on one global (`sink`, a volatile the burners
+# write so the compiler keeps their loops): not the agent's.
+echo 'race:sink' >"$SAN/tsan.supp"
+export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:external_symbolizer_path=$SAN/bin/llvm-symbolizer
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:external_symbolizer_path=$SAN/bin/llvm-symbolizer
+export TSAN_OPTIONS="halt_on_error=1:report_signal_unsafe=1:suppressions=$SAN/tsan.supp:external_symbolizer_path=$SAN/bin/llvm-symbolizer"
 
 for cfg in "asan -fsanitize=address,undefined" "tsan -fsanitize=thread"; do
 	set -- $cfg

@@ -25,7 +25,7 @@ JFR=$(command -v jfr || true)
 [ -z "$JFR" ] && [ -n "${JAVA_HOME:-}" ] && [ -x "$JAVA_HOME/bin/jfr" ] && JFR=$JAVA_HOME/bin/jfr
 JAVA=$(command -v java || true)
 if [ -z "$JFR" ]; then
-	for i in $(seq 1 12); do n=$((n + 1)); echo "ok $n # SKIP no jfr (install openjdk-17-jdk-headless)"; done
+	for i in $(seq 1 14); do n=$((n + 1)); echo "ok $n # SKIP no jfr (install openjdk-17-jdk-headless)"; done
 	echo "1..$n"
 	exit 0
 fi
@@ -63,6 +63,17 @@ check "sample times come from the timeline (first at +1 ms)" \
 "$JFR" print --events nprof.Sample "$dir/alloc.jfr" >"$out/alloc" 2>&1
 check "other events are nprof.Sample with their values" \
 	'clean $? "$out/alloc" && grep -q "value0 = 1048583" "$out/alloc" && grep -q "value1 = 3" "$out/alloc"'
+
+# A -t profile: the thread frames are sampledThread, not stack frames;
+# nprof.Profile.threadRoots counts the threads the reader gives them back.
+"$JFR" print --events jdk.ExecutionSample "$dir/thread-roots.jfr" >"$out/roots" 2>&1
+check "a -t profile: jfr print shows the threads, no thread frames in the stacks" \
+	'clean $? "$out/roots" && [ "$(grep -c "^jdk.ExecutionSample {" "$out/roots")" -eq 19 ] &&
+	 grep -q "sampledThread = \"worker 1\" (osThreadId = 101)" "$out/roots" && ! grep -q "tid=" "$out/roots"'
+"$JFR" summary "$dir/thread-roots.jfr" >"$out/roots-summary" 2>&1 &&
+	"$JFR" print --events nprof.Profile "$dir/thread-roots.jfr" >>"$out/roots-summary" 2>&1
+check "... jfr summary reads it, nprof.Profile has threadRoots = 3" \
+	'clean $? "$out/roots-summary" && grep -q "threadRoots = 3" "$out/roots-summary"'
 
 "$JFR" summary "$dir/empty.jfr" >"$out/empty" 2>&1
 check "an empty profile is a valid recording" 'clean $? "$out/empty"'

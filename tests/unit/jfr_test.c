@@ -209,6 +209,166 @@ out:
 	profile_free(q);
 }
 
+/* A stack's frames as "name#kind;...". */
+static char *stack_str(const struct profile *p, uint32_t stack)
+{
+	const uint32_t *f = profile_stack_frames(p, stack);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *o = open_memstream(&buf, &len);
+
+	for (uint32_t k = 0; k < p->stacks[stack].depth; k++)
+		fprintf(o, "%s%s#%d", k ? ";" : "", p->frames[f[k]].name,
+			(int)p->frames[f[k]].kind);
+	fclose(o);
+	return buf;
+}
+
+/* Recorded with -t: each thread's stacks start with its pseudo-frame,
+ * named as the engine names them. Samples without a thread frame (a
+ * collapsed file's lines without one) are on tid 0. */
+static struct profile *threads_profile(bool timeline)
+{
+	static const struct value_type vt[] = { { "samples", "count" },
+						{ "cpu", "nanoseconds" } };
+	struct profile *p = profile_new();
+	const char *app = "/usr/bin/app";
+	uint32_t t_main = fr(p, "[main tid=100]", NULL, FRAME_THREAD, 0),
+		 t_w1 = fr(p, "[worker 1 tid=101]", NULL, FRAME_THREAD, 0),
+		 t_anon = fr(p, "[tid=102]", NULL, FRAME_THREAD, 0),
+		 main_ = fr(p, "main", app, FRAME_USER, 12),
+		 run = fr(p, "run", app, FRAME_USER, 0),
+		 hot = fr(p, "burn_a", app, FRAME_INLINED, 40),
+		 sys = fr(p, "do_syscall_64", NULL, FRAME_KERNEL, 0);
+	/* The same frames under two threads; a stack that is only its
+	 * thread's frame; one without a thread frame. */
+	uint32_t s1[] = { t_main, main_, run, hot }, s2[] = { t_w1, main_, run, hot },
+		 s3[] = { t_w1, main_, run, sys }, s4[] = { t_anon, main_ },
+		 s5[] = { t_anon }, s6[] = { main_, run };
+
+	profile_set_value_types(p, vt, 2);
+	p->event = "cpu";
+	p->interval = 10000000;
+	p->interval_unit = "nanoseconds";
+	p->start_ns = 1700000000000000000ull;
+	p->duration_ns = 3000000000ull;
+	add(p, s1, 4, 100, "main", 7, 70000000);
+	add(p, s2, 4, 101, "worker 1", 5, 50000000);
+	add(p, s3, 4, 101, "worker 1", 2, 20000000);
+	add(p, s4, 2, 102, "", 1, 10000000);
+	add(p, s5, 1, 102, "", 1, 10000000);
+	add(p, s6, 2, 0, "", 3, 30000000);
+	if (timeline) {
+		p->max_events = 100;
+		for (size_t i = 0; i < p->nsamples; i++)
+			for (int64_t k = 0; k < p->samples[i].values[0]; k++)
+				profile_add_event(p, p->start_ns + 1000000ull * (10 * i + k + 1),
+						  p->samples[i].stack, p->samples[i].thread, 1);
+	}
+	return p;
+}
+
+/* -t profiles: the writer leaves the thread frames out of the stack
+ * traces (they are sampledThread) and the reader puts them back. */
+static void test_thread_roots(bool timeline)
+{
+	struct profile *p = threads_profile(timeline), *q = NULL, *old = NULL;
+	const char *tl = timeline ? " (timeline)" : "";
+	char *data = NULL, *a, *b, *field;
+	size_t len = 0;
+	struct diag d = { "" };
+	bool same = true, rootless = true;
+	int r;
+
+	r = render(p, &data, &len);
+	CHECK(r == 0, "-t profile written as JFR%s (%d)", tl, r);
+	if (r < 0)
+		goto out;
+	if (!timeline)
+		keep("thread-roots.jfr", data, len);
+	r = jfr_read(data, len, &q, &d);
+	CHECK(r == 0, "read back%s (%d: %s)", tl, r, d.msg);
+	if (r < 0)
+		goto out;
+	a = canon(p);
+	b = canon(q);
+	CHECK_STR(b, a, "same stacks (thread frames first), threads and values%s", tl);
+	free(a);
+	free(b);
+	CHECK(q->nthreads == p->nthreads, "same threads%s (%zu)", tl, q->nthreads);
+	CHECK(q->nevents == 19, "one timeline event per sample%s (%zu)", tl, q->nevents);
+	for (size_t i = 0; timeline && i < q->nevents && i < p->nevents; i++) {
+		a = stack_str(p, p->events[i].stack);
+		b = stack_str(q, q->events[i].stack);
+		same &= !strcmp(a, b) && q->events[i].time_ns == p->events[i].time_ns;
+		free(a);
+		free(b);
+	}
+	CHECK(same, "timeline events keep their thread-rooted stacks%s", tl);
+
+	/* A file from before threadRoots: the thread frames stay out. The
+	 * field's name in the metadata, changed, is a field nobody reads. */
+	field = memmem(data, len, "threadRoots", 11);
+	CHECK(field != NULL, "the metadata declares threadRoots%s", tl);
+	if (!field)
+		goto out;
+	field[10] = 'z';
+	r = jfr_read(data, len, &old, &d);
+	CHECK(r == 0, "read without threadRoots%s (%s)", tl, d.msg);
+	if (r < 0)
+		goto out;
+	for (size_t i = 0; i < old->nsamples; i++) {
+		const uint32_t *f = profile_stack_frames(old, old->samples[i].stack);
+
+		for (uint32_t k = 0; k < old->stacks[old->samples[i].stack].depth; k++)
+			rootless &= old->frames[f[k]].kind != FRAME_THREAD;
+	}
+	CHECK(rootless && profile_total(old, 0) == 19,
+	      "... gives the stacks without thread frames, as before%s", tl);
+out:
+	free(data);
+	profile_free(p);
+	profile_free(q);
+	profile_free(old);
+}
+
+/* A thread renamed while sampled: roots under two names, one thread and
+ * one pool entry. It cannot be rebuilt, so its stacks lose the roots; the
+ * other thread keeps its own. */
+static void test_thread_renamed(void)
+{
+	static const struct value_type vt[] = { { "samples", "count" } };
+	struct profile *p = profile_new(), *q = NULL;
+	uint32_t t_old = fr(p, "[old tid=7]", NULL, FRAME_THREAD, 0),
+		 t_new = fr(p, "[new tid=7]", NULL, FRAME_THREAD, 0),
+		 t_other = fr(p, "[other tid=8]", NULL, FRAME_THREAD, 0),
+		 m = fr(p, "main", "/usr/bin/app", FRAME_USER, 0);
+	uint32_t s1[] = { t_old, m }, s2[] = { t_new, m }, s3[] = { t_other, m };
+	char *data = NULL, *a = NULL;
+	size_t len = 0;
+	struct diag d = { "" };
+	int r;
+
+	profile_set_value_types(p, vt, 1);
+	p->event = "cpu";
+	add(p, s1, 2, 7, "old", 2, 0);
+	add(p, s2, 2, 7, "new", 3, 0);
+	add(p, s3, 2, 8, "other", 4, 0);
+	r = render(p, &data, &len);
+	r = r < 0 ? r : jfr_read(data, len, &q, &d);
+	CHECK(r == 0, "renamed thread written and read (%d: %s)", r, d.msg);
+	if (r < 0)
+		goto out;
+	a = canon(q);
+	CHECK_STR(a, "7:new;main@/usr/bin/app#0:0 5\n8:other;[other tid=8]@-#5:0;main@/usr/bin/app#0:0 4\n",
+		  "the renamed thread's samples merge without roots, the other keeps its root");
+out:
+	free(a);
+	free(data);
+	profile_free(p);
+	profile_free(q);
+}
+
 static void test_alloc(void)
 {
 	static const struct value_type vt[] = { { "alloc_space", "bytes" },
@@ -366,6 +526,9 @@ int main(int argc, char **argv)
 		return read_file(argv[2]);
 	test_round_trip(false);
 	test_round_trip(true);
+	test_thread_roots(false);
+	test_thread_roots(true);
+	test_thread_renamed();
 	test_alloc();
 	test_empty();
 	test_damage();

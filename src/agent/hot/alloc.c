@@ -196,6 +196,7 @@ static bool forget(void *p, struct mem_live *ret)
 	return found;
 }
 
+#ifndef NPROF_NO_INTERPOSE /* sanitizer builds whose runtime intercepts these */
 /* --- the entry points ------------------------------------------------------------
  * Each: one test of the gate, then the real function. The slow path gets
  * the entry point's own frame so the stack starts at its caller. */
@@ -491,3 +492,4 @@ EXPORT size_t malloc_usable_size(void *p)
 		mem_boot();
 	return mem_real.malloc_usable_size ? mem_real.malloc_usable_size(p) : 0;
 }
+#endif

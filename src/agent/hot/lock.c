@@ -14,6 +14,7 @@
 #define SLOW __attribute__((noinline, cold))
 #define G_LOCK (MEM_GATE_BOOT | MEM_GATE_LOCK)
 
+#ifndef NPROF_NO_INTERPOSE /* sanitizer builds whose runtime intercepts these */
 static inline bool lock_on(void)
 {
 	return atomic_load_explicit(&mem.gate, memory_order_relaxed) & G_LOCK;
@@ -153,3 +154,4 @@ EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t c,
 		return mem_real.rwlock_clockwrlock(l, c, ts);
 	return lock_slow(L_WR_CLOCK, l, c, ts, __builtin_frame_address(0));
 }
+#endif
