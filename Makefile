@@ -152,6 +152,12 @@ $(BUILD)/tests/unit/agent%: tests/unit/agent%.c tests/unit/test.h $(AGENT_OBJ) $
 agent: $(AGENT_SO)
 all: $(AGENT_SO)
 .PHONY: agent
+
+# ASan+UBSan and TSan builds of the agent (clang), preloaded into a test
+# program: tests/integration/agent_sanitize.sh, also part of `make check`.
+sanitize: all
+	TESTS=agent_sanitize tests/run $(BUILD)
+.PHONY: sanitize
 # --- end of the agent block ----------------------------------------------------
 
 include tests/progs/progs.mk

@@ -10,6 +10,7 @@
 #include "symbolize/symbolize.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -42,7 +43,15 @@
 struct symbolizer {
 	struct symcache *cache;
 	struct strpool strings;		/* every name and module handed out */
+	/* /proc/kallsyms is read by a loader thread started when a process
+	 * is opened with kernel symbols, so that the read (tens of ms of
+	 * kernel time for >100k symbols) overlaps the recording instead of
+	 * delaying its end. kernel and kernel_msg belong to the loader while
+	 * kernel_loading; the first kernel lookup joins it. */
 	struct kallsyms kernel;
+	char kernel_msg[400];		/* why kernel frames stay unnamed */
+	pthread_t kernel_loader;
+	bool kernel_loading;
 	bool kernel_loaded;
 	const char *kernel_problem;	/* interned, or NULL */
 };
@@ -101,6 +110,8 @@ void symbolizer_free(struct symbolizer *s)
 {
 	if (!s)
 		return;
+	if (s->kernel_loading)
+		pthread_join(s->kernel_loader, NULL);
 	symcache_free(s->cache);
 	strpool_release(&s->strings);
 	kallsyms_release(&s->kernel);
@@ -132,21 +143,20 @@ static int read_int_file(const char *path)
 	return v;
 }
 
-/* Loads /proc/kallsyms once per symbolizer: the kernel is the same for
- * every process. Modules loaded later are not seen (documented). */
-static void load_kernel(struct symbolizer *s)
+/* Reads and parses /proc/kallsyms into s->kernel, the reason it is of no
+ * use (if any) into s->kernel_msg. Runs on the loader thread or, when that
+ * could not start, on the caller's: touches nothing else of s. Modules
+ * loaded later are not seen (documented). */
+static void read_kernel(struct symbolizer *s)
 {
-	char *buf = NULL, msg[400];
-	size_t len;
+	char *buf = NULL, *msg = s->kernel_msg;
+	size_t len, cap = sizeof(s->kernel_msg);
 	int err;
 
-	if (s->kernel_loaded)
-		return;
-	s->kernel_loaded = true;
 	msg[0] = '\0';
 	err = procfs_read_file("/proc/kallsyms", KALLSYMS_MAX_BYTES, &buf, &len);
 	if (err < 0) {
-		snprintf(msg, sizeof(msg),
+		snprintf(msg, cap,
 			 "cannot read /proc/kallsyms: %s; kernel frames stay unnamed",
 			 strerror(-err));
 		goto out;
@@ -154,11 +164,11 @@ static void load_kernel(struct symbolizer *s)
 	err = kallsyms_parse(&s->kernel, buf, len);
 	kallsyms_finish(&s->kernel);
 	if (err < 0 && !s->kernel.n) {
-		snprintf(msg, sizeof(msg),
+		snprintf(msg, cap,
 			 "cannot parse /proc/kallsyms: %s; kernel frames stay unnamed",
 			 strerror(-err));
 	} else if (kallsyms_all_zero(&s->kernel)) {
-		snprintf(msg, sizeof(msg),
+		snprintf(msg, cap,
 			 "/proc/kallsyms shows zero addresses (kernel.kptr_restrict=%d, "
 			 "kernel.perf_event_paranoid=%d): kernel frames stay unnamed; "
 			 "run as root, or set kernel.kptr_restrict=0 and "
@@ -166,13 +176,43 @@ static void load_kernel(struct symbolizer *s)
 			 read_int_file("/proc/sys/kernel/kptr_restrict"),
 			 read_int_file("/proc/sys/kernel/perf_event_paranoid"));
 	} else if (!s->kernel.n) {
-		snprintf(msg, sizeof(msg),
+		snprintf(msg, cap,
 			 "/proc/kallsyms lists no symbols; kernel frames stay unnamed");
 	}
 out:
-	if (msg[0])
-		s->kernel_problem = strpool_intern(&s->strings, msg);
 	free(buf);
+}
+
+static void *kernel_loader_main(void *arg)
+{
+	read_kernel(arg);
+	return NULL;
+}
+
+/* Starts reading the kernel's symbols in the background, once. When no
+ * thread can be started, the first kernel lookup reads them itself. */
+static void prefetch_kernel(struct symbolizer *s)
+{
+	if (s->kernel_loaded || s->kernel_loading)
+		return;
+	s->kernel_loading =
+		pthread_create(&s->kernel_loader, NULL, kernel_loader_main, s) == 0;
+}
+
+/* Makes the kernel's symbols ready: joins the loader, or reads them now. */
+static void load_kernel(struct symbolizer *s)
+{
+	if (s->kernel_loaded)
+		return;
+	if (s->kernel_loading) {
+		pthread_join(s->kernel_loader, NULL);
+		s->kernel_loading = false;
+	} else {
+		read_kernel(s);
+	}
+	s->kernel_loaded = true;
+	if (s->kernel_msg[0])
+		s->kernel_problem = strpool_intern(&s->strings, s->kernel_msg);
 }
 
 static const char *basename_of(const char *path)
@@ -533,9 +573,10 @@ int symbolizer_open_process(struct symbolizer *s, pid_t pid, bool kernel,
 		goto out;
 	diag_clear(d);
 	proc_syms_reload_perf_map(ps); /* a broken perf map is not fatal */
-	/* /proc/kallsyms (megabytes of text) is read at the first kernel
-	 * lookup, not here: attaching stays fast, and a recording with no
-	 * kernel frames never pays for it. */
+	/* /proc/kallsyms (megabytes of text) is read in the background from
+	 * now on, so neither attaching nor finishing waits for it. */
+	if (kernel)
+		prefetch_kernel(s);
 	*ret = ps;
 	ps = NULL;
 	err = 0;

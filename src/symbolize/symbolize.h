@@ -9,7 +9,9 @@
  * gets the name "module+0xOFFSET" (kind FRAME_UNKNOWN), never a bare number.
  *
  * Runs outside signal context. Not thread-safe: one thread uses a
- * symbolizer and its proc_syms at a time. */
+ * symbolizer and its proc_syms at a time. (Opening a process with kernel
+ * symbols starts a private thread that reads /proc/kallsyms; it touches
+ * only the kernel table, which lookups use after joining it.) */
 #ifndef NPROF_SYMBOLIZE_SYMBOLIZE_H
 #define NPROF_SYMBOLIZE_SYMBOLIZE_H
 
@@ -109,7 +111,8 @@ int proc_syms_lookup_frames(struct proc_syms *ps, uint64_t addr, bool kernel,
 
 /* Why kernel frames cannot be named, or NULL when they can, when the
  * process was opened without kernel symbols, or when no kernel address has
- * been looked up yet (kallsyms is read at the first kernel lookup)
+ * been looked up yet (kallsyms is read by a background thread started at
+ * open, and joined at the first kernel lookup)
  * ("/proc/kallsyms shows zero addresses: kernel.kptr_restrict=1; ..."). */
 const char *proc_syms_kernel_problem(const struct proc_syms *ps);
 
