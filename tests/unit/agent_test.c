@@ -134,8 +134,12 @@ static void test_session(const char *event)
 		return;
 	printf("# %s: %lld samples, %.1f%% in agent_test_burn\n", event,
 	       (long long)profile_total(p, 0), share_of(p, "agent_test_burn"));
-	CHECK(profile_total(p, 0) >= 100, "%s: >= 100 samples for 0.4 s at 2 ms (%lld)", event,
-	      (long long)profile_total(p, 0));
+	/* Against the 0.4 s of CPU burned, in ns: itimer's CPU timers fire
+	 * at the kernel tick (4 ms at HZ=250), a 2 ms timer then once per
+	 * tick with an overrun that the weight counts, so half the samples. */
+	CHECK(profile_total(p, 1) >= 320000000 && profile_total(p, 0) >= 50,
+	      "%s: >= 80%% of the 0.4 s of CPU burned accounted for (%lld samples, %lld ns)",
+	      event, (long long)profile_total(p, 0), (long long)profile_total(p, 1));
 	CHECK(share_of(p, "agent_test_burn") >= 90, "%s: >= 90%% in the burning function", event);
 	CHECK(share_of(p, "main") >= 95, "%s: >= 95%% reach main", event);
 	CHECK(profile_total(p, 1) >= profile_total(p, 0) * 2000000,
