@@ -3,13 +3,13 @@
  *
  *   split [--seconds N] [--truth FILE]
  *
- * The main thread (main -> run_main_thread -> burn_*) and a second thread
- * named "burner" (worker_main -> worker_loop -> burn_*) each hand out CPU
- * in random quanta of 0.5-2 ms: a quantum goes to burn_sixty, burn_thirty or
- * burn_ten with probability 0.6, 0.3 and 0.1. Random lengths and order keep
- * the schedule from aliasing with a periodic sampler; each thread keeps the
- * split by itself, so any time window has it even if the two threads get
- * unequal CPU. Each burn_* measures its own thread CPU time
+ * The main thread (main -> run_main_thread -> burn_quantum -> burn_*) and a
+ * second thread named "burner" (worker_main -> worker_loop -> burn_quantum
+ * -> burn_*) each run cycles of exactly 6, 3 and 1 ms of CPU in burn_sixty,
+ * burn_thirty and burn_ten, cut into random pieces of 0.5-2 ms in random
+ * order. Random pieces keep the schedule from aliasing with a periodic
+ * sampler; exact budgets per 10 ms cycle mean any window of the run has
+ * the split, even if the two threads get unequal CPU. Each burn_* measures its own thread CPU time
  * (CLOCK_THREAD_CPUTIME_ID) and the totals are the ground truth, written to
  * FILE on exit -- also when ended early by SIGTERM or SIGINT (as
  * `nprof record -d N -- split ...` ends its command):
@@ -97,28 +97,47 @@ NOINLINE static uint64_t burn_ten(uint64_t ns, uint64_t *x)
 	return t - t0;
 }
 
-/* One quantum: pick a function with probability 0.6/0.3/0.1 and a length
- * of 0.5-2 ms from a per-thread xorshift generator. */
-NOINLINE static void burn_quantum(uint64_t *rng, uint64_t *x)
+static uint64_t next_random(uint64_t *rng)
 {
 	*rng ^= *rng << 13;
 	*rng ^= *rng >> 7;
 	*rng ^= *rng << 17;
-	unsigned pick = (unsigned)(*rng % 100);
-	uint64_t ns = 500000 + (*rng >> 8) % 1500000;
-	uint64_t spent;
-	int fn;
-	if (pick < 60) {
-		fn = SIXTY;
-		spent = burn_sixty(ns, x);
-	} else if (pick < 90) {
-		fn = THIRTY;
-		spent = burn_thirty(ns, x);
-	} else {
-		fn = TEN;
-		spent = burn_ten(ns, x);
+	return *rng;
+}
+
+/* One cycle: exactly 6, 3 and 1 ms of CPU for burn_sixty, burn_thirty and
+ * burn_ten, cut into pieces of 0.5-2 ms handed out in random order from a
+ * per-thread xorshift generator. Exact budgets make every window of a few
+ * cycles keep the 60/30/10 split, so a recording of part of the run can be
+ * held to the whole run's truth; random pieces keep the schedule from
+ * aliasing with a periodic sampler. */
+NOINLINE static void burn_quantum(uint64_t *rng, uint64_t *x)
+{
+	int64_t left[NFN] = { 6000000, 3000000, 1000000 };
+
+	while (left[SIXTY] > 0 || left[THIRTY] > 0 || left[TEN] > 0) {
+		int64_t total = (left[SIXTY] > 0 ? left[SIXTY] : 0) +
+				(left[THIRTY] > 0 ? left[THIRTY] : 0) +
+				(left[TEN] > 0 ? left[TEN] : 0);
+		/* Pick in proportion to what is left, so the pieces of each
+		 * function spread over the whole cycle. */
+		int64_t pick = (int64_t)(next_random(rng) % (uint64_t)total);
+		int fn = SIXTY;
+		for (; fn < TEN; fn++) {
+			int64_t l = left[fn] > 0 ? left[fn] : 0;
+			if (pick < l)
+				break;
+			pick -= l;
+		}
+		int64_t ns = 500000 + (int64_t)((next_random(rng) >> 8) % 1500000);
+		if (ns > left[fn])
+			ns = left[fn];
+		uint64_t spent = fn == SIXTY  ? burn_sixty((uint64_t)ns, x)
+				 : fn == THIRTY ? burn_thirty((uint64_t)ns, x)
+						: burn_ten((uint64_t)ns, x);
+		left[fn] -= (int64_t)spent;
+		atomic_fetch_add(&fn_ns[fn], spent);
 	}
-	atomic_fetch_add(&fn_ns[fn], spent);
 }
 
 NOINLINE static void worker_loop(uint64_t seed)
