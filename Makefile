@@ -47,6 +47,9 @@ LIBS      += -lprotobuf-c
 UNIT_SRC  := $(wildcard tests/unit/*_test.c)
 UNIT_BIN  := $(UNIT_SRC:%.c=$(BUILD)/%)
 
+# Keep generated headers and objects that make would treat as intermediate.
+.SECONDARY:
+
 .PHONY: all check run clean progs unit bench fuzz fuzz-long
 all: $(NPROF) progs unit fuzz
 
