@@ -5,11 +5,12 @@
  *
  * The main thread (main -> run_main_thread -> burn_quantum -> burn_*) and a
  * second thread named "burner" (worker_main -> worker_loop -> burn_quantum
- * -> burn_*) each run cycles of exactly 6, 3 and 1 ms of CPU in burn_sixty,
- * burn_thirty and burn_ten, cut into random pieces of 0.5-2 ms in random
- * order. Random pieces keep the schedule from aliasing with a periodic
- * sampler; exact budgets per 10 ms cycle mean any window of the run has
- * the split, even if the two threads get unequal CPU. Each burn_* measures its own thread CPU time
+ * -> burn_*) each run cycles of CPU in burn_sixty, burn_thirty and burn_ten
+ * in exactly the ratio 6:3:1, cycles of random length (4-16 ms) cut into
+ * random pieces of 0.5-2 ms in random order. Random lengths keep the
+ * schedule from aliasing with a periodic sampler; exact ratios per cycle
+ * mean any window of the run has the split, even if the two threads get
+ * unequal CPU. Each burn_* measures its own thread CPU time
  * (CLOCK_THREAD_CPUTIME_ID) and the totals are the ground truth, written to
  * FILE on exit -- also when ended early by SIGTERM or SIGINT (as
  * `nprof record -d N -- split ...` ends its command):
@@ -105,15 +106,19 @@ static uint64_t next_random(uint64_t *rng)
 	return *rng;
 }
 
-/* One cycle: exactly 6, 3 and 1 ms of CPU for burn_sixty, burn_thirty and
- * burn_ten, cut into pieces of 0.5-2 ms handed out in random order from a
- * per-thread xorshift generator. Exact budgets make every window of a few
+/* One cycle: CPU for burn_sixty, burn_thirty and burn_ten in exactly the
+ * ratio 6:3:1, cut into pieces of 0.5-2 ms handed out in random order from
+ * a per-thread xorshift generator. Exact budgets make every window of a few
  * cycles keep the 60/30/10 split, so a recording of part of the run can be
  * held to the whole run's truth; random pieces keep the schedule from
  * aliasing with a periodic sampler. */
 NOINLINE static void burn_quantum(uint64_t *rng, uint64_t *x)
 {
-	int64_t left[NFN] = { 6000000, 3000000, 1000000 };
+	/* The cycle's length is random too (4-16 ms): a fixed one would
+	 * alias with samplers whose period is in thread CPU time (10 ms by
+	 * default), putting every sample at the same phase of the cycle. */
+	int64_t unit = 400000 + (int64_t)(next_random(rng) % 1200000);
+	int64_t left[NFN] = { 6 * unit, 3 * unit, unit };
 
 	while (left[SIXTY] > 0 || left[THIRTY] > 0 || left[TEN] > 0) {
 		int64_t total = (left[SIXTY] > 0 ? left[SIXTY] : 0) +
