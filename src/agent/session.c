@@ -25,6 +25,7 @@
 #include "base/id_index.h"
 #include "base/path_template.h"
 #include "base/units.h"
+#include "symbolize/frame_cache.h"
 #include "symbolize/symbolize.h"
 #include "unwind/modules.h"
 
@@ -598,69 +599,25 @@ static void aggregation_reset(void)
 
 /* --- building the profile ------------------------------------------------- */
 
-struct addr_frame {
-	uint64_t addr;
-	uint32_t frame;
-};
-
 struct builder {
 	struct profile *p;
 	struct proc_syms *ps;
-	struct addr_frame *keys;
-	size_t nkeys, cap;
-	struct id_index index;
+	struct frame_cache names; /* each address named once */
 	uint32_t *frames;
 };
 
-static int key_match(const void *ctx, uint32_t id, const void *key)
-{
-	const struct addr_frame *k = ctx;
-
-	return k[id].addr == *(const uint64_t *)key;
-}
-
+/* One frame per address: the agent never asks for lines, so no address
+ * brings inlined frames with it. */
 static int frame_for(struct builder *b, uint64_t addr, uint32_t *ret)
 {
-	uint64_t h = hash_u64(addr);
-	uint32_t id = id_index_find(&b->index, h, key_match, b->keys, &addr);
-	struct symbol_info si = { 0 };
-	struct frame f = { 0 };
-	int err;
+	uint32_t ids[SYM_MAX_FRAMES_PER_ADDR];
+	unsigned n;
+	int err = frame_cache_get(&b->names, b->ps, b->p, addr, false,
+				  S.o.simple ? SYM_SIMPLE : 0, ids, &n);
 
-	if (id != ID_NONE) {
-		*ret = b->keys[id].frame;
-		return 0;
-	}
-	err = proc_syms_lookup(b->ps, addr, false, S.o.simple ? SYM_SIMPLE : 0, &si);
 	if (err < 0)
 		return err;
-	f.name = si.name;
-	f.module = si.module;
-	f.kind = si.kind;
-	f.address = si.module_offset;
-	if (si.module) {
-		uint32_t m;
-
-		err = profile_intern_module(b->p, si.module, si.build_id, &m);
-		if (err < 0)
-			return err;
-	}
-	if (b->nkeys == b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 1024;
-		struct addr_frame *n = realloc(b->keys, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		b->keys = n;
-		b->cap = cap;
-	}
-	err = profile_intern_frame(b->p, &f, &b->keys[b->nkeys].frame);
-	if (err < 0)
-		return err;
-	if (id_index_insert(&b->index, h, (uint32_t)b->nkeys) < 0)
-		return -ENOMEM;
-	b->keys[b->nkeys].addr = addr;
-	*ret = b->keys[b->nkeys++].frame;
+	*ret = ids[0];
 	return 0;
 }
 
@@ -808,7 +765,7 @@ static int build_profile(const char *ended, struct profile **ret, struct diag *d
 		return agent_mem_session_profile(S.effective, S.start_real_ns,
 						 clock_ns(CLOCK_MONOTONIC) - S.start_mono_ns, ended,
 						 ret, d);
-	id_index_init(&b.index);
+	frame_cache_init(&b.names);
 	b.p = profile_new();
 	b.frames = calloc(HOT_MAX_DEPTH + 4, sizeof(*b.frames));
 	ids = calloc(S.nstacks ? S.nstacks : 1, sizeof(*ids));
@@ -855,10 +812,9 @@ out:
 		diag_set(d, err, "building the profile: %s", strerror(-err));
 	profile_free(b.p);
 	proc_syms_free(b.ps);
-	free(b.keys);
 	free(b.frames);
 	free(ids);
-	id_index_release(&b.index);
+	frame_cache_release(&b.names);
 	return err;
 }
 

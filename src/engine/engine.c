@@ -7,20 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/hash.h"
-#include "base/id_index.h"
 #include "engine/events.h"
 #include "engine/recorder.h"
 #include "engine/unwinder.h"
+#include "symbolize/frame_cache.h"
 
 #define MAX_DEPTH_LIMIT 65535 /* attr.sample_max_stack is 16 bits */
-
-/* Address -> frame id, so each distinct address is looked up once. */
-struct addr_key {
-	uint64_t addr; /* as looked up: return addresses already minus 1 */
-	bool kernel;
-	uint32_t first, n; /* its frame ids: addr_frames[first..first+n), outermost first */
-};
 
 struct engine_run {
 	const struct record_options *o;
@@ -32,12 +24,8 @@ struct engine_run {
 	uint64_t depth_cut;	/* samples whose stack -j cut here */
 	char dwarf_refused[512]; /* auto fell back to fp: why */
 	struct profile *p;
-	struct addr_key *keys;
-	size_t nkeys, keys_cap;
-	struct id_index key_index;
+	struct frame_cache names; /* each address named once */
 	uint32_t *frames; /* one stack being built, root first */
-	uint32_t *addr_frames; /* every address's frame ids (inlined ones too) */
-	size_t naddr_frames, addr_frames_cap;
 };
 
 /* Mappings are applied as they arrive and looked up at the end, so a
@@ -52,78 +40,14 @@ static void on_mapping(void *ctx, const struct mapping *m)
 		x->mapping_errors++;
 }
 
-static int key_match(const void *ctx, uint32_t id, const void *key)
-{
-	const struct addr_key *a = &((const struct addr_key *)ctx)[id];
-	const struct addr_key *b = key;
-
-	return a->addr == b->addr && a->kernel == b->kernel;
-}
-
-/* The frames of addr, outermost first (more than one when --lines shows
- * what was inlined there), written to out; their number to *ret_n. */
 static int frame_for(struct engine_run *x, uint64_t addr, bool kernel,
 		     uint32_t *out, unsigned *ret_n)
 {
-	struct addr_key k = { addr, kernel, 0, 0 };
-	uint64_t h = hash_u64(addr ^ (uint64_t)kernel);
-	uint32_t id = id_index_find(&x->key_index, h, key_match, x->keys, &k);
-	struct symbol_info si[SYM_MAX_FRAMES_PER_ADDR];
 	unsigned flags = (x->o->simple_names ? SYM_SIMPLE : 0) |
 			 (x->o->lines ? SYM_LINES : 0);
-	int err;
 
-	if (id != ID_NONE) {
-		k = x->keys[id];
-		goto out;
-	}
-	err = proc_syms_lookup_frames(x->ps, addr, kernel, flags, si,
-				      SYM_MAX_FRAMES_PER_ADDR, &k.n);
-	if (err < 0)
-		return err;
-	if (si[0].module && si[0].kind != FRAME_KERNEL) {
-		uint32_t module;
-
-		err = profile_intern_module(x->p, si[0].module, si[0].build_id, &module);
-		if (err < 0)
-			return err;
-	}
-	if (x->addr_frames_cap - x->naddr_frames < k.n) {
-		size_t cap = x->addr_frames_cap ? x->addr_frames_cap * 2 : 4096;
-		uint32_t *nv = realloc(x->addr_frames, cap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		x->addr_frames = nv;
-		x->addr_frames_cap = cap;
-	}
-	k.first = (uint32_t)x->naddr_frames;
-	for (unsigned i = 0; i < k.n; i++) {
-		struct frame f = { .name = si[i].name, .module = si[i].module,
-				   .file = si[i].file, .line = si[i].line,
-				   .kind = si[i].kind, .address = si[i].module_offset };
-
-		err = profile_intern_frame(x->p, &f, &x->addr_frames[k.first + i]);
-		if (err < 0)
-			return err;
-	}
-	x->naddr_frames += k.n;
-	if (x->nkeys == x->keys_cap) {
-		size_t cap = x->keys_cap ? x->keys_cap * 2 : 1024;
-		struct addr_key *n = realloc(x->keys, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		x->keys = n;
-		x->keys_cap = cap;
-	}
-	if (id_index_insert(&x->key_index, h, (uint32_t)x->nkeys) < 0)
-		return -ENOMEM;
-	x->keys[x->nkeys++] = k;
-out:
-	memcpy(out, x->addr_frames + k.first, k.n * sizeof(*out));
-	*ret_n = k.n;
-	return 0;
+	return frame_cache_get(&x->names, x->ps, x->p, addr, kernel, flags, out,
+			       ret_n);
 }
 
 static int pseudo_frame(struct profile *p, const char *name,
@@ -417,7 +341,7 @@ int engine_record(pid_t pid, const struct record_options *o,
 	const char *event;
 	int err;
 
-	id_index_init(&x.key_index);
+	frame_cache_init(&x.names);
 	if (!o || !s || !ret) {
 		err = diag_set(d, -EINVAL, "engine_record: missing argument");
 		goto out;
@@ -487,10 +411,8 @@ int engine_record(pid_t pid, const struct record_options *o,
 	p = NULL;
 out:
 	profile_free(p);
-	free(x.keys);
+	frame_cache_release(&x.names);
 	free(x.frames);
-	free(x.addr_frames);
-	id_index_release(&x.key_index);
 	proc_syms_free(x.ps);
 	recorder_free(x.r);
 	return err;
