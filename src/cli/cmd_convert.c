@@ -204,10 +204,14 @@ static int read_input(const char *path, struct profile **ret_p)
 	}
 	free(data);
 	if (r < 0) {
+		/* Text that is not collapsed stacks (an HTML flame graph, a
+		 * perf script dump) is the likely mistake: say what is read. */
 		cli_error("%s: %s%s", name, d.msg[0] ? d.msg : strerror(-r),
-			  kind == INPUT_PPROF && r == -EBADMSG ?
+			  r != -EBADMSG ? "" :
+			  kind == INPUT_PPROF ?
 				  "; convert reads collapsed text, pprof and JFR" :
-				  "");
+			  kind == INPUT_JFR ? "" :
+				  " (read as collapsed stacks; convert reads collapsed text, pprof and JFR)");
 		return EXIT_FAILED;
 	}
 	return EXIT_OK;
