@@ -165,11 +165,18 @@ async function main() {
 		`tree ${(tm.decoded - tm.parsed).toFixed(0)} ms, draw ${(tm.drawn - tm.decoded).toFixed(0)} ms, ` +
 		`${tm.frames} frames drawn)`);
 	ok(loaded < 15000, `100k stacks: loads in ${loaded} ms`);
+	// The median hover: a neighbour's burst on a shared host delays a few
+	// hovers, not the typical one.
+	const hoverMs = [];
+	for (let k = 0; k < 21; k++) {
+		const h0 = Date.now();
+		await hover(page, 1 + (k % 6), (k + 0.5) / 21);
+		hoverMs.push(Date.now() - h0);
+	}
+	hoverMs.sort((a, b) => a - b);
+	const perHover = hoverMs[10];
+	ok(perHover < 100, `100k stacks: hover answers in ${perHover} ms (median of 21; slowest ${hoverMs[20]} ms)`);
 	let t1 = Date.now();
-	for (let k = 0; k < 20; k++) await hover(page, 1 + (k % 6), (k + 0.5) / 20);
-	const perHover = (Date.now() - t1) / 20;
-	ok(perHover < 100, `100k stacks: hover answers in ${perHover.toFixed(1)} ms`);
-	t1 = Date.now();
 	await click(page, 2, 0.3);
 	const zoomMs = Date.now() - t1;
 	ok(zoomMs < 1000, `100k stacks: zoom redraws in ${zoomMs} ms`);
