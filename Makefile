@@ -173,8 +173,10 @@ run:
 	$(MAKE) $(NPROF) progs
 	scripts/demo $(BUILD)
 
+# Every bench runs even when one before it fails; the status says whether any did.
 bench: all
-	bench/record-overhead $(BUILD); s=$$?; bench/dwarf-overhead $(BUILD) || s=1; exit $$s
+	bench/record-overhead $(BUILD); s=$$?; bench/dwarf-overhead $(BUILD) || s=1; \
+	bench/agent-overhead $(BUILD) || s=1; bench/alloc-overhead $(BUILD) || s=1; exit $$s
 
 clean:
 	rm -rf $(BUILD)

@@ -1,4 +1,5 @@
-"""Helpers shared by the benchmarks in bench/ (record-overhead, dwarf-overhead).
+"""Helpers shared by the benchmarks in bench/ (record-overhead, dwarf-overhead,
+agent-overhead, alloc-overhead).
 
 Imported by the scripts next to it: they put their own directory on sys.path
 and turn off bytecode writing, so that running a benchmark leaves no
@@ -41,13 +42,15 @@ def children_cpu():
     return r.ru_utime + r.ru_stime
 
 
-def run_target(cmd, tmp):
-    """Runs cmd (which ends up running tests/progs/spin); returns spin's own
-    wall and CPU time for its work, and the CPU time of everything else cmd
-    ran (the profiler: its own process, start-up and writing included)."""
+def run_target(cmd, tmp, env=None, timeout=300):
+    """Runs cmd (which ends up running a program that prints "wall W cpu C"
+    for its own work: tests/progs/spin, alloc_bench, lock_bench) with env
+    (None: ours); returns that wall and CPU time, and the CPU time of
+    everything else cmd ran (the profiler: its own process, the target's
+    start-up and the profile's writing at exit included)."""
     c0 = children_cpu()
-    r = subprocess.run(cmd, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       text=True, timeout=300)
+    r = subprocess.run(cmd, cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=timeout)
     used = children_cpu() - c0
     for line in r.stdout.splitlines():
         w = line.split()
@@ -103,3 +106,49 @@ def noise_floor(values):
     if len(values) < 2:
         return 0.0
     return (max(values) - min(values)) / statistics.median(values)
+
+
+def paired_noise(again, base):
+    """The noise of a median of paired ratios, from an A/A pair: the same
+    program run twice per repetition (again[i], base[i]). Three standard
+    errors of the median of n ratios (1.2533 sigma / sqrt(n) each), or the
+    A/A median's own distance from 1 when that is larger; 0 for one rep."""
+    ratios = [a / b for a, b in zip(again, base)]
+    if len(ratios) < 2:
+        return abs(ratios[0] - 1) if ratios else 0.0
+    se = 1.2533 * statistics.stdev(ratios) / len(ratios) ** 0.5
+    return max(3 * se, abs(statistics.median(ratios) - 1))
+
+
+def read_summary(path):
+    """The fields of an nprof summary file (`output=summary`): value totals
+    by type ('samples', 'cpu', 'contentions', ...: the number as written,
+    a string), 'lost' (samples dropped, int) and 'notes' (a list); None
+    when the file is missing."""
+    try:
+        with open(path) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    out = {'notes': [], 'lost': 0}
+    for line in lines:
+        key, _, rest = line.partition(' ')
+        rest = rest.strip()
+        if key == 'note':
+            out['notes'].append(rest)
+        elif key == 'degraded':
+            out['lost'] = int(rest.split()[0])
+        elif key and rest and key not in out:
+            out[key] = rest
+    return out
+
+
+def proc_status_kib(pid, fields=('VmRSS', 'VmHWM', 'RssAnon', 'RssFile')):
+    """Those fields of /proc/PID/status, in KiB."""
+    out = {}
+    with open('/proc/%d/status' % pid) as f:
+        for line in f:
+            key, _, rest = line.partition(':')
+            if key in fields:
+                out[key] = int(rest.split()[0])
+    return out
