@@ -10,11 +10,11 @@
 
 #include "agent/agent.h"
 #include "agent/hot/fatal.h"
+#include "agent/process.h"
 
 #define NPROF_EXPORT __attribute__((visibility("default")))
 
 int agent_session_last(struct profile **ret, struct diag *d);
-void agent_session_after_fork(void);
 void agent_control_after_fork(void);
 
 static __thread char last_error[512];
@@ -161,8 +161,10 @@ NPROF_EXPORT const char *nprof_version(void)
 	return "0.1.0";
 }
 
+/* fork(): see agent/process.h. */
 static void after_fork_child(void)
 {
+	agent_threads_after_fork();
 	agent_session_after_fork();
 	agent_control_after_fork();
 }
@@ -243,7 +245,7 @@ __attribute__((constructor)) static void agent_load(void)
 	struct diag d;
 
 	agent_threads_init_main();
-	pthread_atfork(NULL, NULL, after_fork_child);
+	pthread_atfork(agent_session_before_fork, agent_session_after_fork_parent, after_fork_child);
 	diag_clear(&d);
 	if (start && *start && heap_only(start)) {
 		if (nprof_heap_enable(start) < 0)

@@ -19,6 +19,7 @@
 #include "agent/agent.h"
 #include "agent/hot/alloc.h"
 #include "agent/hot/hot.h"
+#include "agent/mem_hook.h"
 #include "base/hash.h"
 #include "base/id_index.h"
 #include "symbolize/frame_cache.h"
@@ -28,11 +29,16 @@ static struct {
 	pthread_mutex_t lock;
 	bool mapped;
 	uint64_t heap_since_real_ns, heap_since_mono_ns;
+	uint64_t heap_samples0;		/* mem.stats.samples at heap enable */
 	bool session_enabled_heap;	/* a heap session turned it on */
 	bool session_stopped;		/* agent_mem_session_stop ran: the next
 					   profile is the session's last */
 	uint64_t session_samples0;	/* mem.stats.samples at session start */
 	struct symbolizer *syms;
+	uint8_t seen[MEM_STACKS / 8];	/* stack_next: ids visited */
+	/* mem_hook: what came before the agent, GOT slots redirected */
+	char hook_first[64];
+	unsigned hook_slots, hook_failed;
 } H = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static uint64_t clock_ns(clockid_t c)
@@ -73,7 +79,8 @@ static int map_tables(struct diag *d)
 	mem.ips = map(MEM_STACK_IPS * sizeof(uint64_t));
 	mem.live = map(MEM_LIVE * sizeof(struct mem_live));
 	mem.filter = map(MEM_FILTER * sizeof(atomic_uint));
-	if (!mem.stacks || !mem.ips || !mem.live || !mem.filter)
+	mem.used = map(MEM_STACKS * sizeof(*mem.used));
+	if (!mem.stacks || !mem.ips || !mem.live || !mem.filter || !mem.used)
 		return diag_set(d, -ENOMEM, "cannot map the allocation sample tables: %s",
 				strerror(errno));
 	H.mapped = true;
@@ -99,7 +106,9 @@ static void reset_stacks(void)
 {
 	zero(mem.stacks, MEM_STACKS * sizeof(struct mem_stack));
 	zero(mem.ips, MEM_STACK_IPS * sizeof(uint64_t));
+	zero(mem.used, MEM_STACKS * sizeof(*mem.used));
 	atomic_store(&mem.nips, 0);
+	atomic_store(&mem.nused, 0);
 	atomic_store(&mem.stats.stack_full, 0);
 }
 
@@ -113,17 +122,52 @@ static void reset_live(void)
 	atomic_store(&mem.stats.frees_matched, 0);
 }
 
+/* The stacks in use, without a walk of the whole table: slot 0 (the
+ * overflow stack), then the slots mem.used lists, each once (a walker
+ * that outlived quiesce() may list a slot again after a reset). Under
+ * H.lock. */
+struct stack_iter {
+	uint32_t i, n;
+};
+
+static void stack_first(struct stack_iter *it)
+{
+	uint32_t n = atomic_load(&mem.nused);
+
+	memset(H.seen, 0, sizeof(H.seen));
+	it->i = 0;
+	it->n = 1 + (n < MEM_STACKS ? n : MEM_STACKS);
+}
+
+static bool stack_next(struct stack_iter *it, uint32_t *ret_id)
+{
+	while (it->i < it->n) {
+		uint32_t id = it->i++ ? atomic_load_explicit(&mem.used[it->i - 2],
+							     memory_order_acquire) : 0;
+
+		/* Seen: listed twice, or 0 (slot 0 comes first) for an index
+		 * taken whose id is not written yet. */
+		if (id >= MEM_STACKS || (H.seen[id / 8] & (1u << (id % 8))))
+			continue;
+		H.seen[id / 8] |= (uint8_t)(1u << (id % 8));
+		*ret_id = id;
+		return true;
+	}
+	return false;
+}
+
 enum counters { C_ALLOC, C_HEAP, C_LOCK };
 
 /* Zeroes one engine's counters in every stack (the stacks themselves are
  * kept: another engine's live blocks point at them). */
 static void zero_counters(enum counters c)
 {
-	for (unsigned i = 0; i < MEM_STACKS; i++) {
+	struct stack_iter it;
+	uint32_t i;
+
+	for (stack_first(&it); stack_next(&it, &i);) {
 		struct mem_stack *s = &mem.stacks[i];
 
-		if (!atomic_load_explicit(&s->hash, memory_order_relaxed) && i)
-			continue;
 		if (c == C_ALLOC) {
 			atomic_store_explicit(&s->alloc_bytes, 0, memory_order_relaxed);
 			atomic_store_explicit(&s->alloc_objects, 0, memory_order_relaxed);
@@ -140,6 +184,21 @@ static void zero_counters(enum counters c)
 static unsigned gate(void)
 {
 	return atomic_load(&mem.gate);
+}
+
+/* Points callers bound to an allocator that comes before the agent at
+ * the agent (mem_hook.c): when an engine is turned on, and when a profile
+ * is built (modules loaded since). Under H.lock. */
+static void hook(void)
+{
+	struct mem_hook_result r;
+
+	if (mem_hook_install(&r) < 0)
+		return;
+	if (r.first[0])
+		snprintf(H.hook_first, sizeof(H.hook_first), "%s", r.first);
+	H.hook_slots += r.slots;
+	H.hook_failed += r.failed;
 }
 
 /* Before a gate bit goes on: fresh stacks when no other engine holds
@@ -169,6 +228,7 @@ static int heap_enable_locked(uint64_t interval, struct diag *d)
 	if (err < 0)
 		return err;
 	mem_boot();
+	hook();
 	fresh(C_HEAP);
 	quiesce();
 	reset_live();
@@ -180,6 +240,7 @@ static int heap_enable_locked(uint64_t interval, struct diag *d)
 		mem.max_depth = MEM_DEFAULT_DEPTH;
 	H.heap_since_real_ns = clock_ns(CLOCK_REALTIME);
 	H.heap_since_mono_ns = clock_ns(CLOCK_MONOTONIC);
+	H.heap_samples0 = atomic_load(&mem.stats.samples);
 	atomic_fetch_or(&mem.gate, MEM_GATE_HEAP);
 	agent_control_wake(); /* it ticks while heap is on (modules) */
 	return 0;
@@ -221,6 +282,10 @@ void agent_heap_status(char *buf, size_t len)
 	char since[64];
 	time_t t;
 	struct tm tm;
+	/* A free that took its block out just before an enable reset the
+	 * counters subtracts just after: never shown below zero. */
+	long blocks = atomic_load(&mem.stats.live_blocks);
+	long bytes = atomic_load(&mem.stats.live_bytes);
 
 	pthread_mutex_lock(&H.lock);
 	if (!(gate() & MEM_GATE_HEAP)) {
@@ -234,8 +299,8 @@ void agent_heap_status(char *buf, size_t len)
 		 "heap profiling on since %s (%.1f s), interval %" PRIu64 " bytes, %ld live sampled "
 		 "blocks, %.1f MB estimated in use, %lu samples, %lu dropped",
 		 since, (clock_ns(CLOCK_MONOTONIC) - H.heap_since_mono_ns) / 1e9, mem.interval,
-		 atomic_load(&mem.stats.live_blocks), atomic_load(&mem.stats.live_bytes) / 1048576.0,
-		 atomic_load(&mem.stats.samples),
+		 blocks > 0 ? blocks : 0, (bytes > 0 ? bytes : 0) / 1048576.0,
+		 atomic_load(&mem.stats.samples) - H.heap_samples0,
 		 atomic_load(&mem.stats.live_full) + atomic_load(&mem.stats.stack_full));
 out:
 	pthread_mutex_unlock(&H.lock);
@@ -325,6 +390,11 @@ static void add_notes(struct profile *p, enum agent_event e)
 	if (pool_failed)
 		profile_add_note(p, "%" PRIu64 " allocations before the real allocator was found "
 				 "failed: the bootstrap pool was exhausted", pool_failed);
+	if (H.hook_first[0])
+		profile_add_note(p, "%s comes before the agent in the search order: %u call sites "
+				 "bound to it were pointed at the agent (%u could not be); calls "
+				 "from inside %s itself are not seen", H.hook_first, H.hook_slots,
+				 H.hook_failed, H.hook_first);
 }
 
 static int build(enum agent_event e, uint64_t start_real_ns, uint64_t duration_ns,
@@ -340,11 +410,14 @@ static int build(enum agent_event e, uint64_t start_real_ns, uint64_t duration_n
 		{ "delay", "nanoseconds" }, { "contentions", "count" } };
 	struct builder *b = calloc(1, sizeof(*b));
 	double *inuse = NULL;
+	struct stack_iter it;
 	char comm[17] = "";
+	uint32_t id;
 	int err = -ENOMEM;
 	FILE *f;
 
 	quiet_begin();
+	hook();
 	if (!b)
 		goto out;
 	frame_cache_init(&b->names);
@@ -402,12 +475,10 @@ static int build(enum agent_event e, uint64_t start_real_ns, uint64_t duration_n
 			inuse[2 * l->stack + 1] += (double)l->bytes / (double)l->size;
 		}
 	}
-	for (uint32_t id = 0; id < MEM_STACKS; id++) {
+	for (stack_first(&it); stack_next(&it, &id);) {
 		const struct mem_stack *s = &mem.stacks[id];
 		int64_t v[PROFILE_MAX_VALUES] = { 0 };
 
-		if (id && !atomic_load_explicit(&s->hash, memory_order_relaxed))
-			continue;
 		if (e == AGENT_EVENT_ALLOC) {
 			v[0] = (int64_t)atomic_load(&s->alloc_bytes);
 			v[1] = fixed(atomic_load(&s->alloc_objects));
@@ -472,6 +543,7 @@ int agent_mem_session_start(const struct agent_options *o, struct diag *d)
 	if (err < 0)
 		goto out;
 	mem_boot();
+	hook();
 	if (o->max_depth)
 		mem.max_depth = o->max_depth < MEM_MAX_DEPTH ? o->max_depth : MEM_MAX_DEPTH;
 	H.session_samples0 = atomic_load(&mem.stats.samples);

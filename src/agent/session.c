@@ -20,6 +20,9 @@
 
 #include "agent/agent.h"
 #include "agent/hot/hot.h"
+#include "agent/hot/cpu_fds.h"
+#include "agent/hot/signals.h"
+#include "agent/process.h"
 #include "agent/wall.h"
 #include "base/hash.h"
 #include "base/id_index.h"
@@ -284,6 +287,7 @@ static int arm_locked(pid_t tid)
 		a.fd = perf_open(tid, interval, S.exclude_kernel);
 		if (a.fd < 0)
 			return a.fd;
+		hot_cpu_fd_set(tid, a.fd);
 	} else {
 		err = itimer_open(tid, interval, &a.timer);
 		if (err < 0)
@@ -297,6 +301,7 @@ static int arm_locked(pid_t tid)
 static void disarm(struct armed *a)
 {
 	if (a->fd >= 0) {
+		hot_cpu_fd_clear(a->tid, a->fd);
 		ioctl(a->fd, PERF_EVENT_IOC_DISABLE, 0);
 		close(a->fd);
 	}
@@ -822,7 +827,7 @@ out:
 
 static int hot_setup(struct diag *d)
 {
-	struct sigaction sa;
+	int err;
 
 	if (S.hot_ready)
 		return 0;
@@ -847,13 +852,11 @@ static int hot_setup(struct diag *d)
 	if (!hot.wall_cpu_ns)
 		return diag_set(d, -ENOMEM, "out of memory setting up the agent");
 	/* Installed once and kept: a signal still queued after a session
-	 * must not meet SIGPROF's default action, which ends the process. */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = hot_on_signal;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(HOT_SIGNAL, &sa, &hot.old) < 0)
-		return diag_set(d, -errno, "cannot install the SIGPROF handler: %s", strerror(errno));
+	 * must not meet SIGPROF's default action, which ends the process.
+	 * The program's own SIGPROF handler, then or later, is chained. */
+	err = hot_signals_install(hot_on_signal);
+	if (err < 0)
+		return diag_set(d, err, "cannot install the SIGPROF handler: %s", strerror(-err));
 	S.hot_ready = true;
 	return 0;
 }
@@ -953,12 +956,15 @@ int agent_session_begin(const struct agent_options *o, uint64_t *ret_id, struct 
 	S.start_mono_ns = clock_ns(CLOCK_MONOTONIC);
 	S.last_rescan_ns = S.start_mono_ns;
 	S.deadline_mono_ns = o->duration_ns ? S.start_mono_ns + o->duration_ns : 0;
+	if (!agent_event_is_mem(S.effective))
+		hot_signals_expect(true); /* an exec now ignores SIGPROF across it */
 	atomic_store(&hot.active, 1);
 	if (S.effective == AGENT_EVENT_WALL) {
 		err = agent_wall_start(hot.wall_interval_ns,
 				       o->wall_threads ? o->wall_threads : AGENT_WALL_PER_TICK, d);
 		if (err < 0) {
 			atomic_store(&hot.active, 0);
+			hot_signals_expect(false);
 			goto out;
 		}
 	} else if (agent_event_is_mem(S.effective)) {
@@ -975,8 +981,9 @@ int agent_session_begin(const struct agent_options *o, uint64_t *ret_id, struct 
 		pthread_mutex_unlock(&S.arm_lock);
 		err = agent_threads_scan(&l);
 		if (err < 0) {
-			disarm_all();
 			atomic_store(&hot.active, 0);
+			disarm_all();
+			hot_signals_expect(false);
 			diag_set(d, err, "cannot list this process's threads: %s", strerror(-err));
 			goto out;
 		}
@@ -996,7 +1003,10 @@ out:
 	return err;
 }
 
-/* Stops sampling and waits until no handler runs. */
+/* Stops sampling and waits until no handler runs. The perf events and
+ * timers are closed only after that: a handler that saw the session
+ * active refreshes its perf event by fd number, which must not have
+ * been closed (and reused by the program) under it. */
 static void stop_engines(void)
 {
 	atomic_store(&hot.active, 0);
@@ -1004,10 +1014,23 @@ static void stop_engines(void)
 		agent_wall_stop();
 	else if (agent_event_is_mem(S.effective))
 		agent_mem_session_stop();
-	else
-		disarm_all();
 	for (int i = 0; i < 10000 && atomic_load(&hot.inflight); i++)
 		usleep(100);
+	if (S.effective != AGENT_EVENT_WALL && !agent_event_is_mem(S.effective))
+		disarm_all();
+	hot_signals_expect(false);
+}
+
+/* After an exec that failed (exec.c): SIGPROF was ignored for its
+ * duration, so a perf event whose overflow signal was discarded then is
+ * disabled and waits for a refresh that would never come. */
+void agent_session_after_failed_exec(void)
+{
+	pthread_mutex_lock(&S.arm_lock);
+	for (unsigned i = 0; i < S.narmed; i++)
+		if (S.armed[i].fd >= 0)
+			ioctl(S.armed[i].fd, PERF_EVENT_IOC_REFRESH, 1);
+	pthread_mutex_unlock(&S.arm_lock);
 }
 
 static int stop_locked(const char *ended, struct profile **ret, struct diag *d)
@@ -1213,20 +1236,47 @@ void agent_session_finish(const char *why)
 	pthread_mutex_unlock(&S.lock);
 }
 
-/* In a child after fork: no threads of ours, no timers; forget the
- * parent's session without touching its (shared) perf events. */
-void agent_session_after_fork(void);
+/* fork(): the parent holds the session's locks across it, so that the
+ * child gets the session's state whole (no other thread was half-way
+ * through it) and its locks free. */
+void agent_session_before_fork(void)
+{
+	pthread_mutex_lock(&S.lock);
+	pthread_mutex_lock(&S.arm_lock);
+}
+
+void agent_session_after_fork_parent(void)
+{
+	pthread_mutex_unlock(&S.arm_lock);
+	pthread_mutex_unlock(&S.lock);
+}
+
+/* In a child after fork: only the forking thread; no control or wall
+ * thread, no timers (they are not inherited), and perf events that count
+ * the parent's threads. The parent's session is forgotten (its fds
+ * closed here, the events themselves left to the parent); the child may
+ * start its own. Samples the parent's threads were writing are dropped. */
 void agent_session_after_fork(void)
 {
 	atomic_store(&hot.active, 0);
-	pthread_mutex_init(&S.lock, NULL);
-	pthread_mutex_init(&S.arm_lock, NULL);
+	atomic_store(&hot.inflight, 0); /* handlers of threads the child lacks */
+	for (unsigned i = 0; i < HOT_STRIPES; i++) {
+		hot.stripes[i].used = 0;
+		atomic_store(&hot.stripes[i].lock, 0);
+	}
 	S.running = false;
 	S.arm_on = false;
 	for (unsigned i = 0; i < S.narmed; i++)
-		if (S.armed[i].fd >= 0)
+		if (S.armed[i].fd >= 0) {
+			hot_cpu_fd_clear(S.armed[i].tid, S.armed[i].fd);
 			close(S.armed[i].fd);
+		}
 	S.narmed = 0;
+	hot_signals_after_fork();
+	agent_wall_after_fork(); /* its thread was the parent's: never joined */
+	/* Taken in agent_session_before_fork by this very thread. */
+	pthread_mutex_unlock(&S.arm_lock);
+	pthread_mutex_unlock(&S.lock);
 }
 
 int agent_write_profile(const struct profile *p, const struct agent_options *o,

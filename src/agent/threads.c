@@ -15,6 +15,7 @@
 
 #include "agent/agent.h"
 #include "agent/hot/hot.h"
+#include "agent/process.h"
 
 #define MAX_OWN 32
 
@@ -67,6 +68,16 @@ static void unmark_own(pid_t tid)
 			break;
 		}
 	pthread_mutex_unlock(&own_lock);
+}
+
+/* In a child after fork: the agent's threads were the parent's (the
+ * child has only the thread that forked), and the thread that forked has
+ * a new id. */
+void agent_threads_after_fork(void)
+{
+	pthread_mutex_init(&own_lock, NULL);
+	nown = 0;
+	hot_self.tid = gettid();
 }
 
 void agent_threads_own_scope(bool on)

@@ -228,6 +228,94 @@ truth_share() {
 		END { printf "%.1f", t ? 100 * m / t : 0 }' "$1"
 }
 
+# truth_mark PID TRUTH N: asks a program that writes a truth file (split,
+# wall_split) for its totals so far with SIGUSR1, and waits (up to 10 s)
+# for TRUTH.N, its Nth snapshot, to be written.
+truth_mark() {
+	local i
+	kill -USR1 "$1" || return 1
+	for ((i = 0; i < 200; i++)); do
+		[ -s "$2.$3" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# truth_window BEFORE AFTER: the truth of the window between two
+# snapshots (each "fn NAME NS" of AFTER less BEFORE's; the rest as AFTER).
+truth_window() {
+	awk 'NR == FNR { if ($1 == "fn") b[$2] = $3; next }
+		$1 == "fn" { print "fn", $2, $3 - b[$2]; next } { print }' "$1" "$2"
+}
+
+# share_sd FILE P: the binomial standard deviation, in points, of a share
+# of P% estimated from FILE's samples: how wide a tolerance is in sds.
+share_sd() {
+	awk -v p="$2" '{ n += $NF } END { printf "%.1f", n ? 100 * sqrt(p / 100 * (1 - p / 100) / n) : 100 }' "$1"
+}
+
+# split_longer FILE SECS: nothing when FILE (a profile of SECS seconds)
+# has the 1000 samples split_check's 5-point bar needs (it is then 3.2 sds
+# of a 60% share); else the duration that would get half as many again at
+# the rate FILE got them (a busy machine's rate swings), at most 30 s. A
+# profile that short is taken again, that long: itimer samples at most
+# CONFIG_HZ (often 250) times a CPU-second, so a machine that leaves the
+# program a fifth of a core gives ~250 in 5 s, too few to judge either way.
+split_longer() {
+	awk -v s="$2" '{ n += $NF } END { if (n >= 1000) exit
+		d = int(s * 1500 / (n ? n : 1)) + 1; print (d > 30 ? 30 : d) }' "$1"
+}
+
+# split_check LABEL COLLAPSED TRUTH: a profile of tests/progs/split held to
+# the truth of its window: each burn_*'s share within 5 points of the
+# measured one, >= 95% of samples reaching main or worker_main (complete
+# chains), both threads' chains down to each burn_*, no bare addresses.
+split_check() {
+	local label=$1 f=$2 truth=$3 fn got want reach miss=
+	if ! is_collapsed "$f" || ! [ -s "$truth" ]; then
+		not_ok "$label: a profile and the truth of its window"
+		diag_file "$f" 5
+		return
+	fi
+	diag "$label: $(total "$f") samples (a 60% share's binomial sd: $(share_sd "$f" 60) points)"
+	for fn in burn_sixty burn_thirty burn_ten; do
+		got=$(share "$f" "$fn")
+		want=$(truth_share "$truth" "$fn")
+		if within "$got" "$want" 5; then
+			ok "$label: $fn has ${got}% of samples, measured ${want}% (±5)"
+		else
+			not_ok "$label: $fn has ${got}% of samples, measured ${want}% (±5)"
+		fi
+	done
+	reach=$(share_match "$f" '^(main|worker_main)$')
+	check "$label: ${reach}% of samples reach main or worker_main (>= 95)" \
+		less_than 94.999 "$reach"
+	for fn in burn_sixty burn_thirty burn_ten; do
+		has_chain "$f" "main;run_main_thread;burn_quantum;$fn" ||
+			miss+=" main;run_main_thread;burn_quantum;$fn"
+		has_chain "$f" "worker_main;worker_loop;burn_quantum;$fn" ||
+			miss+=" worker_main;worker_loop;burn_quantum;$fn"
+	done
+	if [ -z "$miss" ]; then
+		ok "$label: main and worker_main chains down to each burn_*"
+	else
+		not_ok "$label: main and worker_main chains down to each burn_* (missing$miss)"
+	fi
+	check "$label: no frame is a bare address" no_bare_addresses "$f"
+}
+
+# wait_http ERRFILE: the address an agent logged ("HTTP endpoint on
+# http://ADDR/") in ERRFILE, in ADDR; waits up to 5 s.
+wait_http() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		ADDR=$(sed -n 's|.*HTTP endpoint on http://\([^/]*\)/.*|\1|p' "$1" | head -1)
+		[ -n "$ADDR" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 # within A B TOL: |A - B| <= TOL.
 within() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }'; }
 

@@ -21,6 +21,13 @@
  *   fn burn_sixty 3012345678      (ns of CPU, both threads)
  *   fn burn_thirty ...
  *   fn burn_ten ...
+ *   stalled 0                     (see STALL_NS: not in any fn)
+ *
+ * Each SIGUSR1 also writes the totals so far to FILE.1, FILE.2, ... (whole,
+ * through a rename): a test brackets a recording with two of them and
+ * holds the profile to the difference, the truth of that very window.
+ * The totals grow with every few tens of microseconds burnt, so a snapshot
+ * is exact to that.
  *
  * "ready" is printed on stdout once both threads are burning. */
 #define _GNU_SOURCE
@@ -40,9 +47,10 @@
 enum { SIXTY, THIRTY, TEN, NFN };
 static const char *fn_names[NFN] = { "burn_sixty", "burn_thirty", "burn_ten" };
 static _Atomic uint64_t fn_ns[NFN];
+static _Atomic uint64_t stalled_ns; /* see STALL_NS */
 static _Atomic int stop;
 static _Atomic int burning;
-static pid_t burner_tid;
+static _Atomic pid_t burner_tid; /* read by the timer thread too */
 static volatile uint64_t sink;
 
 static uint64_t thread_cpu_ns(void)
@@ -71,29 +79,50 @@ static inline uint64_t spin(uint64_t x, uint64_t k)
 	return x;
 }
 
+/* More CPU time than this in one turn of a burner's loop (tens of
+ * microseconds of arithmetic, and maybe a sampling handler) is time the
+ * thread did not run: a virtual machine whose kernel does not subtract
+ * steal time charges the thread that was on a vCPU for the time the host
+ * took that vCPU away (seen here: 100 ms at once on a busy host). No
+ * sampler runs meanwhile, so it is left out of the truth, and counted on
+ * its own ("stalled NS"). */
+#define STALL_NS 5000000ull
+
+/* Adds to fn's total the CPU time since *last, and moves *last to now. */
+static inline uint64_t account(int fn, uint64_t *last)
+{
+	uint64_t t = thread_cpu_ns(), d = t - *last;
+
+	atomic_fetch_add_explicit(d < STALL_NS ? &fn_ns[fn] : &stalled_ns, d,
+				  memory_order_relaxed);
+	*last = t;
+	return t;
+}
+
 /* The three burners are identical but for their names; each is its own
  * noinline function so its frames are its own. They return the CPU time
- * they spent, measured from inside so the time of the clock reads counts. */
+ * they spent, measured from inside so the time of the clock reads counts,
+ * and add it to their total as they go (a SIGUSR1 snapshot sees it). */
 NOINLINE static uint64_t burn_sixty(uint64_t ns, uint64_t *x)
 {
-	uint64_t t0 = thread_cpu_ns(), t;
-	do { *x = spin(*x, 60); } while ((t = thread_cpu_ns()) - t0 < ns);
+	uint64_t t0 = thread_cpu_ns(), t = t0;
+	do { *x = spin(*x, 60); } while (account(SIXTY, &t) - t0 < ns);
 	__asm__ volatile("" ::: "memory");
 	return t - t0;
 }
 
 NOINLINE static uint64_t burn_thirty(uint64_t ns, uint64_t *x)
 {
-	uint64_t t0 = thread_cpu_ns(), t;
-	do { *x = spin(*x, 30); } while ((t = thread_cpu_ns()) - t0 < ns);
+	uint64_t t0 = thread_cpu_ns(), t = t0;
+	do { *x = spin(*x, 30); } while (account(THIRTY, &t) - t0 < ns);
 	__asm__ volatile("" ::: "memory");
 	return t - t0;
 }
 
 NOINLINE static uint64_t burn_ten(uint64_t ns, uint64_t *x)
 {
-	uint64_t t0 = thread_cpu_ns(), t;
-	do { *x = spin(*x, 10); } while ((t = thread_cpu_ns()) - t0 < ns);
+	uint64_t t0 = thread_cpu_ns(), t = t0;
+	do { *x = spin(*x, 10); } while (account(TEN, &t) - t0 < ns);
 	__asm__ volatile("" ::: "memory");
 	return t - t0;
 }
@@ -141,7 +170,6 @@ NOINLINE static void burn_quantum(uint64_t *rng, uint64_t *x)
 				 : fn == THIRTY ? burn_thirty((uint64_t)ns, x)
 						: burn_ten((uint64_t)ns, x);
 		left[fn] -= (int64_t)spent;
-		atomic_fetch_add(&fn_ns[fn], spent);
 	}
 }
 
@@ -156,7 +184,7 @@ NOINLINE static void worker_loop(uint64_t seed)
 static void *worker_main(void *arg)
 {
 	(void)arg;
-	burner_tid = (pid_t)syscall(SYS_gettid);
+	atomic_store(&burner_tid, (pid_t)syscall(SYS_gettid));
 	atomic_fetch_add(&burning, 1);
 	worker_loop(0x9e3779b97f4a7c15ull);
 	return NULL;
@@ -176,13 +204,60 @@ static void on_signal(int sig)
 	atomic_store(&stop, 1);
 }
 
+/* FILE, whole or not at all: written to FILE.tmp and renamed, so a test
+ * that sees FILE sees all of it. */
+static int write_truth(const char *path, const uint64_t ns[NFN])
+{
+	char tmp[4096];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f) {
+		perror(tmp);
+		return -1;
+	}
+	fprintf(f, "pid %d\n", (int)getpid());
+	fprintf(f, "tid main %d\n", (int)getpid());
+	fprintf(f, "tid burner %d\n", (int)atomic_load(&burner_tid));
+	for (int i = 0; i < NFN; i++)
+		fprintf(f, "fn %s %llu\n", fn_names[i], (unsigned long long)ns[i]);
+	fprintf(f, "stalled %llu\n", (unsigned long long)atomic_load(&stalled_ns));
+	if (fclose(f) != 0 || rename(tmp, path) != 0) {
+		perror(path);
+		return -1;
+	}
+	return 0;
+}
+
+static const char *truth_path;
+static uint64_t run_ns;
+
 /* Ends the run after the requested wall time, from a third, idle thread,
- * so neither burner has to look at the wall clock. */
+ * so neither burner has to look at the wall clock. It also takes the
+ * SIGUSR1s (blocked in every thread, so only its sigtimedwait sees them)
+ * and writes each snapshot: no stdio in a signal handler. */
 static void *timer_main(void *arg)
 {
-	uint64_t end = mono_ns() + *(uint64_t *)arg;
-	while (mono_ns() < end && !atomic_load(&stop))
-		usleep(10000);
+	uint64_t end = mono_ns() + run_ns;
+	unsigned marks = 0;
+	sigset_t usr1;
+
+	(void)arg;
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	while (mono_ns() < end && !atomic_load(&stop)) {
+		struct timespec ts = { 0, 10000000 };
+		uint64_t now[NFN];
+		char path[4096];
+
+		if (sigtimedwait(&usr1, NULL, &ts) != SIGUSR1 || !truth_path)
+			continue;
+		for (int i = 0; i < NFN; i++)
+			now[i] = atomic_load(&fn_ns[i]);
+		snprintf(path, sizeof(path), "%s.%u", truth_path, ++marks);
+		write_truth(path, now);
+	}
 	atomic_store(&stop, 1);
 	return NULL;
 }
@@ -205,11 +280,18 @@ int main(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	/* Blocked here, before any thread starts, so every thread inherits
+	 * it and only the timer's sigtimedwait takes SIGUSR1. */
+	sigset_t usr1;
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &usr1, NULL);
 
-	uint64_t run_ns = (uint64_t)(seconds * 1e9);
+	truth_path = truth;
+	run_ns = (uint64_t)(seconds * 1e9);
 	pthread_t worker, timer;
 	if (pthread_create(&worker, NULL, worker_main, NULL) ||
-	    pthread_create(&timer, NULL, timer_main, &run_ns)) {
+	    pthread_create(&timer, NULL, timer_main, NULL)) {
 		perror("split: pthread_create");
 		return 1;
 	}
@@ -225,18 +307,12 @@ int main(int argc, char **argv)
 	pthread_join(timer, NULL);
 
 	if (truth) {
-		FILE *f = fopen(truth, "w");
-		if (!f) {
-			perror(truth);
-			return 1;
-		}
-		fprintf(f, "pid %d\n", (int)getpid());
-		fprintf(f, "tid main %d\n", (int)getpid());
-		fprintf(f, "tid burner %d\n", (int)burner_tid);
+		uint64_t total[NFN];
+
 		for (int i = 0; i < NFN; i++)
-			fprintf(f, "fn %s %llu\n", fn_names[i],
-				(unsigned long long)atomic_load(&fn_ns[i]));
-		fclose(f);
+			total[i] = atomic_load(&fn_ns[i]);
+		if (write_truth(truth, total) < 0)
+			return 1;
 	}
 	return 0;
 }

@@ -27,8 +27,11 @@
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define SLOW __attribute__((noinline, cold))
 
-#define G_ALLOC (MEM_GATE_BOOT | MEM_GATE_ALLOC | MEM_GATE_HEAP)
-#define G_FREE (MEM_GATE_BOOT | MEM_GATE_HEAP)
+/* The bits that take an entry point off its fast path, and those that
+ * make the slow path sample. */
+#define G_ALLOC (MEM_GATE_BOOT | MEM_GATE_ALLOC | MEM_GATE_HEAP | MEM_GATE_PROBE)
+#define G_FREE (MEM_GATE_BOOT | MEM_GATE_HEAP | MEM_GATE_PROBE)
+#define G_SAMPLE (MEM_GATE_ALLOC | MEM_GATE_HEAP)
 #define PAGE 4096 /* x86-64, as the walker; valloc fallbacks only */
 
 struct mem_real mem_real;
@@ -78,11 +81,6 @@ static size_t pool_size(const void *p)
 	return *(const size_t *)(const void *)((const unsigned char *)p - 16);
 }
 
-static void *resolve(const char *name)
-{
-	return dlsym(RTLD_NEXT, name);
-}
-
 void mem_boot(void)
 {
 	struct mem_thread *t = &mem_self;
@@ -91,32 +89,10 @@ void mem_boot(void)
 	if (t->in_boot)
 		return;
 	t->in_boot = 1;
-#define R(field, name) \
-	__atomic_store_n((void **)&mem_real.field, resolve(name), __ATOMIC_RELEASE)
-	R(malloc, "malloc");
-	R(calloc, "calloc");
-	R(realloc, "realloc");
-	R(reallocarray, "reallocarray");
-	R(free, "free");
-	R(posix_memalign, "posix_memalign");
-	R(aligned_alloc, "aligned_alloc");
-	R(memalign, "memalign");
-	R(valloc, "valloc");
-	R(pvalloc, "pvalloc");
-	R(malloc_usable_size, "malloc_usable_size");
-	R(mutex_lock, "pthread_mutex_lock");
-	R(mutex_trylock, "pthread_mutex_trylock");
-	R(mutex_timedlock, "pthread_mutex_timedlock");
-	R(mutex_clocklock, "pthread_mutex_clocklock");
-	R(rwlock_rdlock, "pthread_rwlock_rdlock");
-	R(rwlock_tryrdlock, "pthread_rwlock_tryrdlock");
-	R(rwlock_timedrdlock, "pthread_rwlock_timedrdlock");
-	R(rwlock_clockrdlock, "pthread_rwlock_clockrdlock");
-	R(rwlock_wrlock, "pthread_rwlock_wrlock");
-	R(rwlock_trywrlock, "pthread_rwlock_trywrlock");
-	R(rwlock_timedwrlock, "pthread_rwlock_timedwrlock");
-	R(rwlock_clockwrlock, "pthread_rwlock_clockwrlock");
-#undef R
+	for (unsigned i = 0; i < mem_nhooks; i++)
+		if (!__atomic_load_n(mem_hooks[i].real, __ATOMIC_ACQUIRE))
+			__atomic_store_n(mem_hooks[i].real, dlsym(RTLD_NEXT, mem_hooks[i].name),
+					 __ATOMIC_RELEASE);
 	t->in_boot = 0;
 	if (mem_real.malloc && mem_real.free && mem_real.calloc && mem_real.realloc)
 		atomic_fetch_and_explicit(&mem.gate, ~(unsigned)MEM_GATE_BOOT,
@@ -141,25 +117,34 @@ static void account(void *p, size_t n, void *frame, unsigned g)
 {
 	struct mem_thread *t = &mem_self;
 	double q;
-	uint64_t bytes, objects;
+	uint64_t bytes, objects, mean;
 	uint32_t id;
 	int saved;
 
 	if (!p || !n || hot_self.blocked)
 		return;
 	t->left -= (int64_t)n;
-	if (LIKELY(t->left > 0 && t->init))
+	if (LIKELY(t->left > 0 && t->mean == mem.interval))
 		return;
 	saved = errno;
-	if (!t->init) {
-		mem_rng_seed(&t->rng);
-		t->init = 1;
-		t->left = mem_draw_interval(&t->rng, mem.interval) - (int64_t)n;
+	mean = mem.interval;
+	/* First time, or the interval changed since this thread's countdown
+	 * was drawn (a session or enable with another interval): what is
+	 * left of a draw for another mean would bias the estimates (a
+	 * countdown drawn for 64 MiB, kept at 32 KiB, skips ~64 MiB), so
+	 * draw afresh; this allocation is then sampled with p(n) as any. */
+	if (t->mean != mean) {
+		if (!t->init) {
+			mem_rng_seed(&t->rng);
+			t->init = 1;
+		}
+		t->mean = mean;
+		t->left = mem_draw_interval(&t->rng, mean) - (int64_t)n;
 		if (t->left > 0)
 			goto out;
 	}
-	t->left = mem_draw_interval(&t->rng, mem.interval);
-	q = mem_one_minus_exp_neg((double)n / (double)mem.interval);
+	t->left = mem_draw_interval(&t->rng, mean);
+	q = mem_one_minus_exp_neg((double)n / (double)mean);
 	if (q < 1e-300)
 		q = 1e-300;
 	bytes = (uint64_t)((double)n / q + 0.5);
@@ -209,7 +194,11 @@ SLOW static void *malloc_slow(size_t n, void *frame)
 	if (booting())
 		return pool_alloc(n, 16);
 	g = gate();
-	if (mem_self.busy || !(g & G_ALLOC))
+	if (UNLIKELY(g & MEM_GATE_PROBE) && mem_self.probing) {
+		mem_self.probe_hit = 1;
+		return mem_real.malloc(n);
+	}
+	if (mem_self.busy || !(g & G_SAMPLE))
 		return mem_real.malloc(n);
 	mem_self.busy = 1;
 	p = mem_real.malloc(n);
@@ -239,7 +228,7 @@ SLOW static void *calloc_slow(size_t k, size_t n, void *frame)
 		return pool_alloc(total, 16);
 	}
 	g = gate();
-	if (mem_self.busy || !(g & G_ALLOC))
+	if (mem_self.busy || !(g & G_SAMPLE))
 		return mem_real.calloc(k, n);
 	mem_self.busy = 1;
 	p = mem_real.calloc(k, n);
@@ -265,6 +254,8 @@ SLOW static void free_slow(void *p)
 		if (!mem_real.free)
 			return;
 	}
+	if (UNLIKELY(gate() & MEM_GATE_PROBE) && mem_self.probing)
+		mem_self.probe_hit = 1;
 	if (gate() & MEM_GATE_HEAP)
 		forget(p, NULL);
 	mem_real.free(p);
@@ -287,7 +278,7 @@ static void *realloc_common(void *p, size_t n, void *frame, void *(*real)(void *
 	unsigned g = gate();
 	void *q;
 
-	if (mem_self.busy || !(g & G_ALLOC))
+	if (mem_self.busy || !(g & G_SAMPLE))
 		return real(p, n);
 	mem_self.busy = 1;
 	if (g & MEM_GATE_HEAP)
@@ -359,7 +350,7 @@ SLOW static void *reallocarray_slow(void *p, size_t k, size_t n, void *frame)
 	if (booting() || in_pool(p))
 		return realloc_slow(p, total, frame);
 	g = gate();
-	if (mem_self.busy || !(g & G_ALLOC))
+	if (mem_self.busy || !(g & G_SAMPLE))
 		return mem_real.reallocarray ? mem_real.reallocarray(p, k, n)
 					     : reallocarray_by_realloc(p, k, n);
 	mem_self.busy = 1;
@@ -423,7 +414,7 @@ SLOW static void *aligned_slow(enum aligned_kind kind, size_t align, size_t n, i
 		return p;
 	}
 	g = gate();
-	if (mem_self.busy || !(g & G_ALLOC))
+	if (mem_self.busy || !(g & G_SAMPLE))
 		return aligned_real(kind, align, n, ret_err);
 	mem_self.busy = 1;
 	p = aligned_real(kind, align, n, ret_err);
@@ -492,4 +483,58 @@ EXPORT size_t malloc_usable_size(void *p)
 		mem_boot();
 	return mem_real.malloc_usable_size ? mem_real.malloc_usable_size(p) : 0;
 }
+
+/* The agent's own definitions, by hidden aliases: see MEM_OWN. */
+#ifdef __clang__
+#define OWN(name) extern __typeof__(name) own_##name \
+	__attribute__((alias(#name), visibility("hidden")))
+#else /* gcc wants libc's attributes (malloc, nothrow, leaf) on the alias too */
+#define OWN(name) extern __typeof__(name) own_##name \
+	__attribute__((alias(#name), visibility("hidden"), copy(name)))
 #endif
+OWN(malloc);
+OWN(calloc);
+OWN(realloc);
+OWN(reallocarray);
+OWN(free);
+OWN(posix_memalign);
+OWN(aligned_alloc);
+OWN(memalign);
+OWN(valloc);
+OWN(pvalloc);
+OWN(malloc_usable_size);
+#undef OWN
+#define OWNED(name) (void *)&own_##name
+#else
+#define OWNED(name) NULL
+#endif
+#define ALLOC(field, name) { #name, OWNED(name), (void **)&mem_real.field, true }
+#define LOCK(field, name) { #name, OWNED(name), (void **)&mem_real.field, false }
+#define PLAIN(field, name) { #name, NULL, (void **)&mem_real.field, false }
+
+const struct mem_hook mem_hooks[] = {
+	ALLOC(malloc, malloc),
+	ALLOC(calloc, calloc),
+	ALLOC(realloc, realloc),
+	ALLOC(reallocarray, reallocarray),
+	ALLOC(free, free),
+	ALLOC(posix_memalign, posix_memalign),
+	ALLOC(aligned_alloc, aligned_alloc),
+	ALLOC(memalign, memalign),
+	ALLOC(valloc, valloc),
+	ALLOC(pvalloc, pvalloc),
+	ALLOC(malloc_usable_size, malloc_usable_size),
+	LOCK(mutex_lock, pthread_mutex_lock),
+	PLAIN(mutex_trylock, pthread_mutex_trylock),
+	LOCK(mutex_timedlock, pthread_mutex_timedlock),
+	LOCK(mutex_clocklock, pthread_mutex_clocklock),
+	LOCK(rwlock_rdlock, pthread_rwlock_rdlock),
+	PLAIN(rwlock_tryrdlock, pthread_rwlock_tryrdlock),
+	LOCK(rwlock_timedrdlock, pthread_rwlock_timedrdlock),
+	LOCK(rwlock_clockrdlock, pthread_rwlock_clockrdlock),
+	LOCK(rwlock_wrlock, pthread_rwlock_wrlock),
+	PLAIN(rwlock_trywrlock, pthread_rwlock_trywrlock),
+	LOCK(rwlock_timedwrlock, pthread_rwlock_timedwrlock),
+	LOCK(rwlock_clockwrlock, pthread_rwlock_clockwrlock),
+};
+const unsigned mem_nhooks = sizeof(mem_hooks) / sizeof(mem_hooks[0]);

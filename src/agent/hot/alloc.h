@@ -35,6 +35,8 @@ enum mem_gate_bits {
 	MEM_GATE_ALLOC = 2,	/* an alloc session records */
 	MEM_GATE_HEAP = 4,	/* heap profiling is on (live set kept) */
 	MEM_GATE_LOCK = 8,	/* a lock session records */
+	MEM_GATE_PROBE = 16,	/* mem_hook.c asks whether a malloc ahead of the
+				   agent's calls it (mem_self.probing) */
 };
 
 #define MEM_STACKS (1u << 16)		/* distinct sampled stacks */
@@ -97,6 +99,12 @@ struct mem_state {
 	struct mem_stack *stacks;	/* control: MEM_STACKS, mapped once */
 	uint64_t *ips;			/* control: MEM_STACK_IPS, mapped once */
 	atomic_uint nips;		/* atomic: used of ips */
+	/* The ids of the slots of stacks taken so far, in order, so that a
+	 * profile visits those and not the whole table (5 MiB, mostly never
+	 * touched). An inserter takes an index (nused), then writes the id:
+	 * a reader that finds 0 there passes over a stack being made. */
+	_Atomic uint32_t *used;		/* control: MEM_STACKS, mapped once */
+	atomic_uint nused;		/* atomic: taken of used */
 	struct mem_live *live;		/* control: MEM_LIVE, mapped once */
 	atomic_uint *filter;		/* control: MEM_FILTER counters, mapped once */
 	struct mem_stats stats;		/* atomic */
@@ -106,8 +114,11 @@ struct mem_state {
 struct mem_thread {
 	int busy;		/* inside an interposer (or the agent's own work) */
 	int in_boot;		/* inside dlsym: allocations come from the pool */
-	int init;
+	int init;		/* rng seeded */
+	int probing;		/* mem_hook.c's probe runs on this thread... */
+	int probe_hit;		/* ...and reached the agent's malloc or free */
 	int64_t left;		/* bytes until the next sample */
+	uint64_t mean;		/* the interval left was drawn for; 0: none */
 	uint64_t rng;
 };
 
@@ -138,12 +149,44 @@ struct mem_real {
 	int (*rwlock_clockwrlock)(pthread_rwlock_t *, clockid_t, const struct timespec *);
 };
 
+/* One function the agent forwards to: its name, the agent's own
+ * definition of it (NULL for the try-locks, which are not interposed, and
+ * in builds that interpose nothing), the slot of mem_real that holds the
+ * definition calls are forwarded to, and whether it belongs to the malloc
+ * family (which mem_hook.c may redirect; the lock functions it leaves). */
+struct mem_hook {
+	const char *name;
+	void *own;
+	void **real;
+	bool alloc;
+};
+
 extern struct mem_state mem;
 extern struct mem_real mem_real;
+extern const struct mem_hook mem_hooks[];
+extern const unsigned mem_nhooks;
 extern __thread struct mem_thread mem_self __attribute__((tls_model("initial-exec")));
 
-/* Resolves mem_real (idempotent; on the first interposed call). */
+/* Resolves the slots of mem_real still empty with dlsym(RTLD_NEXT): the
+ * definitions after the agent's (idempotent; on the first interposed
+ * call). mem_hook.c may later set the malloc family's to a definition
+ * that comes before the agent. */
 void mem_boot(void);
+
+#ifndef NPROF_NO_INTERPOSE
+/* lock.c's definitions, by hidden aliases (from inside libnprof.so,
+ * &pthread_mutex_lock would name whichever definition comes first). */
+#define MEM_OWN(name) extern __typeof__(name) own_##name __attribute__((visibility("hidden")))
+MEM_OWN(pthread_mutex_lock);
+MEM_OWN(pthread_mutex_timedlock);
+MEM_OWN(pthread_mutex_clocklock);
+MEM_OWN(pthread_rwlock_rdlock);
+MEM_OWN(pthread_rwlock_timedrdlock);
+MEM_OWN(pthread_rwlock_clockrdlock);
+MEM_OWN(pthread_rwlock_wrlock);
+MEM_OWN(pthread_rwlock_timedwrlock);
+MEM_OWN(pthread_rwlock_clockwrlock);
+#endif
 
 /* Walks the stack of the interposer whose frame pointer is frame, from
  * its caller outwards, into ips; interns it. Returns its id in

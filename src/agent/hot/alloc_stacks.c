@@ -133,7 +133,7 @@ static uint32_t stack_intern(const uint64_t *ips, unsigned n, bool truncated)
 			continue; /* the overflow slot */
 		if (cur == 0) {
 			uint64_t zero = 0;
-			unsigned first;
+			unsigned first, used;
 
 			if (!atomic_compare_exchange_strong_explicit(&s->hash, &zero, h,
 								     memory_order_acq_rel,
@@ -141,6 +141,9 @@ static uint32_t stack_intern(const uint64_t *ips, unsigned n, bool truncated)
 				cur = zero;
 				goto compare;
 			}
+			used = atomic_fetch_add_explicit(&mem.nused, 1, memory_order_relaxed);
+			if (mem.used && used < MEM_STACKS) /* one per slot: never more */
+				atomic_store_explicit(&mem.used[used], id, memory_order_release);
 			first = atomic_fetch_add_explicit(&mem.nips, n, memory_order_relaxed);
 			if (first + n > MEM_STACK_IPS || first + n < first) {
 				s->n = 0; /* ready stays 0: never matched */
@@ -291,7 +294,6 @@ void mem_lock_record(void *frame, uint64_t ns)
 	if (!t->init) {
 		mem_rng_seed(&t->rng);
 		t->init = 1;
-		t->left = mem_draw_interval(&t->rng, mem.interval);
 	}
 	/* Shorter than the interval: kept with probability ns / interval,
 	 * then standing for interval ns and interval / ns waits, so that

@@ -154,4 +154,22 @@ EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t c,
 		return mem_real.rwlock_clockwrlock(l, c, ts);
 	return lock_slow(L_WR_CLOCK, l, c, ts, __builtin_frame_address(0));
 }
+
+/* The agent's own definitions, by hidden aliases (alloc.h, MEM_OWN). */
+#ifdef __clang__
+#define OWN(name) extern __typeof__(name) own_##name \
+	__attribute__((alias(#name), visibility("hidden")))
+#else /* gcc wants libc's attributes (malloc, nothrow, leaf) on the alias too */
+#define OWN(name) extern __typeof__(name) own_##name \
+	__attribute__((alias(#name), visibility("hidden"), copy(name)))
+#endif
+OWN(pthread_mutex_lock);
+OWN(pthread_mutex_timedlock);
+OWN(pthread_mutex_clocklock);
+OWN(pthread_rwlock_rdlock);
+OWN(pthread_rwlock_timedrdlock);
+OWN(pthread_rwlock_clockrdlock);
+OWN(pthread_rwlock_wrlock);
+OWN(pthread_rwlock_timedwrlock);
+OWN(pthread_rwlock_clockwrlock);
 #endif

@@ -2,6 +2,8 @@
  * context: every call here must be async-signal-safe (scripts/check-hot
  * holds the list). See hot.h for the contract. */
 #include "agent/hot/hot.h"
+#include "agent/hot/cpu_fds.h"
+#include "agent/hot/signals.h"
 
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -14,6 +16,7 @@
 
 struct hot_state hot;
 __thread struct hot_thread hot_self __attribute__((tls_model("initial-exec")));
+_Atomic uint64_t hot_cpu_fds[HOT_CPU_SLOTS];
 
 static uint64_t clock_ns(clockid_t c)
 {
@@ -70,20 +73,18 @@ static enum hot_kind classify(const siginfo_t *si)
 	return 0;
 }
 
-/* Passes a signal that is not ours to whoever had HOT_SIGNAL before. */
-static void chain(int sig, siginfo_t *si, void *uc)
+/* A SIGPROF that is not a cpu sample may have taken the place of one
+ * (cpu_fds.h): re-arms this thread's perf event, if a cpu session runs.
+ * Called counted in `inflight`. */
+static void cpu_revive(void)
 {
-	atomic_fetch_add_explicit(&hot.stats.foreign, 1, memory_order_relaxed);
-	if (hot.old.sa_flags & SA_SIGINFO) {
-		if (hot.old.sa_sigaction)
-			hot.old.sa_sigaction(sig, si, uc);
-	} else if (hot.old.sa_handler != SIG_DFL && hot.old.sa_handler != SIG_IGN &&
-		   hot.old.sa_handler) {
-		hot.old.sa_handler(sig);
-	}
-	/* SIG_DFL for SIGPROF would end the process: a stray SIGPROF is
-	 * dropped instead, which is what the target saw before us only if
-	 * it ignored the signal; documented in docs/agent.md. */
+	int fd;
+
+	if (!atomic_load_explicit(&hot.active, memory_order_acquire) || hot_self.blocked)
+		return;
+	fd = hot_cpu_fd_get(hot_self.tid ? hot_self.tid : gettid());
+	if (fd >= 0 && ioctl(fd, PERF_EVENT_IOC_REFRESH, 1) < 0)
+		atomic_fetch_add_explicit(&hot.stats.rearm_failed, 1, memory_order_relaxed);
 }
 
 void hot_on_signal(int sig, siginfo_t *si, void *ucv)
@@ -101,8 +102,12 @@ void hot_on_signal(int sig, siginfo_t *si, void *ucv)
 	unsigned max;
 	pid_t tid;
 
-	if (!kind) {
-		chain(sig, si, ucv);
+	if (!kind) { /* the program's own SIGPROF (hot/signals.c) */
+		atomic_fetch_add_explicit(&hot.stats.foreign, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&hot.inflight, 1, memory_order_acq_rel);
+		cpu_revive();
+		atomic_fetch_sub_explicit(&hot.inflight, 1, memory_order_acq_rel);
+		hot_signals_chain(sig, si, ucv);
 		goto out_errno;
 	}
 	/* Counted in before `active` is read: the control side clears
@@ -112,6 +117,7 @@ void hot_on_signal(int sig, siginfo_t *si, void *ucv)
 	if (kind == HOT_KIND_DUMP) { /* with or without a session */
 		if (!hot_self.blocked)
 			hot_dump_on_signal(si, ucv);
+		cpu_revive();
 		goto out;
 	}
 	if (!atomic_load_explicit(&hot.active, memory_order_acquire) || hot_self.blocked) {

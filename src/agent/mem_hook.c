@@ -1,0 +1,300 @@
+/* mem_hook: when an allocator is preloaded before libnprof.so
+ * (LD_PRELOAD=libjemalloc.so.2:libnprof.so), or the program defines
+ * malloc itself (a sanitizer's runtime does), every module binds malloc &
+ * co. to that definition and the agent's interposers never run. This file
+ * makes that definition the one the agent forwards to (mem_real) and
+ * points the callers at the agent: in each loaded module's GOT, the slots
+ * of JUMP_SLOT and GLOB_DAT relocations naming a function of the malloc
+ * family are rewritten from that definition (or from a lazy-binding stub
+ * not resolved yet) to the agent's own. heaptrack's inject mode works the
+ * same way.
+ *
+ * Not when the definition ahead is a wrapper that forwards to the next
+ * one with RTLD_NEXT, as the agent itself does (another malloc profiler
+ * preloaded first): that next one is the agent, already called, and
+ * forwarding to the wrapper would go round for ever. A probe tells them
+ * apart: the first malloc and free are called once, with MEM_GATE_PROBE
+ * set and this thread marked; the agent's slow path notes whether it was
+ * reached. The lock functions are never redirected: what comes before
+ * the agent there (a sanitizer's interceptors) wraps.
+ *
+ * Left alone: the agent's own module (its calls must reach the real
+ * functions), the module that defines the function (an allocator calls
+ * itself), and slots bound to any other definition (a module that chose
+ * another, with RTLD_DEEPBIND or a symbol version). Calls the dynamic
+ * linker makes through pointers of its own, and direct calls inside the
+ * module that defines the function (a program's own malloc), are not
+ * redirected. Cold code: runs when an engine is turned on, under heap.c's
+ * lock. */
+#include "agent/mem_hook.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <limits.h>
+#include <link.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "agent/hot/alloc.h"
+
+#define MAX_TARGETS 32
+#define PAGE 4096ul
+
+struct target {
+	const struct mem_hook *h;
+	void *first; /* the definition callers are bound to */
+};
+
+struct walk {
+	struct target t[MAX_TARGETS];
+	unsigned n;
+	struct mem_hook_result *r;
+};
+
+struct module {
+	struct dl_phdr_info *info;
+	uintptr_t relro_lo, relro_hi;
+};
+
+static bool in_module(const struct dl_phdr_info *info, const void *p)
+{
+	uintptr_t a = (uintptr_t)p;
+
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && a >= lo && a < lo + ph->p_memsz)
+			return true;
+	}
+	return false;
+}
+
+/* glibc relocates most d_ptr values of a loaded module in place, not all
+ * of them in every module (the vDSO's, read-only ones): an address below
+ * the load bias is still relative. */
+static uintptr_t dyn_addr(const struct dl_phdr_info *info, ElfW(Addr) v)
+{
+	return v < info->dlpi_addr ? info->dlpi_addr + v : v;
+}
+
+/* One slot: written in place when writable, else (RELRO) its page made
+ * writable for the store and read-only again. An aligned 8-byte store:
+ * a thread calling through the slot meanwhile sees the old or the new. */
+static bool write_slot(const struct module *m, void **slot, void *v)
+{
+	uintptr_t a = (uintptr_t)slot, page = a & ~(PAGE - 1);
+	bool ro = a >= m->relro_lo && a < m->relro_hi;
+
+	if (ro && mprotect((void *)page, PAGE, PROT_READ | PROT_WRITE) < 0)
+		return false;
+	__atomic_store_n(slot, v, __ATOMIC_RELEASE);
+	if (ro)
+		mprotect((void *)page, PAGE, PROT_READ);
+	return true;
+}
+
+static const struct target *find(const struct walk *w, const char *name)
+{
+	for (unsigned i = 0; i < w->n; i++)
+		if (!strcmp(w->t[i].h->name, name))
+			return &w->t[i];
+	return NULL;
+}
+
+static void patch_relocs(struct walk *w, const struct module *m, const ElfW(Rela) *r, size_t n,
+			 const ElfW(Sym) *symtab, const char *strtab)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned type = (unsigned)ELF64_R_TYPE(r[i].r_info);
+		const struct target *t;
+		void **slot, *cur;
+
+		if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
+			continue;
+		t = find(w, strtab + symtab[ELF64_R_SYM(r[i].r_info)].st_name);
+		if (!t || in_module(m->info, t->first))
+			continue;
+		slot = (void **)(m->info->dlpi_addr + r[i].r_offset);
+		cur = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+		if (cur == t->h->own || (cur != t->first && !in_module(m->info, cur)))
+			continue;
+		if (write_slot(m, slot, t->h->own))
+			w->r->slots++;
+		else
+			w->r->failed++;
+	}
+}
+
+static int patch_module(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct walk *w = arg;
+	struct module m = { .info = info };
+	const ElfW(Dyn) *dyn = NULL;
+	const ElfW(Sym) *symtab = NULL;
+	const char *strtab = NULL;
+	uintptr_t jmprel = 0, rela = 0;
+	size_t pltrelsz = 0, relasz = 0;
+	ElfW(Sxword) pltrel = DT_RELA;
+
+	(void)size;
+	if (in_module(info, w->t[0].h->own))
+		return 0; /* the agent itself */
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_DYNAMIC)
+			dyn = (const ElfW(Dyn) *)(info->dlpi_addr + ph->p_vaddr);
+		if (ph->p_type == PT_GNU_RELRO) {
+			m.relro_lo = (info->dlpi_addr + ph->p_vaddr) & ~(PAGE - 1);
+			m.relro_hi = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz + PAGE - 1) &
+				     ~(PAGE - 1);
+		}
+	}
+	for (; dyn && dyn->d_tag != DT_NULL; dyn++) {
+		switch (dyn->d_tag) {
+		case DT_SYMTAB: symtab = (const ElfW(Sym) *)dyn_addr(info, dyn->d_un.d_ptr); break;
+		case DT_STRTAB: strtab = (const char *)dyn_addr(info, dyn->d_un.d_ptr); break;
+		case DT_JMPREL: jmprel = dyn_addr(info, dyn->d_un.d_ptr); break;
+		case DT_PLTRELSZ: pltrelsz = dyn->d_un.d_val; break;
+		case DT_PLTREL: pltrel = dyn->d_un.d_val; break;
+		case DT_RELA: rela = dyn_addr(info, dyn->d_un.d_ptr); break;
+		case DT_RELASZ: relasz = dyn->d_un.d_val; break;
+		}
+	}
+	if (!symtab || !strtab)
+		return 0;
+	if (jmprel && pltrel == DT_RELA)
+		patch_relocs(w, &m, (const ElfW(Rela) *)jmprel, pltrelsz / sizeof(ElfW(Rela)),
+			     symtab, strtab);
+	if (rela)
+		patch_relocs(w, &m, (const ElfW(Rela) *)rela, relasz / sizeof(ElfW(Rela)), symtab,
+			     strtab);
+	return 0;
+}
+
+struct find_module {
+	const void *p;
+	int i, found;
+};
+
+static int find_module_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct find_module *f = arg;
+
+	(void)size;
+	if (in_module(info, f->p)) {
+		f->found = f->i;
+		return 1;
+	}
+	f->i++;
+	return 0;
+}
+
+/* Where p's module is in the search order (the initial modules are, in
+ * dl_iterate_phdr's order); INT_MAX when in none. */
+static int module_rank(const void *p)
+{
+	struct find_module f = { .p = p, .found = INT_MAX };
+
+	dl_iterate_phdr(find_module_cb, &f);
+	return f.found;
+}
+
+/* The definition of name that modules bind to. They reference the malloc
+ * family at glibc's base version, which an unversioned definition (the
+ * agent's, jemalloc's: dlsym finds those) and one of that version
+ * (glibc's libc_malloc_debug.so defines only malloc@GLIBC_2.2.5: dlvsym
+ * finds it, dlsym does not) both satisfy: the first of the two in the
+ * search order. */
+static void *first_of(const char *name)
+{
+	void *d = dlsym(RTLD_DEFAULT, name);
+	void *v = dlvsym(RTLD_DEFAULT, name, "GLIBC_2.2.5");
+
+	if (!d || !v || d == v)
+		return d ? d : v;
+	return module_rank(v) < module_rank(d) ? v : d;
+}
+
+/* Does the first malloc, or the first free, come round to the agent's? */
+static bool wraps(void *(*first_malloc)(size_t), void (*first_free)(void *))
+{
+	struct mem_thread *t = &mem_self;
+	void *p;
+
+	t->probing = 1;
+	t->probe_hit = 0;
+	atomic_fetch_or(&mem.gate, MEM_GATE_PROBE);
+	p = first_malloc(1);
+	first_free(p);
+	atomic_fetch_and(&mem.gate, ~(unsigned)MEM_GATE_PROBE);
+	t->probing = 0;
+	return t->probe_hit;
+}
+
+/* Once: is there a malloc family ahead of the agent's to forward to? If
+ * so, mem_real's slots of the family are set to it. Later calls only
+ * patch (modules loaded since). */
+static int decided; /* 0 not yet, 1 redirect, -1 nothing to redirect */
+
+static void decide(void)
+{
+	void *(*first_malloc)(size_t) = (void *(*)(size_t))first_of("malloc");
+	void (*first_free)(void *) = (void (*)(void *))first_of("free");
+
+	decided = -1;
+	if (!first_malloc || !first_free || (void *)first_malloc == mem_hooks[0].own ||
+	    !mem_hooks[0].own || wraps(first_malloc, first_free))
+		return;
+	for (unsigned i = 0; i < mem_nhooks; i++) {
+		const struct mem_hook *h = &mem_hooks[i];
+		void *first = h->alloc ? first_of(h->name) : NULL;
+
+		/* A name the allocator ahead lacks is the agent's own first:
+		 * its next (mem_boot's) stays, as without the agent. */
+		if (first && first != h->own)
+			__atomic_store_n(h->real, first, __ATOMIC_RELEASE);
+	}
+	decided = 1;
+}
+
+int mem_hook_install(struct mem_hook_result *ret)
+{
+	struct walk w = { .r = ret };
+	Dl_info dl;
+
+	memset(ret, 0, sizeof(*ret));
+#if !defined(__x86_64__)
+	return -ENOTSUP;
+#endif
+	mem_boot();
+	if (!decided)
+		decide();
+	if (decided < 0)
+		return 0;
+	for (unsigned i = 0; i < mem_nhooks && w.n < MAX_TARGETS; i++) {
+		const struct mem_hook *h = &mem_hooks[i];
+		void *first = h->alloc ? first_of(h->name) : NULL;
+
+		if (!first || first == h->own || first != __atomic_load_n(h->real, __ATOMIC_ACQUIRE))
+			continue;
+		w.t[w.n].h = h;
+		w.t[w.n].first = first;
+		if (!ret->first[0] && dladdr(first, &dl) && dl.dli_fname) {
+			const char *base = strrchr(dl.dli_fname, '/');
+
+			strncpy(ret->first, base ? base + 1 : dl.dli_fname, sizeof(ret->first) - 1);
+			if (!ret->first[0])
+				strncpy(ret->first, "the program", sizeof(ret->first) - 1);
+		}
+		w.n++;
+	}
+	if (w.n)
+		dl_iterate_phdr(patch_module, &w);
+	return 0;
+}

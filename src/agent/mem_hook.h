@@ -1,0 +1,24 @@
+/* mem_hook: callers of the malloc family pointed at the agent when an
+ * allocator comes before it in the search order. See mem_hook.c and
+ * docs/memory.md. */
+#ifndef NPROF_AGENT_MEM_HOOK_H
+#define NPROF_AGENT_MEM_HOOK_H
+
+struct mem_hook_result {
+	unsigned slots;		/* GOT slots pointed at the agent by this call */
+	unsigned failed;	/* slots that could not be written */
+	char first[64];		/* the module whose definitions came first ("": none) */
+};
+
+/* When a malloc family other than the agent's comes first in the search
+ * order and is an allocator, not a wrapper that forwards to the agent
+ * (probed once): makes it the one the agent forwards to, then rewrites,
+ * in every loaded module but the agent and the allocator, the GOT slots
+ * (JUMP_SLOT, GLOB_DAT) of each name of the family that hold the
+ * allocator's definition, or a lazy-binding stub, to the agent's own.
+ * Idempotent; does nothing when the agent's definitions come first (the
+ * usual LD_PRELOAD=libnprof.so). One caller at a time (heap.c's lock).
+ * 0, or -ENOTSUP off x86-64. */
+int mem_hook_install(struct mem_hook_result *ret);
+
+#endif
