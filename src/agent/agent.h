@@ -177,12 +177,12 @@ struct agent_http_reply {
 };
 
 /* /heap?action=enable|disable|status|dump[&output=FORMAT]: defined by the
- * heap engine (src/agent/heap*.c, issue 6). action and output are the
- * query's values (NULL when absent); fill r, body malloc'd. Weak: without
+ * heap engine (src/agent/heap*.c, issue 6). action, output and interval
+ * are the query's values (NULL when absent); fill r, body malloc'd. Weak: without
  * a heap engine in the build, /heap answers 501. Runs on an HTTP
  * connection thread (an agent thread), never in a signal handler. */
 __attribute__((weak)) int agent_heap_http(const char *action, const char *output,
-					  struct agent_http_reply *r);
+					  const char *interval, struct agent_http_reply *r);
 
 /* --- alloc, heap and lock (heap.c; the hot half is hot/alloc.h) --- */
 

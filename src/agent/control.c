@@ -127,7 +127,7 @@ static void cmd_status(int fd)
 
 	char http[96];
 
-	reply(fd, "ok\nnprof-agent 1\npid %d\nevents cpu itimer wall\n", (int)getpid());
+	reply(fd, "ok\nnprof-agent 1\npid %d\nevents cpu itimer wall alloc heap lock\n", (int)getpid());
 	if (agent_http_address(http, sizeof(http)) == 0)
 		reply(fd, "http %s\n", http);
 	if (agent_session_info(&o, &eff, &samples))

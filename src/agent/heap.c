@@ -662,9 +662,10 @@ int agent_heap_request(const char *action, const char *options, char *text, size
 	return err;
 }
 
-int agent_heap_http(const char *action, const char *output, struct agent_http_reply *r)
+int agent_heap_http(const char *action, const char *output, const char *interval,
+		    struct agent_http_reply *r)
 {
-	char opts[128] = "", text[1024];
+	char opts[192] = "", text[1024];
 	struct agent_options o;
 	struct profile *p = NULL;
 	struct diag d;
@@ -677,8 +678,15 @@ int agent_heap_http(const char *action, const char *output, struct agent_http_re
 	r->len = 0;
 	if (!action)
 		action = "status";
-	if (output)
-		snprintf(opts, sizeof(opts), "output=%s", output);
+	/* The query's values become an option text; a ',' in one would
+	 * smuggle in another option, so it is refused. */
+	if ((output && strchr(output, ',')) || (interval && strchr(interval, ','))) {
+		r->status = 400;
+		r->len = (size_t)asprintf(&r->body, "output and interval take one value each\n");
+		return 0;
+	}
+	snprintf(opts, sizeof(opts), "%s%s%s%s%s", output ? "output=" : "", output ? output : "",
+		 output && interval ? "," : "", interval ? "interval=" : "", interval ? interval : "");
 	err = agent_heap_request(action, opts, text, sizeof(text), &p, &o, &d);
 	if (err < 0) {
 		r->status = err == -EINVAL ? 400 : err == -EALREADY ? 409 : err == -ENOENT ? 404 : 500;

@@ -283,11 +283,12 @@ static enum MHD_Result serve_heap(struct MHD_Connection *c)
 {
 	const char *action = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "action");
 	const char *out = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "output");
+	const char *interval = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "interval");
 	struct agent_http_reply r = { 0 };
 
 	if (!agent_heap_http)
 		return send_text(c, MHD_HTTP_NOT_IMPLEMENTED, "heap profiling not in this build\n");
-	if (agent_heap_http(action, out, &r) < 0 && !r.status) {
+	if (agent_heap_http(action, out, interval, &r) < 0 && !r.status) {
 		free(r.body);
 		return send_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "heap: failed\n");
 	}

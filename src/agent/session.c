@@ -920,7 +920,7 @@ int agent_session_begin(const struct agent_options *o, uint64_t *ret_id, struct 
 
 	pthread_mutex_lock(&S.lock);
 	if (S.running) {
-		err = diag_set(d, -EBUSY, "a %s profile is already running; stop it first",
+		err = diag_set(d, -EBUSY, "the %s profile already running must be stopped first",
 			       agent_event_name(S.effective));
 		goto out;
 	}

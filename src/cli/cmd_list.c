@@ -94,7 +94,7 @@ int cmd_list(int argc, char **argv)
 		return EXIT_FAILED;
 	}
 	if (!quiet)
-		printf("%7s %-10s %-18s %-8s %s\n", "PID", "USER", "EVENTS", "STATE", "COMMAND");
+		printf("%7s %-10s %-31s %-8s %s\n", "PID", "USER", "EVENTS", "STATE", "COMMAND");
 	for (unsigned i = 0; i < n; i++) {
 		char comm[64], user[64], events[64], state[256], *reply = NULL;
 		size_t len;
@@ -109,7 +109,7 @@ int cmd_list(int argc, char **argv)
 		diag_clear(&d);
 		err = agent_client_request(pids[i], "status", &reply, &len, &d);
 		if (err < 0) {
-			printf("%7d %-10s %-18s %-8s %s (%s)\n", (int)pids[i], user, "?",
+			printf("%7d %-10s %-31s %-8s %s (%s)\n", (int)pids[i], user, "?",
 			       err == -EACCES ? "refused" : "?", comm,
 			       err == -EACCES ? "another user's agent" : d.msg);
 			continue;
@@ -124,11 +124,11 @@ int cmd_list(int argc, char **argv)
 				sscanf(e, "event=%31s", ev);
 			if (f)
 				sscanf(f, "effective=%31s", eff);
-			printf("%7d %-10s %-18s %-8s %s (%s%s%s)\n", (int)pids[i], user, events,
+			printf("%7d %-10s %-31s %-8s %s (%s%s%s)\n", (int)pids[i], user, events,
 			       "running", comm, ev, strcmp(ev, eff) ? ", as " : "",
 			       strcmp(ev, eff) ? eff : "");
 		} else {
-			printf("%7d %-10s %-18s %-8s %s\n", (int)pids[i], user, events, "idle", comm);
+			printf("%7d %-10s %-31s %-8s %s\n", (int)pids[i], user, events, "idle", comm);
 		}
 		free(reply);
 	}

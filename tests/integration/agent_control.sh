@@ -13,7 +13,7 @@ AGENT=$NPROF_BUILD/libnprof.so
 # --- an idle agent: listed, then recorded through -------------------------------
 if start_prog agent env LD_PRELOAD="$AGENT" "$PROGS/split" --seconds 60; then
 	run_nprof 10 list
-	if [ "$NP_RC" -eq 0 ] && grep -qE "^ *$PID +root +cpu itimer wall +idle +split" "$TMP/np.out"; then
+	if [ "$NP_RC" -eq 0 ] && grep -qE "^ *$PID +root +cpu itimer wall alloc heap lock +idle +split" "$TMP/np.out"; then
 		ok "list: PID $PID with its events, idle"
 	else
 		not_ok "list: PID $PID with its events, idle"

@@ -3,8 +3,8 @@
 # /prof servlet: a profile of a busy program in the body (collapsed,
 # flamegraph), 409 for a second profile while one runs, 400 naming a bad
 # parameter, /stacks listing thread names and their stacks (text, JSON),
-# /heap without a heap engine (501), and a non-loopback address refused
-# unless NPROF_HTTP_ALLOW_REMOTE=1.
+# /heap (status, enable with interval=, 400 for a bad value), and a
+# non-loopback address refused unless NPROF_HTTP_ALLOW_REMOTE=1.
 . "$(dirname "$0")/lib.sh"
 need_build
 AGENT=$NPROF_BUILD/libnprof.so
@@ -162,8 +162,17 @@ else
 	diag_file "$TMP/stacks.json"
 fi
 http heap "$BASE/heap?action=status"
-check "/heap: 501 without a heap engine, or the engine's answer (got $CODE)" \
-	eval '[ "$CODE" = 501 ] || [ "$CODE" = 200 ]'
+check "/heap: the heap engine answers status (got $CODE)" eval '[ "$CODE" = 200 ]'
+http heap "$BASE/heap?action=enable&interval=32k"
+http heap "$BASE/heap?action=status"
+check "/heap?action=enable&interval=32k: on, at 32768 bytes (got $CODE)" \
+	grep -q "on since.*interval 32768 bytes" "$TMP/heap"
+http heap "$BASE/heap?action=disable"
+http heap "$BASE/heap?action=enable&interval=bogus"
+check "/heap?interval=bogus: 400 naming it (got $CODE)" \
+	eval '[ "$CODE" = 400 ] && grep -q "interval=bogus" "$TMP/heap"'
+http heap "$BASE/heap?action=enable&interval=1m,event=cpu"
+check "/heap: a value cannot carry another option (got $CODE)" eval '[ "$CODE" = 400 ]'
 kill -TERM "$PID"
 if wait_pid "$PID" 10; then
 	ok "split ends at SIGTERM with the endpoint serving"

@@ -21,6 +21,10 @@
 #
 # Objects are kept in BUILD/sanitize/{asan,tsan} and rebuilt when a source
 # or a header is newer. `make sanitize` runs this test alone.
+#
+# Two clang builds of the agent and five programs, then their runs: minutes
+# on a cold, slow host.
+# test-timeout: 900
 . "$(dirname "$0")/lib.sh"
 need_build
 command -v clang >/dev/null || bail "clang is installed (scripts/install-deps)"
