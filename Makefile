@@ -159,7 +159,8 @@ all: $(AGENT_SO)
 # ASan+UBSan and TSan builds of the agent (clang), preloaded into a test
 # program: tests/integration/agent_sanitize.sh, also part of `make check`.
 sanitize: all
-	TESTS=agent_sanitize tests/run $(BUILD)
+	ASAN_CYCLES=1000 TSAN_CYCLES=1000 STORM_CYCLES=1000 TEST_TIMEOUT=1800 \
+		TESTS=agent_sanitize tests/run $(BUILD)
 .PHONY: sanitize
 # --- end of the agent block ----------------------------------------------------
 

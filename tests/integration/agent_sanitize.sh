@@ -3,8 +3,10 @@
 # and tests/progs/agent_cycles built with clang -fsanitize=address,undefined,
 # and again with -fsanitize=thread, then the cpu, itimer and wall sessions
 # (and the HTTP endpoint's /prof and /stacks) run under LD_PRELOAD, and
-# agent_cycles' start/stop cycles per engine (ASAN_CYCLES, 1000;
-# TSAN_CYCLES, 200) with threads coming and going (as agent_cycles.sh).
+# agent_cycles' start/stop cycles per engine (ASAN_CYCLES, 300;
+# TSAN_CYCLES, 100 in make check; `make sanitize` runs the judged 1,000
+# of each, and 1,000 alloc_storm cycles) with threads coming and going
+# (as agent_cycles.sh).
 # Any sanitizer report fails the test.
 #
 # clang, because gcc's ASan (a shared runtime) refuses to run when another
