@@ -207,9 +207,26 @@ SLOW static void *malloc_slow(size_t n, void *frame)
 	return p;
 }
 
+/* With alloc or heap on, most allocations only shorten this thread's
+ * countdown: done here, inline, so that only the sampled few (and the
+ * first, the busy, the blocked, and booting or probing) pay for the call
+ * into the slow path, which does the same in account(). */
+static inline bool counted_down(unsigned g, size_t n)
+{
+	struct mem_thread *t = &mem_self;
+
+	if (UNLIKELY(g & (MEM_GATE_BOOT | MEM_GATE_PROBE)) || t->busy || hot_self.blocked ||
+	    t->mean != mem.interval || t->left <= (int64_t)n || n == 0)
+		return false;
+	t->left -= (int64_t)n;
+	return true;
+}
+
 EXPORT void *malloc(size_t n)
 {
-	if (LIKELY(!(gate() & G_ALLOC)))
+	unsigned g = gate();
+
+	if (LIKELY(!(g & G_ALLOC)) || LIKELY(counted_down(g, n)))
 		return mem_real.malloc(n);
 	return malloc_slow(n, __builtin_frame_address(0));
 }
@@ -240,7 +257,11 @@ SLOW static void *calloc_slow(size_t k, size_t n, void *frame)
 
 EXPORT void *calloc(size_t k, size_t n)
 {
-	if (LIKELY(!(gate() & G_ALLOC)))
+	unsigned g = gate();
+	size_t total;
+
+	if (LIKELY(!(g & G_ALLOC)) ||
+	    (!__builtin_mul_overflow(k, n, &total) && LIKELY(counted_down(g, total))))
 		return mem_real.calloc(k, n);
 	return calloc_slow(k, n, __builtin_frame_address(0));
 }
