@@ -8,7 +8,7 @@
  *
  * Threads "contender" run worker -> wait_on_a in a loop: lock A, hold it
  * 2 ms asleep (asleep, so the run costs little CPU on a busy machine:
- * waits are what is measured), unlock. Twice in the run, B is contended
+ * waits are what is measured), unlock, pause 0.2 ms. Twice in the run, B is contended
  * once, on purpose and briefly: thread 0 locks B (worker -> hold_b) and
  * keeps it until a waiter shows in the mutex word, then 1 ms more, while
  * thread 1, after its next round on A, runs worker -> wait_on_b and
@@ -117,6 +117,12 @@ NOINLINE static void *worker(void *arg)
 	pthread_setname_np(pthread_self(), "contender");
 	for (uint64_t t = now(); t < end_ns; t = now()) {
 		wait_on_a();
+		/* glibc's mutex is not fair: a thread that unlocks and locks
+		 * again at once keeps A while the waiter it woke is still
+		 * waking, and can starve the others for the whole run (thread
+		 * 0 then never gets to hold B). A pause outside the lock hands
+		 * A to the woken waiter. */
+		hold(200000);
 		/* Bursts at 1/3 and 2/3 of the run. */
 		if (id == 0 && burst < BURSTS &&
 		    t >= start_ns + (end_ns - start_ns) * (burst + 1) / (BURSTS + 1))
