@@ -506,24 +506,17 @@ EXPORT size_t malloc_usable_size(void *p)
 }
 
 /* The agent's own definitions, by hidden aliases: see MEM_OWN. */
-#ifdef __clang__
-#define OWN(name) extern __typeof__(name) own_##name \
-	__attribute__((alias(#name), visibility("hidden")))
-#else /* gcc wants libc's attributes (malloc, nothrow, leaf) on the alias too */
-#define OWN(name) extern __typeof__(name) own_##name \
-	__attribute__((alias(#name), visibility("hidden"), copy(name)))
-#endif
-OWN(malloc);
-OWN(calloc);
-OWN(realloc);
-OWN(reallocarray);
-OWN(free);
-OWN(posix_memalign);
-OWN(aligned_alloc);
-OWN(memalign);
-OWN(valloc);
-OWN(pvalloc);
-OWN(malloc_usable_size);
+MEM_DEFINE_OWN(malloc);
+MEM_DEFINE_OWN(calloc);
+MEM_DEFINE_OWN(realloc);
+MEM_DEFINE_OWN(reallocarray);
+MEM_DEFINE_OWN(free);
+MEM_DEFINE_OWN(posix_memalign);
+MEM_DEFINE_OWN(aligned_alloc);
+MEM_DEFINE_OWN(memalign);
+MEM_DEFINE_OWN(valloc);
+MEM_DEFINE_OWN(pvalloc);
+MEM_DEFINE_OWN(malloc_usable_size);
 #undef OWN
 #define OWNED(name) (void *)&own_##name
 #else

@@ -177,6 +177,15 @@ void mem_boot(void);
 /* lock.c's definitions, by hidden aliases (from inside libnprof.so,
  * &pthread_mutex_lock would name whichever definition comes first). */
 #define MEM_OWN(name) extern __typeof__(name) own_##name __attribute__((visibility("hidden")))
+/* Defines own_NAME as a hidden alias of the agent's NAME, in the file
+ * that defines NAME (alloc.c, lock.c). */
+#ifdef __clang__
+#define MEM_DEFINE_OWN(name) extern __typeof__(name) own_##name \
+	__attribute__((alias(#name), visibility("hidden")))
+#else /* gcc wants libc's attributes (malloc, nothrow, leaf) on the alias too */
+#define MEM_DEFINE_OWN(name) extern __typeof__(name) own_##name \
+	__attribute__((alias(#name), visibility("hidden"), copy(name)))
+#endif
 MEM_OWN(pthread_mutex_lock);
 MEM_OWN(pthread_mutex_timedlock);
 MEM_OWN(pthread_mutex_clocklock);

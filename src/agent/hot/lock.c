@@ -156,20 +156,13 @@ EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t c,
 }
 
 /* The agent's own definitions, by hidden aliases (alloc.h, MEM_OWN). */
-#ifdef __clang__
-#define OWN(name) extern __typeof__(name) own_##name \
-	__attribute__((alias(#name), visibility("hidden")))
-#else /* gcc wants libc's attributes (malloc, nothrow, leaf) on the alias too */
-#define OWN(name) extern __typeof__(name) own_##name \
-	__attribute__((alias(#name), visibility("hidden"), copy(name)))
-#endif
-OWN(pthread_mutex_lock);
-OWN(pthread_mutex_timedlock);
-OWN(pthread_mutex_clocklock);
-OWN(pthread_rwlock_rdlock);
-OWN(pthread_rwlock_timedrdlock);
-OWN(pthread_rwlock_clockrdlock);
-OWN(pthread_rwlock_wrlock);
-OWN(pthread_rwlock_timedwrlock);
-OWN(pthread_rwlock_clockwrlock);
+MEM_DEFINE_OWN(pthread_mutex_lock);
+MEM_DEFINE_OWN(pthread_mutex_timedlock);
+MEM_DEFINE_OWN(pthread_mutex_clocklock);
+MEM_DEFINE_OWN(pthread_rwlock_rdlock);
+MEM_DEFINE_OWN(pthread_rwlock_timedrdlock);
+MEM_DEFINE_OWN(pthread_rwlock_clockrdlock);
+MEM_DEFINE_OWN(pthread_rwlock_wrlock);
+MEM_DEFINE_OWN(pthread_rwlock_timedwrlock);
+MEM_DEFINE_OWN(pthread_rwlock_clockwrlock);
 #endif
