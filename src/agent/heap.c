@@ -682,7 +682,7 @@ int agent_heap_http(const char *action, const char *output, const char *interval
 	 * smuggle in another option, so it is refused. */
 	if ((output && strchr(output, ',')) || (interval && strchr(interval, ','))) {
 		r->status = 400;
-		r->len = (size_t)asprintf(&r->body, "output and interval take one value each\n");
+		r->len = (size_t)asprintf(&r->body, "output= and interval= take one value each: remove the ','\n");
 		return 0;
 	}
 	snprintf(opts, sizeof(opts), "%s%s%s%s%s", output ? "output=" : "", output ? output : "",
