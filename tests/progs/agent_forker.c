@@ -128,12 +128,12 @@ static __thread uint64_t ran_cpu_ns, ran_wall_ns;
 NOINLINE static void burn_ns(uint64_t ns)
 {
 	uint64_t t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID), c = t0, w = clock_ns(CLOCK_MONOTONIC);
-	uint64_t x = t0 | 1;
+	uint64_t x = t0 | 1, n = work_chunk(20000);
 
 	do {
 		uint64_t c1, w1;
 
-		for (int i = 0; i < 20000; i++) {
+		for (uint64_t i = 0; i < n; i++) {
 			x ^= x << 13;
 			x ^= x >> 7;
 			x ^= x << 17;

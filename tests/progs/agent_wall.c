@@ -38,10 +38,10 @@ static volatile uint64_t sink;
 
 NOINLINE static void burn_cpu(void)
 {
-	uint64_t x = 88172645463325252ull;
+	uint64_t x = 88172645463325252ull, n = work_chunk(100000);
 
 	while (!atomic_load(&stop)) {
-		for (int i = 0; i < 100000; i++) {
+		for (uint64_t i = 0; i < n; i++) {
 			x ^= x << 13;
 			x ^= x >> 7;
 			x ^= x << 17;

@@ -1,6 +1,9 @@
 // cxx_demangle: hot code in C++ frames whose names only read well demangled:
 // a class template method in a namespace, a function template in a namespace,
-// and a lambda. Each gets about a third of the CPU.
+// and a lambda. Each gets a third of the CPU: in turn, each burns 1 ms of the
+// thread's CPU time (CLOCK_THREAD_CPUTIME_ID), in chunks of its own kind of
+// arithmetic (work.h), so the split holds on any CPU, however fast its
+// multiplier or its divider.
 //
 //   cxx_demangle [--seconds N]
 //
@@ -13,6 +16,7 @@
 // "ready" is printed on stdout once the hot loop runs.
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -22,39 +26,63 @@
 
 static volatile unsigned long sink;
 
+// The thread's CPU time, in ns, `us` microseconds from now.
+static std::uint64_t cpu_deadline(int us)
+{
+	return work_clock_ns(CLOCK_THREAD_CPUTIME_ID) + (std::uint64_t)us * 1000u;
+}
+
+static bool cpu_before(std::uint64_t deadline)
+{
+	return work_clock_ns(CLOCK_THREAD_CPUTIME_ID) < deadline;
+}
+
 namespace ns {
 
 template <typename T>
 struct Worker {
 	T state;
-	NOINLINE T churn(int rounds)
+	// Churns for us microseconds of CPU.
+	NOINLINE T churn(int us)
 	{
+		const std::uint64_t end = cpu_deadline(us), n = work_chunk(30000);
+
 		KEEP_FRAME();
-		for (int i = 0; i < rounds; i++)
-			state = state * 1103515245 + 12345 + (state >> 3);
+		do
+			for (std::uint64_t i = 0; i < n; i++)
+				state = state * 1103515245 + 12345 + (state >> 3);
+		while (cpu_before(end));
 		return state;
 	}
 };
 
 template <typename T>
-NOINLINE T heavy(T x, int rounds)
+NOINLINE T heavy(T x, int us)
 {
+	const std::uint64_t end = cpu_deadline(us), n = work_chunk(6000);
+
 	KEEP_FRAME();
-	for (int i = 0; i < rounds; i++)
-		x = x * static_cast<T>(0.999999) + static_cast<T>(1.000001) / (x + 1);
+	do
+		for (std::uint64_t i = 0; i < n; i++)
+			x = x * static_cast<T>(0.999999) + static_cast<T>(1.000001) / (x + 1);
+	while (cpu_before(end));
 	return x;
 }
 
-NOINLINE unsigned long run_lambda(int rounds)
+NOINLINE unsigned long run_lambda(int us)
 {
 	unsigned long acc = 1;
-	auto mix = [&acc](int n) __attribute__((noinline, noipa)) {
+	auto mix = [&acc](int t) __attribute__((noinline, noipa)) {
+		const std::uint64_t end = cpu_deadline(t), n = work_chunk(30000);
+
 		KEEP_FRAME();
-		for (int i = 0; i < n; i++)
-			acc = (acc ^ (acc << 7)) + (acc >> 11) + (unsigned long)i;
+		do
+			for (std::uint64_t i = 0; i < n; i++)
+				acc = (acc ^ (acc << 7)) + (acc >> 11) + (unsigned long)i;
+		while (cpu_before(end));
 		return acc;
 	};
-	return mix(rounds);
+	return mix(us);
 }
 
 } // namespace ns
@@ -66,9 +94,9 @@ NOINLINE static void cxx_loop(double seconds)
 	ns::Worker<int> w{1};
 	double d = 1.5;
 	while (clock::now() < end) {
-		sink += (unsigned long)w.churn(3000000);
-		d = ns::heavy<double>(d, 600000);
-		sink += ns::run_lambda(3000000);
+		sink += (unsigned long)w.churn(1000);
+		d = ns::heavy<double>(d, 1000);
+		sink += ns::run_lambda(1000);
 	}
 	sink += (unsigned long)d;
 }

@@ -19,9 +19,11 @@ static volatile uint64_t sink;
 
 NOINLINE static uint64_t hidden_hot_loop(uint64_t x)
 {
+	uint64_t n = work_chunk(3000000);
+
 	KEEP_FRAME();
-	for (int i = 0; i < 3000000; i++)
-		x = (x ^ (x >> 3)) * 0xff51afd7ed558ccdull + (uint64_t)i;
+	for (uint64_t i = 0; i < n; i++)
+		x = (x ^ (x >> 3)) * 0xff51afd7ed558ccdull + i;
 	return x;
 }
 

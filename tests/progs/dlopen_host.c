@@ -31,8 +31,10 @@ static double now(void)
 
 NOINLINE static void call_library(uint64_t (*hot)(uint64_t), double end)
 {
+	uint64_t n = work_chunk(2000000);
+
 	while (now() < end)
-		sink += hot(2000000);
+		sink += hot(n);
 }
 
 int main(int argc, char **argv)

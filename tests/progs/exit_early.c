@@ -23,9 +23,9 @@ static double now(void)
 
 NOINLINE static void burn_until_exit(double until)
 {
-	uint64_t x = 5;
+	uint64_t x = 5, n = work_chunk(100000);
 	while (now() < until)
-		for (int i = 0; i < 100000; i++)
+		for (uint64_t i = 0; i < n; i++)
 			x = (x ^ (x << 5)) + 0x632be59bd9b4e019ull;
 	sink = x;
 }

@@ -47,7 +47,9 @@ static double now(void)
 
 static uint64_t mix(uint64_t x, uint64_t k)
 {
-	for (int i = 0; i < 200000; i++)
+	uint64_t n = work_chunk(200000);
+
+	for (uint64_t i = 0; i < n; i++)
 		x = (x ^ (x >> 7)) * 0x9e3779b97f4a7c15ull + k;
 	return x;
 }

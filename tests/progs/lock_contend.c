@@ -7,9 +7,14 @@
  * N threads "contender" run worker -> contend_mutex: lock the mutex
  * (timing pthread_mutex_lock when a try-lock finds it taken, which is
  * what the agent counts as a wait), hold it 100-300 us spinning, unlock; and
- * every fourth round worker -> contend_rwlock: take the rwlock for
- * writing (timing pthread_rwlock_wrlock) and hold it 200 us, or for
- * reading (timing pthread_rwlock_rdlock). Truth lines:
+ * every other round worker -> contend_rwlock: take the rwlock for
+ * writing (timing pthread_rwlock_wrlock) and hold it 500 us, or for
+ * reading (timing pthread_rwlock_rdlock) and hold it 50 us. A writer holds
+ * the rwlock longer than anyone holds the mutex, so the thread that
+ * leaves the mutex next finds it taken: the rwlock's waits add up to a
+ * large total even on an idle machine, where the mutex queue would
+ * otherwise let only one thread at a time reach it (a total of a few
+ * waits is too few to hold a sampled profile to 15%). Truth lines:
  *   fn contend_mutex WAIT_NS ACQUISITIONS
  *   fn contend_rwlock WAIT_NS ACQUISITIONS */
 #define _GNU_SOURCE
@@ -80,7 +85,7 @@ NOINLINE static void contend_rwlock(unsigned *seed)
 			pthread_rwlock_rdlock(&rwlock);
 		t1 = now();
 	}
-	spin(write ? 200000 : 50000);
+	spin(write ? 500000 : 50000);
 	pthread_rwlock_unlock(&rwlock);
 	atomic_fetch_add(&rw_wait, t1 - t0);
 	atomic_fetch_add(&rw_n, 1);
@@ -94,7 +99,7 @@ NOINLINE static void *worker(void *arg)
 	KEEP_FRAME();
 	pthread_setname_np(pthread_self(), "contender");
 	for (unsigned i = 0; now() < end; i++) {
-		if (i % 4 == 3)
+		if (i % 2 == 1)
 			contend_rwlock(&seed);
 		else
 			contend_mutex(&seed);

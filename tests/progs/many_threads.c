@@ -38,12 +38,12 @@ static uint64_t thread_cpu_ns(void)
 
 NOINLINE static void crowd_work(uint64_t *x)
 {
-	uint64_t end = thread_cpu_ns() + (uint64_t)busy_ns;
+	uint64_t end = thread_cpu_ns() + (uint64_t)busy_ns, n = work_chunk(1000);
 
 	KEEP_FRAME();
 	while (thread_cpu_ns() < end)
-		for (int i = 0; i < 1000; i++)
-			*x = (*x ^ (*x >> 31)) * 0xbf58476d1ce4e5b9ull + (uint64_t)i;
+		for (uint64_t i = 0; i < n; i++)
+			*x = (*x ^ (*x >> 31)) * 0xbf58476d1ce4e5b9ull + i;
 }
 
 NOINLINE static void *crowd_main(void *arg)

@@ -12,6 +12,9 @@
 #ifndef NPROF_TEST_PROGS_H
 #define NPROF_TEST_PROGS_H
 
+/* Chunks of work repeated until a clock says enough: work.h. */
+#include "work.h"
+
 #define NOINLINE __attribute__((noinline, noipa))
 /* The no-frame-pointer variants (build/tests/progs/nofp/, -DNPROF_NOFP)
  * must have no frames at all: there asking for one would build it. */

@@ -4,6 +4,8 @@
 PROGS_CFLAGS   := -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -pthread
 PROGS_CXXFLAGS := $(PROGS_CFLAGS) -std=gnu++17
 PROGS_DIR      := $(BUILD)/tests/progs
+# Every program includes both (progs.h includes work.h).
+PROGS_HDR      := tests/progs/progs.h tests/progs/work.h
 
 # Sources with a rule of their own below are not plain programs.
 PROGS_SPECIAL  := tests/progs/libhot.c tests/progs/debuglink.c
@@ -13,18 +15,18 @@ PROGS_BIN      := $(PROGS_SRC:%.c=$(BUILD)/%) $(PROGS_CXX_SRC:%.cpp=$(BUILD)/%)
 PROGS_EXTRA    := $(PROGS_DIR)/libhot.so $(PROGS_DIR)/debuglink \
                   $(PROGS_DIR)/debuglink.debug
 
-$(BUILD)/tests/progs/%: tests/progs/%.c tests/progs/progs.h
+$(BUILD)/tests/progs/%: tests/progs/%.c $(PROGS_HDR)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(PROGS_CFLAGS) -o $@ $< -ldl -lm
 
-$(BUILD)/tests/progs/%: tests/progs/%.cpp tests/progs/progs.h
+$(BUILD)/tests/progs/%: tests/progs/%.cpp $(PROGS_HDR)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CXX) $(PROGS_CXXFLAGS) -o $@ $< -lm
 
 # The library dlopen_host loads at run time (found next to the host).
-$(PROGS_DIR)/libhot.so: tests/progs/libhot.c tests/progs/progs.h
+$(PROGS_DIR)/libhot.so: tests/progs/libhot.c $(PROGS_HDR)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(PROGS_CFLAGS) -fPIC -shared -o $@ $<
@@ -33,7 +35,7 @@ $(PROGS_DIR)/libhot.so: tests/progs/libhot.c tests/progs/progs.h
 # debuglink.debug, found through .gnu_debuglink (same directory). The
 # unstripped link goes to a temporary name so that a failed step leaves no
 # half-made binary behind.
-$(PROGS_DIR)/debuglink $(PROGS_DIR)/debuglink.debug &: tests/progs/debuglink.c tests/progs/progs.h
+$(PROGS_DIR)/debuglink $(PROGS_DIR)/debuglink.debug &: tests/progs/debuglink.c $(PROGS_HDR)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(PROGS_CFLAGS) -o $(PROGS_DIR)/debuglink.full $<
@@ -51,12 +53,12 @@ PROGS_NOFP_CXXFLAGS := $(PROGS_NOFP_CFLAGS) -std=gnu++17
 PROGS_NOFP_NAMES    := split qsort_burn cxx_sort syscalls threads_zoo spin eight_threads
 PROGS_NOFP          := $(PROGS_NOFP_NAMES:%=$(PROGS_DIR)/nofp/%)
 
-$(PROGS_DIR)/nofp/%: tests/progs/%.c tests/progs/progs.h
+$(PROGS_DIR)/nofp/%: tests/progs/%.c $(PROGS_HDR)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(PROGS_NOFP_CFLAGS) -o $@ $< -ldl -lm
 
-$(PROGS_DIR)/nofp/%: tests/progs/%.cpp tests/progs/progs.h
+$(PROGS_DIR)/nofp/%: tests/progs/%.cpp $(PROGS_HDR)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CXX) $(PROGS_NOFP_CXXFLAGS) -o $@ $< -lm

@@ -6,8 +6,10 @@
  * Each of T threads (default 1) runs N rounds (default 400) of a hash loop
  * through a few levels of calls (spin_outer -> spin_middle -> spin_leaf), so
  * a sampler has real stacks to walk. On exit it prints the wall time of the
- * work in seconds on stdout: "wall 1.234567". With --forever it prints
- * "ready" and works until killed (the target for attach-by-PID timing). */
+ * work in seconds on stdout: "wall 1.234567". A fixed amount of work is what
+ * the benchmarks time; the tests use --forever: it prints "ready" and works
+ * until killed (the target for attach-by-PID timing). NPROF_TEST_WORK_SCALE
+ * scales spin_leaf's chunk (work.h). */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,9 +32,11 @@ static double clock_s(clockid_t c)
 
 NOINLINE static uint64_t spin_leaf(uint64_t x)
 {
+	uint64_t n = work_chunk(10000);
+
 	KEEP_FRAME();
-	for (int i = 0; i < 10000; i++)
-		x = (x ^ (x >> 31)) * 0xbf58476d1ce4e5b9ull + (uint64_t)i;
+	for (uint64_t i = 0; i < n; i++)
+		x = (x ^ (x >> 31)) * 0xbf58476d1ce4e5b9ull + i;
 	return x;
 }
 

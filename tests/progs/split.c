@@ -70,7 +70,9 @@ static uint64_t mono_ns(void)
 /* A few tens of microseconds of arithmetic the compiler cannot drop. */
 static inline uint64_t spin(uint64_t x, uint64_t k)
 {
-	for (int i = 0; i < 50000; i++) {
+	uint64_t n = work_chunk(50000);
+
+	for (uint64_t i = 0; i < n; i++) {
 		x ^= x << 13;
 		x ^= x >> 7;
 		x ^= x << 17;

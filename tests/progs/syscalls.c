@@ -39,9 +39,11 @@ static long raw_write(int fd, const void *p, unsigned long n)
 
 NOINLINE static void write_loop(int fd, double until)
 {
+	uint64_t n = work_chunk(1000);
+
 	KEEP_FRAME();
 	while (now() < until)
-		for (int i = 0; i < 1000; i++)
+		for (uint64_t i = 0; i < n; i++)
 			if (raw_write(fd, buf, sizeof buf) < 0)
 				return;
 }

@@ -99,10 +99,12 @@ static void *waiter_main(void *arg)
 
 NOINLINE static void burn_cpu(void)
 {
+	const int n = (int)work_chunk(100000);
+
 	KEEP_FRAME();
 	mark_parked();
 	for (;;) {
-		for (volatile int i = 0; i < 100000; i++)
+		for (volatile int i = 0; i < n; i++)
 			;
 		burn_count++;
 	}

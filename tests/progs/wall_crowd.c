@@ -47,10 +47,10 @@ static uint64_t mono_ns(void)
 
 NOINLINE static void crowd_burn(void)
 {
-	uint64_t x = 88172645463325252ull;
+	uint64_t x = 88172645463325252ull, n = work_chunk(100000);
 
 	while (!atomic_load(&stop)) {
-		for (int i = 0; i < 100000; i++) {
+		for (uint64_t i = 0; i < n; i++) {
 			x ^= x << 13;
 			x ^= x >> 7;
 			x ^= x << 17;

@@ -157,10 +157,10 @@ static void sleep_until(uint64_t deadline)
 NOINLINE static void wall_compute(uint64_t ns)
 {
 	uint64_t t0 = phase_begin(COMPUTE), x = t0 | 1, end = t0 + ns;
-	uint64_t last = t0, last_cpu = thread_cpu_ns(), now, cpu;
+	uint64_t last = t0, last_cpu = thread_cpu_ns(), now, cpu, n = work_chunk(20000);
 
 	for (;;) {
-		for (int i = 0; i < 20000; i++) {
+		for (uint64_t i = 0; i < n; i++) {
 			x ^= x << 13;
 			x ^= x >> 7;
 			x ^= x << 17;

@@ -13,6 +13,7 @@
 #include "agent/hot/hot.h"
 #include "nprof.h"
 #include "test.h"
+#include "../progs/work.h"
 
 static volatile unsigned long sink;
 
@@ -20,10 +21,11 @@ __attribute__((noinline)) void agent_test_burn(double secs);
 __attribute__((noinline)) void agent_test_burn(double secs)
 {
 	struct timespec t0, t;
+	uint64_t n = work_chunk(100000);
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
 	do {
-		for (int i = 0; i < 100000; i++)
+		for (uint64_t i = 0; i < n; i++)
 			sink = sink * 6364136223846793005ul + 1;
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
 	} while ((double)(t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 < secs);

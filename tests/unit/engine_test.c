@@ -15,12 +15,14 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "engine/engine.h"
 #include "test.h"
+#include "../progs/work.h"
 
 /* noclone keeps gcc from renaming them spin_a.constprop.0; clang has no
  * such clones and no such attribute. */
@@ -46,10 +48,15 @@ NOINLINE static void spin_a(uint64_t n)
 	hook();
 }
 
-NOINLINE static void caller_a(unsigned millions)
+/* spin_a in chunks (work.h) until this thread has used ns of CPU time;
+ * UINT64_MAX: for ever. */
+NOINLINE static void caller_a(uint64_t ns)
 {
-	for (unsigned i = 0; i < millions; i++)
-		spin_a(1000000);
+	uint64_t t0 = work_clock_ns(CLOCK_THREAD_CPUTIME_ID), n = work_chunk(1000000);
+
+	do
+		spin_a(n);
+	while (work_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0 < ns);
 	hook();
 }
 
@@ -63,15 +70,17 @@ NOINLINE static void spin_b(uint64_t n)
 
 static void *worker(void *arg)
 {
+	uint64_t n = work_chunk(1000000);
+
 	pthread_setname_np(pthread_self(), arg);
 	for (;;)
-		spin_b(1000000);
+		spin_b(n);
 	return NULL;
 }
 
 /* Busy main thread in caller_a -> spin_a, a "late-worker" thread in
- * spin_b created after a short while; or (sleepy) a thread that blocks
- * every millisecond. */
+ * spin_b created after 100 ms of the main thread's CPU time; or (sleepy)
+ * a thread that blocks every millisecond. */
 static pid_t start_child(bool sleepy)
 {
 	int fds[2];
@@ -92,9 +101,9 @@ static pid_t start_child(bool sleepy)
 		if (sleepy)
 			for (;;)
 				usleep(1000);
-		caller_a(20);
+		caller_a(100000000);
 		pthread_create(&t, NULL, worker, "late-worker");
-		caller_a(UINT32_MAX);
+		caller_a(UINT64_MAX);
 		_exit(0);
 	}
 	close(fds[1]);
@@ -104,8 +113,9 @@ static pid_t start_child(bool sleepy)
 	return pid;
 }
 
-/* Context switches the kernel counted for the (single-threaded) task PID. */
-static long long task_switches(pid_t pid)
+/* Context switches the kernel counted for the (single-threaded) task PID:
+ * all of them, or the voluntary ones only. */
+static long long task_switches(pid_t pid, bool voluntary_only)
 {
 	char path[64], line[128];
 	long long total = 0, n;
@@ -117,7 +127,8 @@ static long long task_switches(pid_t pid)
 		return -1;
 	while (fgets(line, sizeof(line), f))
 		if (sscanf(line, "voluntary_ctxt_switches: %lld", &n) == 1 ||
-		    sscanf(line, "nonvoluntary_ctxt_switches: %lld", &n) == 1)
+		    (!voluntary_only &&
+		     sscanf(line, "nonvoluntary_ctxt_switches: %lld", &n) == 1))
 			total += n;
 	fclose(f);
 	return total;
@@ -379,11 +390,11 @@ static void test_kernel(void)
 		return;
 	}
 	pid = start_child(true);
-	before = task_switches(pid);
+	before = task_switches(pid, false);
 	began = seconds_now();
 	err = record(pid, &o, &p, &d);
 	elapsed = seconds_now() - began;
-	after = task_switches(pid);
+	after = task_switches(pid, false);
 	CHECK(err == 0, "context-switches as root: %s", d.msg);
 	if (!err) {
 		print_notes(p);
@@ -426,6 +437,10 @@ static void test_kernel(void)
 struct nobody_result {
 	int err_cpu, err_cs;
 	int64_t samples, switches_vol;
+	/* What the kernel counted for the targets over each call, and how
+	 * long the calls took: the truth the counts are held to. */
+	long long cpu_ns, vol_switches;
+	double cpu_secs, cs_secs;
 	bool note_kernel, note_switch, thread_frame_ok;
 	char msg[512];
 };
@@ -433,6 +448,7 @@ struct nobody_result {
 static void test_nobody(void)
 {
 	struct nobody_result *res;
+	long long want;
 	pid_t pid;
 
 	if (geteuid() != 0) {
@@ -448,6 +464,8 @@ static void test_nobody(void)
 		struct record_options o = { .event = "cpu", .duration_ns = 800000000 };
 		struct profile *p = NULL;
 		struct diag d;
+		long long before;
+		double began;
 		pid_t t;
 
 		if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
@@ -455,7 +473,11 @@ static void test_nobody(void)
 			_exit(1);
 		prctl(PR_SET_DUMPABLE, 1); /* reset by the uid change */
 		t = start_child(false);
+		before = process_cpu_ns(t);
+		began = seconds_now();
 		res->err_cpu = record(t, &o, &p, &d);
+		res->cpu_secs = seconds_now() - began;
+		res->cpu_ns = process_cpu_ns(t) - before;
 		memcpy(res->msg, d.msg, sizeof(res->msg));
 		if (p) {
 			res->samples = profile_total(p, 0);
@@ -470,7 +492,11 @@ static void test_nobody(void)
 		t = start_child(true);
 		o.event = "context-switches";
 		o.per_thread = true;
+		before = task_switches(t, true);
+		began = seconds_now();
 		res->err_cs = record(t, &o, &p, &d);
+		res->cs_secs = seconds_now() - began;
+		res->vol_switches = task_switches(t, true) - before;
 		if (p) {
 			res->switches_vol = with_pair(p, "[voluntary switch]", NULL, 0) ? 0 : 0;
 			for (size_t i = 0; i < p->nsamples; i++) {
@@ -488,18 +514,25 @@ static void test_nobody(void)
 		_exit(0);
 	}
 	waitpid(pid, NULL, 0);
-	CHECK(res->err_cpu == 0 && res->samples > 10,
-	      "nobody profiles its own process (%lld samples): %s",
-	      (long long)res->samples, res->msg);
+	/* As in test_busy and test_kernel: the kernel's counts over each
+	 * call, scaled to the 0.8 s window, are what should be there. */
+	want = res->cpu_secs > 0 ? (long long)((double)res->cpu_ns / 10e6 * 0.8 / res->cpu_secs) : 0;
+	CHECK(res->err_cpu == 0 && res->samples > 0 && res->samples >= want * 7 / 10 &&
+		      res->samples <= res->cpu_ns / 10000000 * 11 / 10 + 2,
+	      "nobody profiles its own process (%lld samples for %lld expected from its CPU time): %s",
+	      (long long)res->samples, want, res->msg);
 	CHECK(res->note_kernel, "with the kernel-frames note");
-	CHECK(res->err_cs == 0 && res->switches_vol >= 100 && res->note_switch,
-	      "context-switches as [thread];[voluntary switch] (%lld), noted",
-	      (long long)res->switches_vol);
+	want = res->cs_secs > 0 ? (long long)((double)res->vol_switches * 0.8 / res->cs_secs) : 0;
+	CHECK(res->err_cs == 0 && res->switches_vol >= 100 && res->switches_vol >= want * 8 / 10 &&
+		      res->switches_vol <= res->vol_switches && res->note_switch,
+	      "context-switches as [thread];[voluntary switch] (%lld of the %lld the kernel counted in the window), noted",
+	      (long long)res->switches_vol, want);
 	munmap(res, sizeof(*res));
 }
 
 /* record -- COMMAND: a child held before exec, released by
- * child_started; it runs this binary again with --spin and exits. */
+ * child_started; it runs this binary again with --spin (0.5 s of CPU in
+ * caller_a -> spin_a) and exits. */
 static void release(void *arg)
 {
 	char c = 1;
@@ -513,8 +546,10 @@ static void test_child(void)
 	struct record_options o = { .event = "cpu", .duration_ns = 10000000000ull };
 	struct symbolizer *s = symbolizer_new();
 	struct profile *p = NULL;
+	struct rusage ru = { 0 };
 	struct diag d;
 	int go[2], err;
+	long long cpu_ns, want;
 	pid_t pid;
 
 	if (pipe(go) < 0)
@@ -533,16 +568,22 @@ static void test_child(void)
 	diag_clear(&d);
 	err = engine_record(pid, &o, s, release, &go[1], &p, &d);
 	close(go[1]);
-	waitpid(pid, NULL, 0);
+	wait4(pid, NULL, 0, &ru);
+	/* Its CPU time from the kernel: one sample per 10 ms of it. */
+	cpu_ns = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ll +
+		 (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ll;
+	want = cpu_ns / 10000000;
 	CHECK(err == 0, "a held child, released by child_started: %s", d.msg);
 	if (!err) {
 		print_notes(p);
 		CHECK(p->target_exited && p->duration_ns < 5000000000ull,
 		      "ends when the child exits (%.2f s)", p->duration_ns / 1e9);
 		CHECK(has_note(p, "the target exited after"), "and says so");
-		CHECK(with_pair(p, "caller_a", "spin_a", 0) > 10,
-		      "the exec'd program is symbolized from its mmap records (%lld)",
-		      (long long)with_pair(p, "caller_a", "spin_a", 0));
+		CHECK(with_pair(p, "caller_a", "spin_a", 0) > 0 &&
+			      with_pair(p, "caller_a", "spin_a", 0) >= want * 7 / 10,
+		      "the exec'd program is symbolized from its mmap records (%lld samples "
+		      "in caller_a -> spin_a, %lld expected from its %.3f s of CPU)",
+		      (long long)with_pair(p, "caller_a", "spin_a", 0), want, cpu_ns / 1e9);
 	}
 	profile_free(p);
 	symbolizer_free(s);
@@ -613,7 +654,7 @@ static void test_errors(void)
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "--spin")) {
-		caller_a(150);
+		caller_a(500000000);
 		return 0;
 	}
 	test_errors();

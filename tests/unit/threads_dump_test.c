@@ -60,6 +60,31 @@ static pid_t start_child(int ready_fd)
 	return pid;
 }
 
+/* Waits until the child's main thread sleeps in read(2), as
+ * /proc/PID/syscall says, polling for up to 10 s: a fixed pause would be
+ * too short on a loaded host. */
+static void wait_in_read(pid_t pid)
+{
+	char path[64], buf[256];
+
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
+	for (int i = 0; i < 1000; i++) {
+		FILE *f = fopen(path, "r");
+		bool in_read = false;
+
+		if (!f) {
+			usleep(100000); /* not readable here: the old guess */
+			return;
+		}
+		in_read = fgets(buf, sizeof(buf), f) && strtol(buf, NULL, 10) == SYS_read &&
+			  buf[0] != 'r'; /* "running" */
+		fclose(f);
+		if (in_read)
+			return;
+		usleep(10000);
+	}
+}
+
 static const struct thread_info *find(const struct thread_dump *td, const char *name)
 {
 	for (size_t i = 0; i < td->nthreads; i++)
@@ -240,7 +265,7 @@ int main(void)
 	child = start_child(ready[1]);
 	if (read(ready[0], &c, 1) != 1)
 		return 1;
-	usleep(100000); /* the main thread reaches read() */
+	wait_in_read(child);
 
 	for (int round = 0; round < 3; round++) {
 		const struct thread_info *m, *s;
