@@ -11,8 +11,8 @@
 
 #include "base/path_template.h"
 #include "base/units.h"
-#include "cli/agent_client.h"
 #include "cli/cli.h"
+#include "client/agent_client.h"
 #include "help/nprof-heap.h"
 #include "output/output.h"
 
@@ -137,13 +137,19 @@ int cmd_heap(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	diag_clear(&d);
 	r = agent_client_request(pid, line, &data, &len, &d);
+	if (r == -ENOTUNIQ) {
+		cli_error("%s; heap profiling needs nprof's agent in PID %d, so there is "
+			  "nothing to fall back to", d.msg, (int)pid);
+		return EXIT_FAILED;
+	}
 	if (r < 0) {
 		cli_error("%s", d.msg[0] ? d.msg : strerror(-r));
 		free(data);
 		return EXIT_FAILED;
 	}
 	if (strcmp(action, "dump")) {
-		/* "ok\nTEXT\n": the text after ok */
+		/* "ok\nTEXT\n": the text after ok, shown to a terminal */
+		agent_reply_clean_text(data, len);
 		fputs(data, stdout);
 		free(data);
 		return EXIT_OK;

@@ -5,10 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
-#include "cli/agent_client.h"
 #include "cli/cli.h"
+#include "client/agent_client.h"
 #include "help/nprof-list.h"
 
 static void read_comm(pid_t pid, char *buf, size_t len)
@@ -44,21 +45,15 @@ static void owner(pid_t pid, char *buf, size_t len)
 		snprintf(buf, len, "%u", (unsigned)st.st_uid);
 }
 
-/* Picks "key value" lines out of a status reply. */
-static const char *field(const char *reply, const char *key, char *buf, size_t len)
+/* The agent's HTTP endpoint, and where its token is: the user sends it as
+ * "Authorization: Bearer" (only a user who may read the file can). */
+static void print_http(const struct agent_status *st)
 {
-	size_t k = strlen(key);
-
-	for (const char *l = reply; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-		if (!strncmp(l, key, k) && l[k] == ' ') {
-			size_t n = strcspn(l + k + 1, "\n");
-
-			snprintf(buf, len, "%.*s", (int)n, l + k + 1);
-			return buf;
-		}
-	}
-	snprintf(buf, len, "?");
-	return buf;
+	if (!st->http_token[0])
+		printf("%7s http://%s/ (no token: open to every local user)\n", "", st->http);
+	else
+		printf("%7s http://%s/ (token in %s%s)\n", "", st->http, st->http_token,
+		       access(st->http_token, R_OK) == 0 ? "" : ", which you cannot read");
 }
 
 int cmd_list(int argc, char **argv)
@@ -96,41 +91,38 @@ int cmd_list(int argc, char **argv)
 	if (!quiet)
 		printf("%7s %-10s %-31s %-8s %s\n", "PID", "USER", "EVENTS", "STATE", "COMMAND");
 	for (unsigned i = 0; i < n; i++) {
-		char comm[64], user[64], events[64], state[256], *reply = NULL;
-		size_t len;
+		char comm[64], user[64];
+		struct agent_status st;
 		struct diag d;
 
+		/* The name alone proves nothing (anyone may bind it): each
+		 * is verified to be the process's own agent. */
+		diag_clear(&d);
 		if (quiet) {
-			printf("%d\n", (int)pids[i]);
+			err = agent_client_probe(pids[i], &d);
+			if (err > 0)
+				printf("%d\n", (int)pids[i]);
 			continue;
 		}
 		read_comm(pids[i], comm, sizeof(comm));
 		owner(pids[i], user, sizeof(user));
-		diag_clear(&d);
-		err = agent_client_request(pids[i], "status", &reply, &len, &d);
+		err = agent_client_status(pids[i], &st, &d);
+		if (err == -ENOENT || err == -ESRCH)
+			continue; /* gone since /proc/net/unix was read */
 		if (err < 0) {
 			printf("%7d %-10s %-31s %-8s %s (%s)\n", (int)pids[i], user, "?",
-			       err == -EACCES ? "refused" : "?", comm,
+			       err == -EACCES || err == -ENOTUNIQ ? "refused" : "?", comm,
 			       err == -EACCES ? "another user's agent" : d.msg);
 			continue;
 		}
-		field(reply, "events", events, sizeof(events));
-		field(reply, "state", state, sizeof(state));
-		if (!strncmp(state, "running", 7)) {
-			char ev[32] = "", eff[32] = "";
-			const char *e = strstr(state, "event="), *f = strstr(state, "effective=");
-
-			if (e)
-				sscanf(e, "event=%31s", ev);
-			if (f)
-				sscanf(f, "effective=%31s", eff);
-			printf("%7d %-10s %-31s %-8s %s (%s%s%s)\n", (int)pids[i], user, events,
-			       "running", comm, ev, strcmp(ev, eff) ? ", as " : "",
-			       strcmp(ev, eff) ? eff : "");
-		} else {
-			printf("%7d %-10s %-31s %-8s %s\n", (int)pids[i], user, events, "idle", comm);
-		}
-		free(reply);
+		if (st.running)
+			printf("%7d %-10s %-31s %-8s %s (%s%s%s)\n", (int)pids[i], user, st.events,
+			       "running", comm, st.event, strcmp(st.event, st.effective) ? ", as " : "",
+			       strcmp(st.event, st.effective) ? st.effective : "");
+		else
+			printf("%7d %-10s %-31s %-8s %s\n", (int)pids[i], user, st.events, "idle", comm);
+		if (st.http[0])
+			print_http(&st);
 	}
 	free(pids);
 	return EXIT_OK;

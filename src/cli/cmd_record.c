@@ -13,10 +13,11 @@
 
 #include "base/path_template.h"
 #include "base/units.h"
-#include "cli/agent_client.h"
+#include "cli/agent_preload.h"
 #include "cli/cli.h"
 #include "cli/output_args.h"
 #include "cli/spawn.h"
+#include "client/agent_client.h"
 #include "engine/engine.h"
 #include "help/nprof-record.h"
 #include "output/output.h"
@@ -312,7 +313,7 @@ int cmd_record(int argc, char **argv)
 	}
 	if (a.command && !engine_event_known(a.rec.event)) {
 		/* itimer, wall: only the agent has them; preload it. */
-		r = agent_client_record_command(a.command, &a.rec, &a.pid, &p, &d);
+		r = agent_preload_record(a.command, &a.rec, &a.pid, &p, &d);
 	} else if (a.command) {
 		r = spawned_start(a.command, &child, &d);
 		if (r < 0) {
@@ -328,9 +329,22 @@ int cmd_record(int argc, char **argv)
 				  strerror(-child.exec_error));
 			goto out;
 		}
-	} else if (agent_client_event(a.rec.event) && agent_client_present(a.pid)) {
-		/* The process has the agent: it samples from inside. */
-		r = agent_client_record(a.pid, &a.rec, &p, &d);
+	} else if (agent_client_event(a.rec.event) &&
+		   (r = agent_client_probe(a.pid, &d)) != 0) {
+		if (r > 0) {
+			/* The process has the agent: it samples from inside. */
+			r = agent_client_record(a.pid, &a.rec, &p, &d);
+		} else if (r == -ENOTUNIQ && engine_event_known(a.rec.event)) {
+			/* Not its agent: never trusted; sample from outside. */
+			fprintf(stderr, "nprof: %s; not trusting it, recording with "
+				"perf_events from outside instead\n", d.msg);
+			diag_clear(&d);
+			r = engine_record(a.pid, &a.rec, syms, NULL, NULL, &p, &d);
+		} else if (r == -ENOTUNIQ) {
+			cli_error("%s; -e %s needs nprof's agent in PID %d, so there is "
+				  "nothing to fall back to", d.msg, a.rec.event, (int)a.pid);
+			goto out;
+		}
 	} else if (!engine_event_known(a.rec.event)) {
 		r = diag_set(&d, -ENOENT,
 			     "-e %s needs nprof's agent in PID %d, which has none; start the "

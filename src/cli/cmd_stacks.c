@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "base/path_template.h"
-#include "cli/agent_client.h"
 #include "cli/cli.h"
+#include "client/agent_client.h"
 #include "engine/threads_dump.h"
 #include "help/nprof-stacks.h"
 #include "symbolize/symbolize.h"
@@ -126,7 +126,8 @@ int cmd_stacks(int argc, char **argv)
 		cli_error("-f %s: the expanded path is too long", a.file);
 		return EXIT_FAILED;
 	}
-	if (!a.ptrace && agent_client_present(a.pid)) {
+	r = a.ptrace ? 0 : agent_client_probe(a.pid, &d);
+	if (r > 0) {
 		/* The process has the agent: each thread walks its own stack
 		 * in its signal handler; nothing is traced or stopped. */
 		r = thread_dump_take_agent(a.pid, &a.o, agent_capture, NULL, &td, &d);
@@ -139,6 +140,13 @@ int cmd_stacks(int argc, char **argv)
 			r = thread_dump_take(a.pid, &a.o, &td, &d);
 		}
 	} else {
+		if (r < 0 && r != -ESRCH) {
+			/* Something else holds the agent's name (never trusted),
+			 * or it cannot be reached: the dump from outside. */
+			fprintf(stderr, "nprof: %s; %staking the dump with ptrace instead\n",
+				d.msg, r == -ENOTUNIQ ? "not trusting it, " : "");
+		}
+		diag_clear(&d);
 		r = thread_dump_take(a.pid, &a.o, &td, &d);
 	}
 	if (r < 0) {

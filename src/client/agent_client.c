@@ -1,0 +1,386 @@
+/* agent_client: see agent_client.h. */
+#include "client/agent_client.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "output/pprof.h"
+#include "symbolize/procfs.h"
+
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77 /* Linux 6.5; older headers lack it */
+#endif
+
+#define MAX_REPLY (1u << 30)
+#define CONNECT_TIMEOUT_S 10
+#define IO_TIMEOUT_S 30
+
+bool agent_client_event_only(const char *event)
+{
+	return !strcmp(event, "itimer") || agent_client_event_bytes(event) ||
+	       !strcmp(event, "lock");
+}
+
+bool agent_client_event_bytes(const char *event)
+{
+	return !strcmp(event, "alloc") || !strcmp(event, "heap");
+}
+
+bool agent_client_event(const char *event)
+{
+	return !strcmp(event, "cpu") || !strcmp(event, "itimer") || !strcmp(event, "wall") ||
+	       agent_client_event_bytes(event) || !strcmp(event, "lock");
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+int agent_client_list(pid_t **ret, unsigned *ret_n)
+{
+	FILE *f = fopen("/proc/net/unix", "r");
+	char line[512];
+	pid_t *v = NULL;
+	unsigned n = 0, cap = 0;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char *at = strstr(line, " @" AGENT_CLIENT_SOCKET_PREFIX);
+		char *end;
+		long pid;
+
+		if (!at)
+			continue;
+		pid = strtol(at + 2 + strlen(AGENT_CLIENT_SOCKET_PREFIX), &end, 10);
+		if (pid <= 0 || pid > INT32_MAX || (*end != '\n' && *end != '\0' && *end != ' '))
+			continue;
+		if (n == cap) {
+			pid_t *nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*nv));
+
+			if (!nv) {
+				free(v);
+				fclose(f);
+				return -ENOMEM;
+			}
+			v = nv;
+		}
+		v[n++] = (pid_t)pid;
+	}
+	fclose(f);
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_pid);
+	/* A listening socket and its accepted connections share the name. */
+	{
+		unsigned o = 0;
+
+		for (unsigned i = 0; i < n; i++)
+			if (!o || v[o - 1] != v[i])
+				v[o++] = v[i];
+		n = o;
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+/* pid's real, effective and saved uids, from /proc/PID/status. */
+static int read_uids(pid_t pid, uid_t uids[3])
+{
+	char path[64], *buf = NULL;
+	const char *u;
+	unsigned r, e, s;
+	size_t len = 0;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	err = procfs_read_file(path, 1u << 16, &buf, &len);
+	if (err < 0)
+		return err == -ENOENT ? -ESRCH : err;
+	u = strstr(buf, "\nUid:");
+	err = u && sscanf(u + 5, "%u %u %u", &r, &e, &s) == 3 ? 0 : -EPROTO;
+	free(buf);
+	if (err < 0)
+		return err;
+	uids[0] = r;
+	uids[1] = e;
+	uids[2] = s;
+	return 0;
+}
+
+/* Whether the process behind the peer's credentials still runs: 0 (yes,
+ * or this kernel cannot tell), -ESRCH (it has exited). */
+static int peer_alive(int fd)
+{
+	int pidfd = -1, err = 0;
+	socklen_t len = sizeof(pidfd);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) < 0)
+		/* ENOPROTOOPT before 6.5; a maker that has exited: EINVAL
+		 * or ESRCH before 6.15, a pidfd of a dead process since. */
+		return errno == ESRCH || errno == EINVAL ? -ESRCH : 0;
+	if (syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0 && errno == ESRCH)
+		err = -ESRCH; /* EPERM: alive, not ours to signal */
+	close(pidfd);
+	return err;
+}
+
+/* The peer check of agent_client_connect, on a connected fd. */
+static int check_peer(int fd, pid_t pid, struct diag *d)
+{
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	uid_t uids[3];
+	int err;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0)
+		return diag_set(d, -errno, "cannot tell who holds PID %d's agent socket: %s",
+				(int)pid, strerror(errno));
+	if (cred.pid != pid) {
+		if (cred.pid <= 0)
+			return diag_set(d, -ENOTUNIQ,
+					"@" AGENT_CLIENT_SOCKET_PREFIX "%d is not PID %d's agent: "
+					"the name is held by a process outside this pid "
+					"namespace (uid %u)",
+					(int)pid, (int)pid, (unsigned)cred.uid);
+		return diag_set(d, -ENOTUNIQ,
+				"@" AGENT_CLIENT_SOCKET_PREFIX "%d is not PID %d's agent: the name "
+				"is held by PID %d (uid %u)",
+				(int)pid, (int)pid, (int)cred.pid, (unsigned)cred.uid);
+	}
+	if (peer_alive(fd) == -ESRCH)
+		return diag_set(d, -ENOTUNIQ,
+				"@" AGENT_CLIENT_SOCKET_PREFIX "%d is not PID %d's agent: the name "
+				"is held by a socket that an earlier PID %d (uid %u) made before "
+				"it exited",
+				(int)pid, (int)pid, (int)cred.pid, (unsigned)cred.uid);
+	err = read_uids(pid, uids);
+	if (err == -ESRCH)
+		return diag_set(d, -ESRCH, "no process with PID %d", (int)pid);
+	if (err < 0)
+		return diag_set(d, err, "cannot read /proc/%d/status to check its agent: %s",
+				(int)pid, strerror(-err));
+	if (cred.uid != 0 && cred.uid != uids[0] && cred.uid != uids[1] && cred.uid != uids[2])
+		return diag_set(d, -ENOTUNIQ,
+				"@" AGENT_CLIENT_SOCKET_PREFIX "%d is not PID %d's agent: the name "
+				"is held by PID %d as uid %u, and PID %d runs as uid %u",
+				(int)pid, (int)pid, (int)cred.pid, (unsigned)cred.uid, (int)pid,
+				(unsigned)uids[1]);
+	return 0;
+}
+
+int agent_client_connect(pid_t pid, struct diag *d)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct timeval connect_tv = { CONNECT_TIMEOUT_S, 0 }, io_tv = { IO_TIMEOUT_S, 0 };
+	int fd, n, err;
+
+	if (pid <= 0)
+		return diag_set(d, -ESRCH, "no process with PID %d", (int)pid);
+	n = snprintf(a.sun_path + 1, sizeof(a.sun_path) - 1, AGENT_CLIENT_SOCKET_PREFIX "%d",
+		     (int)pid);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return diag_set(d, -errno, "socket: %s", strerror(errno));
+	/* connect(2) waits for room in the listener's backlog, for as long
+	 * as the send timeout: a listener that never accepts must not hold
+	 * us forever. */
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &connect_tv, sizeof(connect_tv));
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &io_tv, sizeof(io_tv));
+	if (connect(fd, (struct sockaddr *)&a,
+		    (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n)) < 0) {
+		err = -errno;
+		if (err == -ECONNREFUSED || err == -ENOENT)
+			err = diag_set(d, -ENOENT,
+				       "PID %d has no nprof agent listening (@" AGENT_CLIENT_SOCKET_PREFIX
+				       "%d)", (int)pid, (int)pid);
+		else
+			err = diag_set(d, err == -EAGAIN ? -ETIMEDOUT : err,
+				       "connecting to PID %d's agent (@" AGENT_CLIENT_SOCKET_PREFIX
+				       "%d): %s", (int)pid, (int)pid,
+				       strerror(err == -EAGAIN ? ETIMEDOUT : -err));
+		goto out;
+	}
+	/* Nothing is sent before the peer is known to be pid itself. */
+	err = check_peer(fd, pid, d);
+	if (err < 0)
+		goto out;
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &io_tv, sizeof(io_tv));
+	return fd;
+out:
+	close(fd);
+	return err;
+}
+
+int agent_client_probe(pid_t pid, struct diag *d)
+{
+	struct diag cd;
+	int fd;
+
+	/* "No agent" is an answer, not an error: d keeps no message for
+	 * it, so that the caller's next step can say what went wrong. */
+	diag_clear(&cd);
+	fd = agent_client_connect(pid, &cd);
+	if (fd == -ENOENT)
+		return 0;
+	if (fd < 0)
+		return diag_set(d, fd, "%s", cd.msg);
+	close(fd);
+	return 1;
+}
+
+int agent_client_request(pid_t pid, const char *line, char **ret_data, size_t *ret_len,
+			 struct diag *d)
+{
+	char *buf = NULL;
+	size_t len = 0, cap = 0, off = 0, plen = 0;
+	int fd = agent_client_connect(pid, d), err = 0;
+
+	if (fd < 0)
+		return fd;
+	if (send(fd, line, strlen(line), MSG_NOSIGNAL) < 0 || send(fd, "\n", 1, MSG_NOSIGNAL) < 0) {
+		err = diag_set(d, -errno, "PID %d's agent: %s", (int)pid, strerror(errno));
+		goto out;
+	}
+	for (;;) {
+		ssize_t n;
+
+		if (len + 65536 + 1 > cap) {
+			char *nb;
+
+			cap = cap ? cap * 2 : 131072;
+			if (cap > MAX_REPLY) {
+				err = diag_set(d, -EFBIG, "PID %d's agent replied more than 1 GiB",
+					       (int)pid);
+				goto out;
+			}
+			nb = realloc(buf, cap);
+			if (!nb) {
+				err = -ENOMEM;
+				goto out;
+			}
+			buf = nb;
+		}
+		n = recv(fd, buf + len, cap - len - 1, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = diag_set(d, errno == EAGAIN ? -ETIMEDOUT : -errno,
+				       "PID %d's agent did not answer: %s", (int)pid,
+				       strerror(errno == EAGAIN ? ETIMEDOUT : errno));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	err = agent_reply_parse(buf, len, pid, &off, &plen, d);
+	if (err < 0)
+		goto out;
+	memmove(buf, buf + off, plen);
+	buf[plen] = '\0';
+	*ret_data = buf;
+	*ret_len = plen;
+	buf = NULL;
+out:
+	free(buf);
+	close(fd);
+	return err;
+}
+
+int agent_client_status(pid_t pid, struct agent_status *ret, struct diag *d)
+{
+	struct agent_status st;
+	char *data = NULL;
+	size_t len = 0;
+	int err = agent_client_request(pid, "status", &data, &len, d);
+
+	if (err < 0)
+		return err;
+	err = agent_status_parse(data, len, &st);
+	free(data);
+	if (err < 0)
+		return diag_set(d, err, "PID %d's agent sent a status that is not one", (int)pid);
+	if (st.pid != pid)
+		return diag_set(d, -EPROTO, "PID %d's agent says it serves PID %d", (int)pid,
+				(int)st.pid);
+	*ret = st;
+	return 0;
+}
+
+void agent_client_format_options(const struct record_options *o, uint64_t duration_ns,
+				 char *buf, size_t len)
+{
+	const char *event = o->event ? o->event : "cpu";
+	int n = snprintf(buf, len, "event=%s", event);
+
+	if (o->interval)
+		n += snprintf(buf + n, len - (size_t)n,
+			      agent_client_event_bytes(event) ? ",interval=%llu" : ",interval=%lluns",
+			      (unsigned long long)o->interval);
+	if (duration_ns)
+		n += snprintf(buf + n, len - (size_t)n, ",duration=%lluns",
+			      (unsigned long long)duration_ns);
+	if (o->max_depth)
+		n += snprintf(buf + n, len - (size_t)n, ",jstackdepth=%u",
+			      o->max_depth > 2048 ? 2048 : o->max_depth);
+	if (o->per_thread)
+		n += snprintf(buf + n, len - (size_t)n, ",thread");
+	if (o->simple_names)
+		snprintf(buf + n, len - (size_t)n, ",simple");
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int agent_client_record(pid_t pid, const struct record_options *o, struct profile **ret,
+			struct diag *d)
+{
+	char opts[512], line[600], *data = NULL;
+	size_t len = 0;
+	uint64_t end = o->duration_ns ? mono_ns() + o->duration_ns : 0;
+	int err;
+
+	/* A backstop: should we die, the agent ends the session itself. */
+	agent_client_format_options(o, o->duration_ns ? o->duration_ns + 30000000000ull : 0,
+				    opts, sizeof(opts));
+	snprintf(line, sizeof(line), "start %s", opts);
+	err = agent_client_request(pid, line, &data, &len, d);
+	free(data);
+	data = NULL;
+	if (err < 0)
+		return err;
+	while ((!end || mono_ns() < end) && !(o->stop && *o->stop) &&
+	       (kill(pid, 0) == 0 || errno == EPERM))
+		sleep_ms(20);
+	err = agent_client_request(pid, "stop output=pprof", &data, &len, d);
+	if (err < 0)
+		return err;
+	err = pprof_read(data, len, ret, d);
+	free(data);
+	return err;
+}
