@@ -59,11 +59,27 @@ int nprof_control_start(void);
  * "[::1]:9870" or "9870" (port 0: any free port, logged on stderr); NULL:
  * $NPROF_HTTP, else 127.0.0.1:9870. Loopback only unless
  * NPROF_HTTP_ALLOW_REMOTE=1 (-EACCES). Started at load when NPROF_HTTP
- * is set. -EALREADY when serving. */
+ * is set. -EALREADY when serving.
+ * Auth, as for NPROF_HTTP, from $NPROF_HTTP_AUTH when this is called: by
+ * default (unset or "token") every request needs a random token (64 hex
+ * digits, new at each start) as "Authorization: Bearer TOKEN" or
+ * "?token=TOKEN", else 403. The token is written, mode 0600, to
+ * http-PID.token in $XDG_RUNTIME_DIR/nprof, /run/user/UID/nprof,
+ * /run/nprof (root) or /tmp/nprof-UID, the first whose base is the
+ * effective user's; nprof_http_token_path() says which. It is removed
+ * by nprof_http_stop() and at exit (not when the process is killed; the
+ * next process with that pid replaces it). "none" serves every local
+ * user without a token; another value: -EINVAL. Set it with setenv()
+ * before the call to choose in code. */
 int nprof_http_start(const char *address);
 
 /* Stops it, after any /prof in progress. -ENOENT: not serving. */
 int nprof_http_stop(void);
+
+/* The path of the running endpoint's token file into buf, "" when it is
+ * served open (NPROF_HTTP_AUTH=none). -ENOENT: not serving; -ERANGE: buf
+ * too short (PATH_MAX is enough). */
+int nprof_http_token_path(char *buf, size_t len);
 
 /* Heap profiling, switched on and off while the process runs (the
  * StarRocks way; docs/memory.md). Allocations are sampled every

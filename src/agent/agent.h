@@ -161,12 +161,16 @@ void agent_control_wake(void);
 int agent_stacks_dump(bool json, char **ret_buf, size_t *ret_len, struct diag *d);
 
 /* Serves /prof, /stacks and /heap on addr ("127.0.0.1:9870", "[::1]:0",
- * "9870"); a non-loopback address only with NPROF_HTTP_ALLOW_REMOTE=1.
+ * "9870"); a non-loopback address only with NPROF_HTTP_ALLOW_REMOTE=1;
+ * a token required unless NPROF_HTTP_AUTH=none (http_auth.h).
  * -EALREADY when serving. 0 or -errno, d saying why. */
 int agent_http_start(const char *addr, struct diag *d);
 int agent_http_stop(void);
 /* "127.0.0.1:9870" (the port bound), or -ENOENT when not serving. */
 int agent_http_address(char *buf, size_t len);
+/* The token file's path, "" when served open; -ENOENT when not serving,
+ * -ERANGE when len is too short. */
+int agent_http_token_path(char *buf, size_t len);
 
 /* One reply of the HTTP endpoint. body is malloc'd; http.c frees it. */
 struct agent_http_reply {

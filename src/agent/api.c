@@ -151,6 +151,17 @@ NPROF_EXPORT int nprof_http_stop(void)
 	return err;
 }
 
+NPROF_EXPORT int nprof_http_token_path(char *buf, size_t len)
+{
+	int err = buf ? agent_http_token_path(buf, len) : -EINVAL;
+
+	last_error[0] = '\0';
+	if (err < 0)
+		snprintf(last_error, sizeof(last_error), "%s",
+			 err == -ENOENT ? "the HTTP endpoint is not running" : strerror(-err));
+	return err;
+}
+
 NPROF_EXPORT const char *nprof_last_error(void)
 {
 	return last_error;

@@ -10,6 +10,7 @@
  * thread dump for stacks: stacks.c)
  * or "error MESSAGE\n", then the connection closes. */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -125,11 +126,16 @@ static void cmd_status(int fd)
 	enum agent_event eff;
 	uint64_t samples = 0;
 
-	char http[96];
+	char http[96], token[PATH_MAX];
 
 	reply(fd, "ok\nnprof-agent 1\npid %d\nevents cpu itimer wall alloc heap lock\n", (int)getpid());
-	if (agent_http_address(http, sizeof(http)) == 0)
+	if (agent_http_address(http, sizeof(http)) == 0) {
 		reply(fd, "http %s\n", http);
+		/* Where the endpoint's token is (not the token): a client shows it
+		 * to a user, who may read it only if the process's owner may. */
+		if (agent_http_token_path(token, sizeof(token)) == 0 && token[0])
+			reply(fd, "http-token %s\n", token);
+	}
 	if (agent_session_info(&o, &eff, &samples))
 		reply(fd, "state running event=%s effective=%s interval=%llu samples=%llu\n",
 		      agent_event_name(o.event), agent_event_name(eff),

@@ -11,10 +11,14 @@
  *   GET /heap?action=...        the heap engine's (agent_heap_http), or 501
  *
  * Secure by default: loopback only (a non-loopback address needs
- * NPROF_HTTP_ALLOW_REMOTE=1), and, on loopback, a Host header that is not
- * a loopback name is refused (a web page cannot reach it through DNS
- * rebinding). */
+ * NPROF_HTTP_ALLOW_REMOTE=1); on loopback, a Host header that is not a
+ * loopback name is refused (a web page cannot reach it through DNS
+ * rebinding); and, unless NPROF_HTTP_AUTH=none, every request carries a
+ * token only the process's owner can read (http_auth.c), since loopback
+ * keeps out other hosts, not other users of this one. */
 #include <arpa/inet.h>
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
@@ -29,6 +33,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/http_auth.h"
 #include "base/units.h"
 
 #define HTTP_MAX_CONNECTIONS 8
@@ -39,6 +44,7 @@
 static struct {
 	pthread_mutex_t lock;
 	struct MHD_Daemon *daemon;	/* under lock */
+	struct http_auth *auth;		/* under lock: the daemon's (its callback's cls) */
 	char addr[INET6_ADDRSTRLEN + 16]; /* under lock: as bound */
 	bool loopback;			/* written before the daemon starts */
 	bool atfork;
@@ -62,6 +68,8 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, int status, const ch
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	/* A page opened with ?token= must not pass its URL on. */
+	MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
 	if (filename) {
 		char cd[128];
 
@@ -113,7 +121,9 @@ static enum MHD_Result prof_param(void *ctx, enum MHD_ValueKind kind, const char
 	char *end;
 
 	(void)kind;
-	if (!strcmp(key, "duration")) {
+	if (!strcmp(key, "token")) {
+		/* on_request checked it; never echoed */
+	} else if (!strcmp(key, "duration")) {
 		/* Seconds, as Hadoop; a unit (500ms, 2m) works too. */
 		if (units_parse_duration_ns(v, 1000000000ull, &q->duration_ns) < 0 ||
 		    q->duration_ns == 0 || q->duration_ns > HTTP_MAX_DURATION_S * 1000000000ull)
@@ -320,13 +330,22 @@ static bool host_ok(struct MHD_Connection *c)
 	return false;
 }
 
+/* 403 naming why and where the token is; the token itself never. */
+static enum MHD_Result auth_refuse(struct MHD_Connection *c, const struct http_auth *a,
+				   const char *cause)
+{
+	return send_text(c, MHD_HTTP_FORBIDDEN,
+			 "%s: this endpoint needs the token in %s: send Authorization: Bearer "
+			 "<token> or ?token=<token>\n", cause, a->path);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
 				  const char *method, const char *version,
 				  const char *upload_data, size_t *upload_size, void **con_cls)
 {
 	static int first;
+	const struct http_auth *a = cls;
 
-	(void)cls;
 	(void)version;
 	(void)upload_data;
 	if (!*con_cls) { /* headers only so far */
@@ -343,6 +362,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return send_text(c, MHD_HTTP_FORBIDDEN,
 				 "Host header not a loopback name; this endpoint answers "
 				 "127.0.0.1, localhost and [::1] only\n");
+	switch (http_auth_check(a,
+				MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+							    MHD_HTTP_HEADER_AUTHORIZATION),
+				MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token"))) {
+	case HTTP_AUTH_OK:
+		break;
+	case HTTP_AUTH_MISSING:
+		return auth_refuse(c, a, "no token");
+	case HTTP_AUTH_WRONG:
+		return auth_refuse(c, a, "wrong token");
+	}
 	if (!strcmp(url, "/prof"))
 		return serve_prof(c);
 	if (!strcmp(url, "/stacks"))
@@ -424,13 +454,156 @@ bad:
 			"(127.0.0.1:9870, [::1]:9870; port 0 picks a free one)", text);
 }
 
+/* One row of /proc/net/tcp or tcp6 that listens on ss's port: 3 when on
+ * its very address, 2 on its family's wildcard, 1 on IPv6's wildcard for
+ * an IPv4 ss (a dual-stack socket), 0 when it is no holder of ss. */
+static int listener_match(const struct sockaddr_storage *ss, bool v6, const char *line,
+			  unsigned long *ret_inode)
+{
+	char hex[33];
+	unsigned port, state;
+	unsigned long inode;
+	uint32_t w[4] = { 0 };
+	size_t n;
+	bool any = true;
+
+	if (sscanf(line, " %*u: %32[0-9A-Fa-f]:%x %*s %x %*s %*s %*s %*u %*u %lu", hex, &port,
+		   &state, &inode) != 4 || state != 0x0A /* TCP_LISTEN */ || inode == 0)
+		return 0;
+	n = strlen(hex);
+	if (n != (v6 ? 32u : 8u))
+		return 0;
+	/* Each 32-bit word as the kernel holds it, printed %08X. */
+	for (size_t i = 0; i < n / 8; i++) {
+		char word[9];
+
+		memcpy(word, hex + 8 * i, 8);
+		word[8] = '\0';
+		w[i] = (uint32_t)strtoul(word, NULL, 16);
+		any = any && w[i] == 0;
+	}
+	*ret_inode = inode;
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *a = (const void *)ss;
+
+		if (port != ntohs(a->sin_port))
+			return 0;
+		if (v6)
+			return any ? 1 : 0;
+		return w[0] == a->sin_addr.s_addr ? 3 : any ? 2 : 0;
+	} else {
+		const struct sockaddr_in6 *a = (const void *)ss;
+
+		if (port != ntohs(a->sin6_port) || !v6)
+			return 0;
+		return !memcmp(w, &a->sin6_addr, 16) ? 3 : any ? 2 : 0;
+	}
+}
+
+/* The process listening on ss, which bind found in use: the socket's
+ * inode from /proc/net/tcp and tcp6, then the process holding it among
+ * the /proc/PID/fd this user may read. 0, or -ENOENT when not visible. */
+static int port_holder(const struct sockaddr_storage *ss, pid_t *ret_pid, char *ret_comm,
+		       size_t len)
+{
+	static const char *const tables[] = { "/proc/net/tcp", "/proc/net/tcp6" };
+	unsigned long inode = 0;
+	char line[512], want[32], link[64], path[64];
+	struct dirent *e, *f;
+	int best = 0, err = -ENOENT;
+	DIR *proc;
+
+	for (size_t t = 0; t < 2; t++) {
+		FILE *fp = fopen(tables[t], "re");
+
+		while (fp && fgets(line, sizeof(line), fp)) {
+			unsigned long ino;
+			int m = listener_match(ss, t == 1, line, &ino);
+
+			if (m > best) {
+				best = m;
+				inode = ino;
+			}
+		}
+		if (fp)
+			fclose(fp);
+	}
+	if (!best)
+		return -ENOENT;
+	snprintf(want, sizeof(want), "socket:[%lu]", inode);
+	proc = opendir("/proc");
+	while (proc && err < 0 && (e = readdir(proc))) {
+		DIR *fds;
+
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%.32s/fd", e->d_name);
+		fds = opendir(path); /* EACCES: another user's */
+		while (fds && err < 0 && (f = readdir(fds))) {
+			ssize_t n = readlinkat(dirfd(fds), f->d_name, link, sizeof(link) - 1);
+
+			if (n > 0 && (size_t)n == strlen(want) && !memcmp(link, want, (size_t)n))
+				err = 0;
+		}
+		if (fds)
+			closedir(fds);
+		if (err == 0) {
+			FILE *fp;
+
+			*ret_pid = (pid_t)atoi(e->d_name);
+			snprintf(ret_comm, len, "?");
+			snprintf(path, sizeof(path), "/proc/%.32s/comm", e->d_name);
+			if ((fp = fopen(path, "re"))) {
+				if (fgets(ret_comm, (int)len, fp))
+					ret_comm[strcspn(ret_comm, "\n")] = '\0';
+				fclose(fp);
+			}
+		}
+	}
+	if (proc)
+		closedir(proc);
+	return err;
+}
+
+/* bind found ss in use: one line naming who holds it, and what to do. */
+static int in_use(const struct sockaddr_storage *ss, struct diag *d)
+{
+	char host[INET6_ADDRSTRLEN + 2], ip[INET6_ADDRSTRLEN], comm[64];
+	pid_t pid = 0;
+
+	if (ss->ss_family == AF_INET6) {
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ss)->sin6_addr, ip, sizeof(ip));
+		snprintf(host, sizeof(host), "[%s]", ip);
+	} else {
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)ss)->sin_addr, host, sizeof(host));
+	}
+	if (port_holder(ss, &pid, comm, sizeof(comm)) == 0)
+		return diag_set(d, -EADDRINUSE,
+				"address in use by PID %d (%s)%s; choose another port or %s:0",
+				(int)pid, comm, pid == getpid() ? ", this process" : "", host);
+	return diag_set(d, -EADDRINUSE,
+			"address in use, held by another process (not visible to this user); "
+			"choose another port or %s:0", host);
+}
+
 static void after_fork_child(void)
 {
 	/* The child has none of the server's threads: forget it (its
-	 * listening socket stays open, unused, until exec). */
+	 * listening socket stays open, unused, until exec), and its token
+	 * file, which stays the parent's. */
 	pthread_mutex_init(&H.lock, NULL);
 	H.daemon = NULL;
+	H.auth = NULL;
 	H.addr[0] = '\0';
+}
+
+/* The token file goes with the process; a server still running at exit
+ * is left to it. */
+__attribute__((destructor)) static void http_exit(void)
+{
+	pthread_mutex_lock(&H.lock);
+	http_auth_unlink(H.auth);
+	pthread_mutex_unlock(&H.lock);
 }
 
 int agent_http_start(const char *text, struct diag *d)
@@ -439,8 +612,10 @@ int agent_http_start(const char *text, struct diag *d)
 	socklen_t blen = sizeof(bound);
 	const union MHD_DaemonInfo *info;
 	const char *allow = getenv("NPROF_HTTP_ALLOW_REMOTE");
+	struct http_auth *auth = NULL;
 	char host[INET6_ADDRSTRLEN];
 	sigset_t all, old;
+	bool open;
 	int err;
 
 	err = parse_addr(text, &ss, d);
@@ -451,6 +626,9 @@ int agent_http_start(const char *text, struct diag *d)
 				"HTTP address %s is not loopback: anyone who can reach it could "
 				"profile this process and read its stacks; use 127.0.0.1:PORT, or "
 				"set NPROF_HTTP_ALLOW_REMOTE=1 to serve it anyway", text);
+	err = http_auth_mode(getenv("NPROF_HTTP_AUTH"), &open, d);
+	if (err < 0)
+		return err;
 	/* The server needs the control thread (it drains samples). */
 	err = agent_control_start(d);
 	if (err < 0)
@@ -464,6 +642,11 @@ int agent_http_start(const char *text, struct diag *d)
 		pthread_atfork(NULL, NULL, after_fork_child);
 		H.atfork = true;
 	}
+	auth = http_auth_new(open, d);
+	if (!auth) {
+		err = -errno;
+		goto out;
+	}
 	H.loopback = is_loopback(&ss);
 	/* Its threads are the agent's: never sampled, every signal blocked
 	 * (inherited from here). */
@@ -473,7 +656,7 @@ int agent_http_start(const char *text, struct diag *d)
 	H.daemon = MHD_start_daemon(
 		MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
 			(ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
-		0, NULL, NULL, on_request, NULL,
+		0, NULL, NULL, on_request, auth,
 		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONNECTIONS,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_IDLE_TIMEOUT_S,
@@ -484,10 +667,14 @@ int agent_http_start(const char *text, struct diag *d)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!H.daemon) {
 		err = err < 0 ? err : -EIO;
-		diag_set(d, err, "HTTP endpoint on %s: %s", text,
-			 err == -EADDRINUSE ? "address already in use" : strerror(-err));
+		if (err == -EADDRINUSE)
+			in_use(&ss, d);
+		else
+			diag_set(d, err, "HTTP endpoint on %s: %s", text, strerror(-err));
 		goto out;
 	}
+	H.auth = auth;
+	auth = NULL;
 	info = MHD_get_daemon_info(H.daemon, MHD_DAEMON_INFO_LISTEN_FD);
 	if (info && getsockname(info->listen_fd, (struct sockaddr *)&bound, &blen) == 0)
 		ss = bound;
@@ -502,26 +689,39 @@ int agent_http_start(const char *text, struct diag *d)
 		inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
 		snprintf(H.addr, sizeof(H.addr), "%s:%u", host, ntohs(a->sin_port));
 	}
-	agent_log("HTTP endpoint on http://%s/ (/prof, /stacks, /heap)", H.addr);
+	if (H.auth->open)
+		agent_log("HTTP endpoint on http://%s/ (/prof, /stacks, /heap); no token "
+			  "(NPROF_HTTP_AUTH=none): open to every local user", H.addr);
+	else
+		agent_log("HTTP endpoint on http://%s/ (/prof, /stacks, /heap); token in %s",
+			  H.addr, H.auth->path);
 	err = 0;
 out:
 	pthread_mutex_unlock(&H.lock);
+	http_auth_free(auth); /* when not serving */
 	return err;
 }
 
 int agent_http_stop(void)
 {
 	struct MHD_Daemon *dm;
+	struct http_auth *auth;
 
 	pthread_mutex_lock(&H.lock);
 	dm = H.daemon;
+	auth = H.auth;
 	H.daemon = NULL;
+	H.auth = NULL;
 	H.addr[0] = '\0';
+	/* The file goes at once; requests in flight still check auth. */
+	http_auth_unlink(auth);
 	pthread_mutex_unlock(&H.lock);
 	if (!dm)
 		return -ENOENT;
-	/* Waits for the connection threads: a /prof in progress ends first. */
+	/* Waits for the connection threads: a /prof in progress ends first;
+	 * they read auth until then. */
 	MHD_stop_daemon(dm);
+	http_auth_free(auth);
 	return 0;
 }
 
@@ -534,6 +734,19 @@ int agent_http_address(char *buf, size_t len)
 		snprintf(buf, len, "%s", H.addr);
 	else
 		err = -ENOENT;
+	pthread_mutex_unlock(&H.lock);
+	return err;
+}
+
+int agent_http_token_path(char *buf, size_t len)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&H.lock);
+	if (!H.daemon)
+		err = -ENOENT;
+	else if ((size_t)snprintf(buf, len, "%s", H.auth->open ? "" : H.auth->path) >= len)
+		err = -ERANGE;
 	pthread_mutex_unlock(&H.lock);
 	return err;
 }

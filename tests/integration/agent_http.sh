@@ -5,19 +5,39 @@
 # parameter, /stacks listing thread names and their stacks (text, JSON),
 # /heap (status, enable with interval=, 400 for a bad value), and a
 # non-loopback address refused unless NPROF_HTTP_ALLOW_REMOTE=1.
+# Who may use it: a token in a file only the owner can read, by header or
+# ?token=; another user (nobody) gets 403 on /prof, /stacks and /heap and
+# cannot read the file; NPROF_HTTP_AUTH=none serves it open and says so;
+# a bad NPROF_HTTP_AUTH is refused; the token file goes at exit; an
+# unprivileged owner gets in with its token, and so does root; a second
+# process on the same port names the first.
 . "$(dirname "$0")/lib.sh"
 need_build
 AGENT=$NPROF_BUILD/libnprof.so
 [ -r "$AGENT" ] || bail "libnprof.so is built ($AGENT)"
 command -v curl >/dev/null || bail "curl is installed (scripts/install-deps)"
 
-# http NAME URL: GET URL; body in $TMP/NAME, status in CODE, type in TYPE.
+# http NAME URL [CURL ARGS]: GET URL with the token ($TOKEN, from
+# wait_http); body in $TMP/NAME, status in CODE, type in TYPE.
 http() {
-	local out
-	out=$(curl -s -m 30 -o "$TMP/$1" -w '%{http_code} %{content_type}' "$2")
+	local name=$1 url=$2 out
+	shift 2
+	out=$(curl -s -m 30 -o "$TMP/$name" -w '%{http_code} %{content_type}' \
+		-H "Authorization: Bearer $TOKEN" "$@" "$url")
 	CODE=${out%% *}
 	TYPE=${out#* }
 }
+
+# bare NAME URL [CURL ARGS]: GET URL as given, without the token; body in
+# $TMP/NAME, status in CODE.
+bare() {
+	local name=$1 url=$2
+	shift 2
+	CODE=$(curl -s -m 30 -o "$TMP/$name" -w '%{http_code}' "$@" "$url")
+}
+
+# one_line FILE: FILE holds exactly one line.
+one_line() { [ "$(wc -l <"$1")" -eq 1 ]; }
 
 # cpu_ticks PID: user + system time of PID so far, in clock ticks.
 cpu_ticks() { awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
@@ -29,6 +49,20 @@ if ! start_prog split env LD_PRELOAD="$AGENT" NPROF_HTTP=127.0.0.1:0 \
 fi
 ok "NPROF_HTTP=127.0.0.1:0: serving on $ADDR"
 BASE=http://$ADDR
+SPLIT_PID=$PID
+if [ -n "$TOKEN_FILE" ] && [ "$(stat -c '%a %u' "$TOKEN_FILE")" = "600 0" ] &&
+	[[ $TOKEN =~ ^[0-9a-f]{64}$ ]] && [[ $TOKEN_FILE == */nprof/http-$PID.token ]]; then
+	ok "the start-up line names the token file: $TOKEN_FILE, mode 600, root's, 64 hex digits"
+else
+	not_ok "the start-up line names the token file, mode 600, root's, 64 hex digits ('$TOKEN_FILE')"
+	diag_file "$TMP/split.err"
+	[ -n "$TOKEN_FILE" ] && diag "$(ls -la "$TOKEN_FILE" 2>&1)"
+fi
+# nprof list names the endpoint and where its token is, never the token.
+"$NPROF" list >"$TMP/list" 2>&1
+check "nprof list: the endpoint's address and its token file" \
+	grep -qF "http://$ADDR/ (token in $TOKEN_FILE)" "$TMP/list"
+check "nprof list does not show the token itself" bash -c "! grep -qF '$TOKEN' '$TMP/list'"
 
 # --- a profile in the body ----------------------------------------------------------
 t0=$(cpu_ticks "$PID")
@@ -95,7 +129,7 @@ else
 fi
 
 # --- one at a time --------------------------------------------------------------------
-curl -s -m 30 -o "$TMP/first.collapsed" -w '%{http_code}' \
+curl -s -m 30 -o "$TMP/first.collapsed" -w '%{http_code}' -H "Authorization: Bearer $TOKEN" \
 	"$BASE/prof?duration=3&output=collapsed" >"$TMP/first.code" &
 first=$!
 running=no
@@ -133,8 +167,9 @@ check "pid=1 (not this process): 400" eval '[ "$CODE" = 400 ] && grep -q "^pid=1
 http bad "$BASE/prof?durration=5"
 check "an unknown parameter: 400 listing the parameters" \
 	eval '[ "$CODE" = 400 ] && grep -q "durration" "$TMP/bad" && grep -q jstackdepth "$TMP/bad"'
-code=$(curl -s -m 10 -o /dev/null -w '%{http_code}' -H 'Host: rebound.example:80' "$BASE/stacks")
-check "a non-loopback Host header is refused: 403 (DNS rebinding)" [ "$code" = 403 ]
+http host "$BASE/stacks" -H 'Host: rebound.example:80'
+check "a non-loopback Host header is refused, token or not: 403 (DNS rebinding)" \
+	eval '[ "$CODE" = 403 ] && grep -q "Host header" "$TMP/host"'
 
 # --- /stacks and /heap ------------------------------------------------------------------
 http stacks.txt "$BASE/stacks"
@@ -173,11 +208,171 @@ check "/heap?interval=bogus: 400 naming it (got $CODE)" \
 	eval '[ "$CODE" = 400 ] && grep -q "interval=bogus" "$TMP/heap"'
 http heap "$BASE/heap?action=enable&interval=1m,event=cpu"
 check "/heap: a value cannot carry another option (got $CODE)" eval '[ "$CODE" = 400 ]'
+
+# --- who may use it -----------------------------------------------------------------------
+# Without the token: 403 and one line naming the cause, the file and the fix.
+bare none "$BASE/stacks"
+if [ "$CODE" = 403 ] && one_line "$TMP/none" &&
+	grep -qF "no token: this endpoint needs the token in $TOKEN_FILE: send Authorization: Bearer <token> or ?token=<token>" "$TMP/none"; then
+	ok "no token: 403, one line ($(cat "$TMP/none"))"
+else
+	not_ok "no token: 403 and one line naming the token file and the fix (got $CODE)"
+	diag_file "$TMP/none"
+fi
+wrong=$(printf '%064d' 0)
+bare wrong "$BASE/stacks" -H "Authorization: Bearer $wrong"
+check "a wrong token in the header: 403 'wrong token' (got $CODE)" \
+	eval '[ "$CODE" = 403 ] && one_line "$TMP/wrong" && grep -q "^wrong token: .*$TOKEN_FILE" "$TMP/wrong"'
+bare wrong "$BASE/prof?duration=1&token=$wrong"
+check "a wrong ?token=: 403 (got $CODE)" eval '[ "$CODE" = 403 ] && grep -q "^wrong token" "$TMP/wrong"'
+bare wrong "$BASE/stacks" -H "Authorization: Bearer ${TOKEN:0:63}"
+check "the token less its last digit: 403 (got $CODE)" [ "$CODE" = 403 ]
+bare wrong "$BASE/stacks" -H "Authorization: Basic $TOKEN"
+check "the token under another scheme (Basic): 403 (got $CODE)" [ "$CODE" = 403 ]
+bare q.collapsed "$BASE/prof?duration=1&output=collapsed&token=$TOKEN"
+check "?token= on /prof: 200, the parameter parser takes it (got $CODE)" \
+	eval '[ "$CODE" = 200 ] && is_collapsed "$TMP/q.collapsed"'
+bare q.stacks "$BASE/stacks?token=$TOKEN"
+check "?token= on /stacks: 200 (got $CODE)" eval '[ "$CODE" = 200 ] && grep -q "^\"burner\" tid=" "$TMP/q.stacks"'
+bare q.heap "$BASE/heap?action=status&token=$TOKEN"
+check "?token= on /heap: 200 (got $CODE)" [ "$CODE" = 200 ]
+bare q.bad "$BASE/prof?token=$TOKEN&durration=5"
+check "a 400 does not echo the token" \
+	eval '[ "$CODE" = 400 ] && ! grep -q "$TOKEN" "$TMP/q.bad"'
+check "the agent never logs the token" eval '! grep -q "$TOKEN" "$TMP/split.err"'
+
+# Another user: refused on every path, and cannot read the token.
+ND=$(nobody_dir) # where user nobody writes
+for path in "/prof?duration=1" /stacks "/heap?action=status"; do
+	code=$($AS_NOBODY curl -s -m 30 -o "$ND/other" -w '%{http_code}' "$BASE$path")
+	check "user nobody, no token: $path refused, 403 (got $code)" \
+		eval '[ "$code" = 403 ] && grep -q "^no token" "$ND/other"'
+done
+if ! $AS_NOBODY cat "$TOKEN_FILE" >/dev/null 2>&1 && ! $AS_DAEMON cat "$TOKEN_FILE" >/dev/null 2>&1; then
+	ok "users nobody and daemon cannot read the token file"
+else
+	not_ok "users nobody and daemon cannot read the token file"
+fi
+
+# A second endpoint on the same port: one line naming the first.
+timeout -k 5 10 env LD_PRELOAD="$AGENT" NPROF_HTTP="$ADDR" "$PROGS/split" --seconds 0.3 \
+	>/dev/null 2>"$TMP/second.err"
+rc=$?
+want="NPROF_HTTP=$ADDR: address in use by PID $SPLIT_PID (split); choose another port or 127.0.0.1:0"
+if [ $rc -eq 0 ] && sed 's/^nprof-agent\[[0-9]*\]: //' "$TMP/second.err" | grep -qxF "$want" &&
+	[ "$(grep -c 'address in use' "$TMP/second.err")" -eq 1 ]; then
+	ok "a second NPROF_HTTP=$ADDR: one line naming PID $SPLIT_PID (split); the program runs on"
+else
+	not_ok "a second NPROF_HTTP=$ADDR: one line naming PID $SPLIT_PID (split) (status $rc)"
+	diag "want: $want"
+	diag_file "$TMP/second.err"
+fi
+if usable_by_others && $AS_NOBODY test -r "$AGENT"; then
+	timeout -k 5 10 $AS_NOBODY env LD_PRELOAD="$AGENT" NPROF_HTTP="$ADDR" "$PROGS/split" --seconds 0.3 \
+		>/dev/null 2>"$TMP/second.err"
+	check "the same as user nobody: held by another process (not visible to this user)" \
+		grep -qF "NPROF_HTTP=$ADDR: address in use, held by another process (not visible to this user); choose another port or 127.0.0.1:0" "$TMP/second.err"
+else
+	skip "a second NPROF_HTTP as user nobody" "the build is not reachable by nobody"
+fi
+
 kill -TERM "$PID"
 if wait_pid "$PID" 10; then
 	ok "split ends at SIGTERM with the endpoint serving"
 else
 	not_ok "split ends at SIGTERM with the endpoint serving"
+fi
+check "the token file is gone after the process exits" [ ! -e "$TOKEN_FILE" ]
+
+# --- NPROF_HTTP_AUTH ------------------------------------------------------------------------
+if start_prog open env LD_PRELOAD="$AGENT" NPROF_HTTP=127.0.0.1:0 NPROF_HTTP_AUTH=none \
+	"$PROGS/split" --seconds 60 && wait_http "$TMP/open.err"; then
+	if grep -q 'HTTP endpoint on http://.*no token (NPROF_HTTP_AUTH=none): open to every local user$' "$TMP/open.err" &&
+		[ -z "$TOKEN_FILE" ]; then
+		ok "NPROF_HTTP_AUTH=none: the start-up line says it is open to every local user"
+	else
+		not_ok "NPROF_HTTP_AUTH=none: the start-up line says it is open to every local user"
+		diag_file "$TMP/open.err"
+	fi
+	code=$($AS_NOBODY curl -s -m 30 -o "$ND/open.stacks" -w '%{http_code}' "http://$ADDR/stacks")
+	check "NPROF_HTTP_AUTH=none: user nobody gets /stacks without a token (got $code)" \
+		eval '[ "$code" = 200 ] && grep -q "^\"burner\" tid=" "$ND/open.stacks"'
+	kill -TERM "$PID"
+	wait_pid "$PID" 10
+else
+	not_ok "split starts with NPROF_HTTP_AUTH=none"
+	diag_file "$TMP/open.err"
+fi
+timeout -k 5 10 env LD_PRELOAD="$AGENT" NPROF_HTTP=127.0.0.1:0 NPROF_HTTP_AUTH=bogus \
+	"$PROGS/split" --seconds 0.3 >/dev/null 2>"$TMP/bogus.err"
+rc=$?
+if [ $rc -eq 0 ] && [ "$(grep -c NPROF_HTTP_AUTH "$TMP/bogus.err")" -eq 1 ] &&
+	grep -q 'NPROF_HTTP_AUTH=bogus: use token .* or none' "$TMP/bogus.err" &&
+	! grep -q 'HTTP endpoint on' "$TMP/bogus.err"; then
+	ok "NPROF_HTTP_AUTH=bogus refused in one line; the program runs on"
+else
+	not_ok "NPROF_HTTP_AUTH=bogus refused in one line; the program runs on (status $rc)"
+	diag_file "$TMP/bogus.err"
+fi
+
+# --- where the token goes ------------------------------------------------------------------
+# An unprivileged owner: its token in its own XDG_RUNTIME_DIR; it gets in
+# with it, root too (root reads any file), others not.
+if usable_by_others && $AS_NOBODY test -r "$AGENT"; then
+	run=$ND/run
+	mkdir -p "$run" && chown 65534:65534 "$run" && chmod 700 "$run"
+	if start_prog owner $AS_NOBODY env LD_PRELOAD="$AGENT" NPROF_HTTP=127.0.0.1:0 \
+		XDG_RUNTIME_DIR="$run" "$PROGS/split" --seconds 60 && wait_http "$TMP/owner.err"; then
+		if [ "$TOKEN_FILE" = "$run/nprof/http-$PID.token" ] &&
+			[ "$(stat -c '%a %u' "$TOKEN_FILE")" = "600 65534" ] &&
+			[ "$(stat -c '%a %u' "$run/nprof")" = "700 65534" ]; then
+			ok "owner nobody: token in \$XDG_RUNTIME_DIR/nprof/http-PID.token, 600, dir 700, nobody's"
+		else
+			not_ok "owner nobody: token in \$XDG_RUNTIME_DIR/nprof/http-PID.token, 600, dir 700, nobody's ('$TOKEN_FILE')"
+			diag_file "$TMP/owner.err"
+		fi
+		code=$($AS_NOBODY curl -s -m 30 -o "$ND/owner.stacks" -w '%{http_code}' \
+			-H "Authorization: Bearer $($AS_NOBODY cat "$TOKEN_FILE")" "http://$ADDR/stacks")
+		check "owner nobody with its token: /stacks 200 (got $code)" \
+			eval '[ "$code" = 200 ] && grep -q "^\"burner\" tid=" "$ND/owner.stacks"'
+		http root.collapsed "http://$ADDR/prof?duration=1&output=collapsed"
+		check "root, reading nobody's token file: /prof 200 (got $CODE)" \
+			eval '[ "$CODE" = 200 ] && is_collapsed "$TMP/root.collapsed"'
+		bare rootless "http://$ADDR/stacks"
+		check "root without the token: 403 (got $CODE)" [ "$CODE" = 403 ]
+		code=$($AS_DAEMON curl -s -m 30 -o /dev/null -w '%{http_code}' "http://$ADDR/stacks")
+		check "user daemon: 403 (got $code)" [ "$code" = 403 ]
+		check "user daemon cannot read nobody's token file" eval '! $AS_DAEMON cat "$TOKEN_FILE" >/dev/null 2>&1'
+		owner_file=$TOKEN_FILE
+		kill -TERM "$PID"
+		wait_pid "$PID" 10
+		check "owner nobody's token file is gone after it exits" [ ! -e "$owner_file" ]
+	else
+		not_ok "split starts as user nobody with NPROF_HTTP"
+		diag_file "$TMP/owner.err"
+	fi
+else
+	skip "an unprivileged owner" "the build is not reachable by nobody"
+fi
+
+# An XDG_RUNTIME_DIR of another user's is not used; a symlink where the
+# nprof directory should be is refused, and nothing is written through it.
+timeout -k 5 10 env LD_PRELOAD="$AGENT" NPROF_HTTP=127.0.0.1:0 XDG_RUNTIME_DIR="$(nobody_dir)" \
+	"$PROGS/split" --seconds 0.3 >/dev/null 2>"$TMP/xdg.err"
+http_token "$TMP/xdg.err"
+check "root ignores an XDG_RUNTIME_DIR owned by nobody (token in ${TOKEN_FILE:-nowhere})" \
+	eval '[ -n "$TOKEN_FILE" ] && [[ $TOKEN_FILE != $TMP/* ]]'
+mkdir -p "$TMP/xdg" "$TMP/victim"
+ln -sfn "$TMP/victim" "$TMP/xdg/nprof"
+timeout -k 5 10 env LD_PRELOAD="$AGENT" NPROF_HTTP=127.0.0.1:0 XDG_RUNTIME_DIR="$TMP/xdg" \
+	"$PROGS/split" --seconds 0.3 >/dev/null 2>"$TMP/link.err"
+rc=$?
+if [ $rc -eq 0 ] && grep -q "NPROF_HTTP=127.0.0.1:0: $TMP/xdg/nprof is a symlink or not a directory" "$TMP/link.err" &&
+	! grep -q 'HTTP endpoint on' "$TMP/link.err" && [ -z "$(ls -A "$TMP/victim")" ]; then
+	ok "\$XDG_RUNTIME_DIR/nprof a symlink: refused in one line, nothing written through it"
+else
+	not_ok "\$XDG_RUNTIME_DIR/nprof a symlink: refused in one line, nothing written through it (status $rc)"
+	diag_file "$TMP/link.err"
 fi
 
 # --- secure by default ------------------------------------------------------------------

@@ -159,9 +159,11 @@ run_http() {
 		[ -n "$addr" ] && break
 		sleep 0.05
 	done
-	curl -s -m 20 -o "$out.collapsed" "http://$addr/prof?event=wall&duration=1&output=collapsed"
-	curl -s -m 20 -o "$out.stacks" "http://$addr/stacks"
-	curl -s -m 20 -o /dev/null "http://$addr/prof?event=bogus"
+	http_token "$out.err"
+	curl -s -m 20 -o "$out.collapsed" -H "Authorization: Bearer $TOKEN" \
+		"http://$addr/prof?event=wall&duration=1&output=collapsed"
+	curl -s -m 20 -o "$out.stacks" "http://$addr/stacks?token=$TOKEN"
+	curl -s -m 20 -o /dev/null "http://$addr/prof?event=bogus&token=$TOKEN"
 	wait "$pid"
 	local rc=$?
 	if [ -n "$addr" ] && [ $rc -eq 0 ] && sanitizer_clean "$out.err" &&

@@ -31,7 +31,7 @@ command -v curl >/dev/null || bail "curl is installed (scripts/install-deps)"
 SECS=5
 
 # Each program's PID, HTTP address, and count of truth snapshots taken.
-declare -A pid addr marks
+declare -A pid addr token marks
 
 # start_split NAME BINARY: split with the agent and its HTTP endpoint.
 start_split() {
@@ -43,6 +43,7 @@ start_split() {
 	fi
 	pid[$name]=$PID
 	addr[$name]=$ADDR
+	token[$name]=$TOKEN
 }
 
 # mark NAME: takes NAME's next snapshot of its truth.
@@ -61,7 +62,7 @@ window() {
 http_bg() {
 	local out=$TMP/$1-http-$2
 	HTTP_SECS=${3:-$SECS}
-	curl -s -m 90 -o "$out.collapsed" -w '%{http_code}' \
+	curl -s -m 90 -o "$out.collapsed" -w '%{http_code}' -H "Authorization: Bearer ${token[$1]}" \
 		"http://${addr[$1]}/prof?event=$2&duration=$HTTP_SECS&interval=1ms&output=collapsed" \
 		>"$out.code" &
 	HTTP_BG=$!

@@ -72,7 +72,7 @@ fi
 
 # --- GET /prof?event=wall ---------------------------------------------------------
 truth_mark "$PID" "$TMP/ws.truth" 1 || bail "wall_split writes its truth at SIGUSR1"
-code=$(curl -s -m 60 -o "$TMP/http.collapsed" -w '%{http_code}' \
+code=$(curl -s -m 60 -o "$TMP/http.collapsed" -w '%{http_code}' -H "Authorization: Bearer $TOKEN" \
 	"http://$ADDR/prof?event=wall&interval=5ms&duration=$SECS&thread&output=collapsed")
 truth_mark "$PID" "$TMP/ws.truth" 2 || bail "wall_split writes its truth at SIGUSR1"
 truth_window "$TMP/ws.truth.1" "$TMP/ws.truth.2" >"$TMP/http.truth"

@@ -305,15 +305,28 @@ split_check() {
 }
 
 # wait_http ERRFILE: the address an agent logged ("HTTP endpoint on
-# http://ADDR/") in ERRFILE, in ADDR; waits up to 5 s.
+# http://ADDR/") in ERRFILE, in ADDR, and its token (http_token); waits
+# up to 5 s.
 wait_http() {
 	local i
 	for ((i = 0; i < 100; i++)); do
 		ADDR=$(sed -n 's|.*HTTP endpoint on http://\([^/]*\)/.*|\1|p' "$1" | head -1)
-		[ -n "$ADDR" ] && return 0
+		[ -n "$ADDR" ] && { http_token "$1"; return 0; }
 		sleep 0.05
 	done
 	return 1
+}
+
+# http_token ERRFILE: the token file an agent logged ("HTTP endpoint on
+# ...; token in PATH") in ERRFILE, in TOKEN_FILE, and the token it holds
+# in TOKEN (readable by its owner and root): send it as
+# curl -H "Authorization: Bearer $TOKEN". Both empty when the endpoint is
+# open (NPROF_HTTP_AUTH=none).
+http_token() {
+	TOKEN_FILE=$(sed -n 's|.*HTTP endpoint on http://.*; token in \(/.*\)$|\1|p' "$1" | head -1)
+	TOKEN=
+	[ -z "$TOKEN_FILE" ] || TOKEN=$(cat "$TOKEN_FILE" 2>/dev/null)
+	return 0
 }
 
 # within A B TOL: |A - B| <= TOL.
