@@ -17,7 +17,8 @@ LIBS     := -ldw -lelf -liberty -lz -lm -lpthread
 
 # The layers, bottom up (docs/layout.md). Every .c in these folders goes
 # into the core library that the CLI, the tests and later the daemon link.
-CORE_DIRS := src/base src/unwind src/profile src/symbolize src/output src/engine
+CORE_DIRS := src/base src/unwind src/profile src/symbolize src/output src/engine \
+             src/client
 CORE_SRC  := $(foreach d,$(CORE_DIRS),$(wildcard $(d)/*.c))
 CORE_OBJ  := $(CORE_SRC:%.c=$(BUILD)/%.o)
 CORE_LIB  := $(BUILD)/libnprof-core.a
@@ -51,7 +52,16 @@ UNIT_BIN  := $(UNIT_SRC:%.c=$(BUILD)/%)
 .SECONDARY:
 
 .PHONY: all check run clean progs unit bench fuzz fuzz-long
-all: $(NPROF) progs unit fuzz
+all: $(NPROF) progs unit fuzz layers
+
+# The layering of docs/design.md, proven on every build (scripts/check-layers).
+LAYERS_OK := $(BUILD)/layers.ok
+$(LAYERS_OK): $(shell find src -name '*.[ch]') scripts/check-layers
+	@mkdir -p $(@D)
+	$(call msg,LAYERS,src)
+	$(Q)scripts/check-layers src && touch $@
+layers: $(LAYERS_OK)
+.PHONY: layers
 
 $(BUILD)/%.o: %.c | $(GEN_H)
 	@mkdir -p $(@D)
@@ -71,6 +81,9 @@ $(BUILD)/gen/help/%.h: docs/%.1.md scripts/md2help
 	@mkdir -p $(@D)
 	$(call msg,GEN,$@)
 	$(Q)scripts/md2help $< > $@.tmp && mv $@.tmp $@
+
+# A page inlines the scripts it shares with other pages (scripts/embed).
+$(filter %.html.h,$(RES_H)): $(filter %.js,$(RES))
 
 $(BUILD)/gen/res/%.h: src/output/res/% scripts/embed
 	@mkdir -p $(@D)
@@ -168,6 +181,13 @@ include tests/progs/progs.mk
 
 check: all
 	tests/run $(BUILD)
+
+# The suite as on a CPU four times faster, then four times slower: every
+# test workload's chunk of work scaled (tests/progs/work.h). Both must pass.
+check-speed: all
+	NPROF_TEST_WORK_SCALE=0.25 tests/run $(BUILD); s=$$?; \
+	NPROF_TEST_WORK_SCALE=4 tests/run $(BUILD) || s=1; exit $$s
+.PHONY: check-speed
 
 run: 
 	scripts/install-deps --build --if-missing

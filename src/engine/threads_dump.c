@@ -7,6 +7,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1244,22 +1245,10 @@ void thread_dump_free(struct thread_dump *td)
 /* --- with the agent: the stacks come from inside the process ----------------- */
 
 /* A reader for the agent's JSON dump (src/agent/stacks.c): only what a
- * dump needs; anything else is skipped whatever its type. */
+ * dump needs; anything else is skipped whatever its type. The bytes come
+ * from another process: every read is bounded by end, never by a NUL. */
 struct jcur {
 	const char *p, *end;
-};
-
-struct agent_frame {
-	uint64_t addr;
-	char *function, *module;
-};
-
-struct agent_thread {
-	pid_t tid;
-	char status[16];
-	bool truncated;
-	struct agent_frame *frames;
-	unsigned n, cap;
 };
 
 static void j_ws(struct jcur *c)
@@ -1308,7 +1297,7 @@ static int j_string(struct jcur *c, char *out, size_t cap)
 				unsigned v = 0;
 
 				for (int k = 0; k < 4; k++) {
-					int x = c->p < c->end ? *c->p++ : 0;
+					int x = c->p < c->end ? (unsigned char)*c->p++ : 0;
 
 					if (!isxdigit(x))
 						return -EPROTO;
@@ -1357,58 +1346,98 @@ static int j_skip(struct jcur *c, int depth)
 		return j_char(c, close) ? 0 : -EPROTO;
 	}
 	/* number, true, false, null */
-	if (!strchr("-0123456789tfn", *c->p))
+	if (!*c->p || !strchr("-0123456789tfn", *c->p))
 		return -EPROTO;
 	while (c->p < c->end && !strchr(",]} \t\r\n", *c->p))
 		c->p++;
 	return 0;
 }
 
-static int j_frame(struct jcur *c, struct agent_thread *t)
+/* A non-negative decimal integer (a tid), at most max. */
+static int j_uint(struct jcur *c, long max, long *ret)
+{
+	long v = 0;
+	const char *p0;
+
+	j_ws(c);
+	p0 = c->p;
+	while (c->p < c->end && *c->p >= '0' && *c->p <= '9') {
+		v = v * 10 + (*c->p++ - '0');
+		if (v > max)
+			return -EPROTO;
+	}
+	if (c->p == p0)
+		return -EPROTO;
+	*ret = v;
+	return 0;
+}
+
+static void agent_frame_free(struct thread_dump_agent_frame *f)
+{
+	free(f->function);
+	free(f->module);
+}
+
+static int j_frame(struct jcur *c, struct thread_dump_agent_thread *t)
 {
 	char key[32], val[1024];
-	struct agent_frame *f;
+	struct thread_dump_agent_frame f = { 0 };
+	int err = -EPROTO;
 
+	if (!j_char(c, '{'))
+		return -EPROTO;
+	if (!j_char(c, '}')) {
+		do {
+			if (j_string(c, key, sizeof(key)) < 0 || !j_char(c, ':'))
+				goto out;
+			if (!strcmp(key, "addr") || !strcmp(key, "function") ||
+			    (!strcmp(key, "module") && j_peek(c, '"'))) {
+				if (j_string(c, val, sizeof(val)) < 0)
+					goto out;
+				if (key[0] == 'a') {
+					f.addr = strtoull(val, NULL, 16);
+				} else {
+					char **dst = key[0] == 'f' ? &f.function : &f.module;
+
+					free(*dst);
+					*dst = strdup(val);
+					if (!*dst) {
+						err = -ENOMEM;
+						goto out;
+					}
+				}
+			} else if (j_skip(c, 0) < 0) {
+				goto out;
+			}
+		} while (j_char(c, ','));
+		if (!j_char(c, '}'))
+			goto out;
+	}
+	if (t->n == THREAD_DUMP_MAX_DEPTH) {
+		/* deeper than any dump keeps: read, dropped */
+		t->truncated = true;
+		err = 0;
+		goto out;
+	}
 	if (t->n == t->cap) {
 		unsigned ncap = t->cap ? t->cap * 2 : 32;
-		struct agent_frame *nv = realloc(t->frames, ncap * sizeof(*nv));
+		struct thread_dump_agent_frame *nv = realloc(t->frames, ncap * sizeof(*nv));
 
-		if (!nv)
-			return -ENOMEM;
+		if (!nv) {
+			err = -ENOMEM;
+			goto out;
+		}
 		t->frames = nv;
 		t->cap = ncap;
 	}
-	f = &t->frames[t->n++];
-	memset(f, 0, sizeof(*f));
-	if (!j_char(c, '{'))
-		return -EPROTO;
-	if (j_char(c, '}'))
-		return 0;
-	do {
-		if (j_string(c, key, sizeof(key)) < 0 || !j_char(c, ':'))
-			return -EPROTO;
-		if (!strcmp(key, "addr") || !strcmp(key, "function") ||
-		    (!strcmp(key, "module") && j_peek(c, '"'))) {
-			if (j_string(c, val, sizeof(val)) < 0)
-				return -EPROTO;
-			if (key[0] == 'a') {
-				f->addr = strtoull(val, NULL, 16);
-			} else {
-				char **dst = key[0] == 'f' ? &f->function : &f->module;
-
-				free(*dst);
-				*dst = strdup(val);
-				if (!*dst)
-					return -ENOMEM;
-			}
-		} else if (j_skip(c, 0) < 0) {
-			return -EPROTO;
-		}
-	} while (j_char(c, ','));
-	return j_char(c, '}') ? 0 : -EPROTO;
+	t->frames[t->n++] = f;
+	return 0;
+out:
+	agent_frame_free(&f);
+	return err;
 }
 
-static int j_thread(struct jcur *c, struct agent_thread *t)
+static int j_thread(struct jcur *c, struct thread_dump_agent_thread *t)
 {
 	char key[32];
 
@@ -1416,20 +1445,16 @@ static int j_thread(struct jcur *c, struct agent_thread *t)
 	if (!j_char(c, '{'))
 		return -EPROTO;
 	if (j_char(c, '}'))
-		return 0;
+		return -EPROTO; /* no tid */
 	do {
 		if (j_string(c, key, sizeof(key)) < 0 || !j_char(c, ':'))
 			return -EPROTO;
 		if (!strcmp(key, "tid")) {
-			char *end;
 			long v;
 
-			j_ws(c);
-			v = strtol(c->p, &end, 10);
-			if (end == c->p || end > c->end || v <= 0)
+			if (j_uint(c, INT_MAX, &v) < 0 || v <= 0)
 				return -EPROTO;
 			t->tid = (pid_t)v;
-			c->p = end;
 		} else if (!strcmp(key, "status")) {
 			if (j_string(c, t->status, sizeof(t->status)) < 0)
 				return -EPROTO;
@@ -1458,36 +1483,42 @@ static int j_thread(struct jcur *c, struct agent_thread *t)
 	return j_char(c, '}') && t->tid > 0 ? 0 : -EPROTO;
 }
 
-static void agent_threads_free(struct agent_thread *v, size_t n)
+void thread_dump_agent_free(struct thread_dump_agent_thread *v, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		for (unsigned j = 0; j < v[i].n; j++) {
-			free(v[i].frames[j].function);
-			free(v[i].frames[j].module);
-		}
+	for (size_t i = 0; v && i < n; i++) {
+		for (unsigned j = 0; j < v[i].n; j++)
+			agent_frame_free(&v[i].frames[j]);
 		free(v[i].frames);
 	}
 	free(v);
 }
 
-/* The "threads" of the agent's dump. -EPROTO when it is not one. */
-static int parse_agent_dump(const char *json, size_t len, struct agent_thread **ret,
-			    size_t *ret_n)
+static int cmp_agent_tid(const void *a, const void *b)
+{
+	pid_t x = ((const struct thread_dump_agent_thread *)a)->tid;
+	pid_t y = ((const struct thread_dump_agent_thread *)b)->tid;
+
+	return (x > y) - (x < y);
+}
+
+/* The "threads" of the agent's dump, sorted by tid. */
+int thread_dump_agent_parse(const char *json, size_t len,
+			    struct thread_dump_agent_thread **ret, size_t *ret_n)
 {
 	struct jcur c = { json, json + len };
-	struct agent_thread *v = NULL;
+	struct thread_dump_agent_thread *v = NULL;
 	size_t n = 0, cap = 0;
 	bool have = false;
 	char key[32];
 	int err = -EPROTO;
 
-	if (!j_char(&c, '{'))
+	if (!json || !j_char(&c, '{'))
 		goto out;
 	if (!j_char(&c, '}')) {
 		do {
 			if (j_string(&c, key, sizeof(key)) < 0 || !j_char(&c, ':'))
 				goto out;
-			if (strcmp(key, "threads")) {
+			if (strcmp(key, "threads") || have) {
 				if (j_skip(&c, 0) < 0)
 					goto out;
 				continue;
@@ -1498,9 +1529,11 @@ static int parse_agent_dump(const char *json, size_t len, struct agent_thread **
 			if (j_char(&c, ']'))
 				continue;
 			do {
+				if (n == THREAD_DUMP_MAX_THREADS)
+					goto out;
 				if (n == cap) {
 					size_t ncap = cap ? cap * 2 : 64;
-					struct agent_thread *nv = realloc(v, ncap * sizeof(*nv));
+					struct thread_dump_agent_thread *nv = realloc(v, ncap * sizeof(*nv));
 
 					if (!nv) {
 						err = -ENOMEM;
@@ -1509,6 +1542,7 @@ static int parse_agent_dump(const char *json, size_t len, struct agent_thread **
 					v = nv;
 					cap = ncap;
 				}
+				/* counted before it is read: its frames are freed either way */
 				err = j_thread(&c, &v[n++]);
 				if (err < 0)
 					goto out;
@@ -1522,11 +1556,17 @@ static int parse_agent_dump(const char *json, size_t len, struct agent_thread **
 	}
 	if (!have)
 		goto out;
+	/* One entry per thread: a tid twice would be merged twice. */
+	if (n > 1)
+		qsort(v, n, sizeof(*v), cmp_agent_tid);
+	for (size_t i = 1; i < n; i++)
+		if (v[i].tid == v[i - 1].tid)
+			goto out;
 	*ret = v;
 	*ret_n = n;
 	return 0;
 out:
-	agent_threads_free(v, n);
+	thread_dump_agent_free(v, n);
 	return err;
 }
 
@@ -1566,7 +1606,7 @@ int thread_dump_take_agent(pid_t pid, const struct thread_dump_options *opts,
 	struct symbolizer *sym = NULL;
 	struct proc_syms *ps = NULL;
 	struct thread_dump *td = NULL;
-	struct agent_thread *at = NULL;
+	struct thread_dump_agent_thread *at = NULL;
 	size_t nat = 0, cap = 0, ntids = 0, jlen = 0;
 	char path[64], *json = NULL;
 	pid_t *tids = NULL;
@@ -1625,14 +1665,14 @@ int thread_dump_take_agent(pid_t pid, const struct thread_dump_options *opts,
 	err = capture(pid, arg, &json, &jlen, d);
 	if (err < 0)
 		goto out;
-	err = parse_agent_dump(json, jlen, &at, &nat);
+	err = thread_dump_agent_parse(json, jlen, &at, &nat);
 	if (err < 0) {
 		err = diag_set(d, err, "PID %d's agent sent something that is not a thread dump",
 			       (int)pid);
 		goto out;
 	}
 	for (size_t i = 0; i < nat; i++) {
-		struct agent_thread *a = &at[i];
+		struct thread_dump_agent_thread *a = &at[i];
 		struct thread_info *t = find_thread(td, a->tid);
 
 		if (!t) { /* created after our listing */
@@ -1712,7 +1752,7 @@ int thread_dump_take_agent(pid_t pid, const struct thread_dump_options *opts,
 		err = 0;
 		for (size_t i = 0; i < td->nthreads && !err; i++) {
 			struct thread_info *t = &td->threads[i];
-			struct agent_thread *a = NULL;
+			struct thread_dump_agent_thread *a = NULL;
 
 			for (size_t k = 0; k < nat && !a; k++)
 				if (at[k].tid == t->tid)
@@ -1741,7 +1781,7 @@ int thread_dump_take_agent(pid_t pid, const struct thread_dump_options *opts,
 	err = 0;
 out:
 	thread_dump_free(td);
-	agent_threads_free(at, nat);
+	thread_dump_agent_free(at, nat);
 	proc_syms_free(ps);
 	symbolizer_free(sym);
 	free(json);

@@ -159,6 +159,31 @@ int thread_dump_take_agent(pid_t pid, const struct thread_dump_options *o,
 			   thread_dump_capture_fn capture, void *arg,
 			   struct thread_dump **ret, struct diag *d);
 
+/* The reader thread_dump_take_agent uses on the agent's JSON: pure, on
+ * bytes from another process (fuzzed: tests/fuzz/agent_stacks_json_fuzz.c).
+ * json need not end in a NUL. Keeps per thread its tid, status, truncated
+ * and frames' addr, function and module; skips anything else. Bounded: at
+ * most THREAD_DUMP_MAX_THREADS threads and THREAD_DUMP_MAX_DEPTH frames
+ * each (later frames are read and dropped, the thread marked truncated),
+ * strings cut at 1 KiB, nesting at 32. -EPROTO for anything that is not a
+ * dump, a tid out of range or listed twice; -ENOMEM. */
+struct thread_dump_agent_frame {
+	uint64_t addr;
+	char *function, *module; /* or NULL */
+};
+
+struct thread_dump_agent_thread {
+	pid_t tid;
+	char status[16];	/* "taken", "gone", "agent", "self", "no-answer", ... */
+	bool truncated;
+	struct thread_dump_agent_frame *frames; /* leaf first */
+	unsigned n, cap;
+};
+
+int thread_dump_agent_parse(const char *json, size_t len,
+			    struct thread_dump_agent_thread **ret, size_t *ret_n);
+void thread_dump_agent_free(struct thread_dump_agent_thread *v, size_t n);
+
 /* "sleeping", "running", "disk wait", "stopped", "traced", "zombie",
  * "idle", ... for a stat state letter. */
 const char *thread_state_name(char state);
