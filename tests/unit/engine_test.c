@@ -321,8 +321,8 @@ static void test_busy(void)
 	CHECK(with_pair(p, "caller_a", "spin_a", 0) >= total / 4,
 	      "caller_a -> spin_a, root first, symbolized (%lld of %lld)",
 	      (long long)with_pair(p, "caller_a", "spin_a", 0), (long long)total);
-	CHECK(with_pair(p, "spin_a", NULL, 0) >= total / 4, "spin_a is the leaf");
-	CHECK(with_pair(p, "worker", "spin_b", 0) > 0, "worker -> spin_b");
+	CHECK_INT(with_pair(p, "spin_a", NULL, 0), >=, total / 4, "spin_a is the leaf");
+	CHECK_INT(with_pair(p, "worker", "spin_b", 0), >, 0, "worker -> spin_b");
 	for (size_t i = 0; i < p->nthreads; i++)
 		if (!strcmp(p->threads[i].name, "late-worker"))
 			snprintf(late_frame, sizeof(late_frame), "[late-worker tid=%d]",

@@ -36,6 +36,23 @@ static int test_count, test_failed;
 			       a_ ? a_ : "(null)", b_ ? b_ : "(null)");   \
 	} while (0)
 
+/* CHECK_INT(a, op, b, ...) and CHECK_UINT: a comparison of two integers
+ * that, when it fails, prints both values, as signed (long long) or
+ * unsigned (unsigned long long) numbers:
+ *   CHECK_UINT(r->stats.samples, >, 0, "samples before the exit"); */
+#define CHECK_CMP_(type, fmt, a, op, b, ...)                              \
+	do {                                                              \
+		type a_ = (type)(a), b_ = (type)(b);                      \
+		int holds_ = a_ op b_;                                    \
+		CHECK(holds_, __VA_ARGS__);                               \
+		if (!holds_)                                              \
+			printf("#   %s = " fmt ", %s = " fmt ": not %s\n", \
+			       #a, a_, #b, b_, #op);                      \
+	} while (0)
+#define CHECK_INT(a, op, b, ...) CHECK_CMP_(long long, "%lld", a, op, b, __VA_ARGS__)
+#define CHECK_UINT(a, op, b, ...) \
+	CHECK_CMP_(unsigned long long, "%llu", a, op, b, __VA_ARGS__)
+
 static inline int test_done(void)
 {
 	printf("1..%d\n", test_count);
