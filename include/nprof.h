@@ -42,8 +42,9 @@ int nprof_start(const char *options);
  * The profile stays available to nprof_dump(). -ENOENT: none runs. */
 int nprof_stop(void);
 
-/* Writes the running profile so far (or, when none runs, the last one
- * that ended) as options say: file= (required) and output=. */
+/* Writes a profile snapshot: the running profile so far (or, when none
+ * runs, the last one that ended) as options say: file= (required) and
+ * output=. */
 int nprof_dump(const char *options);
 
 /* One line: "idle" or "running event=cpu effective=itimer samples=N". */
@@ -84,7 +85,8 @@ int nprof_http_token_path(char *buf, size_t len);
 /* Heap profiling, switched on and off while the process runs (the
  * StarRocks way; docs/memory.md). Allocations are sampled every
  * interval bytes on average (options "interval=512k", the default) and
- * the sampled blocks still live are kept, so that a dump says which
+ * the sampled blocks still live are kept, so that a heap snapshot
+ * (nprof_heap_dump) says which
  * stacks hold how much memory: inuse_space, inuse_objects, alloc_space,
  * alloc_objects (estimates, unbiased). Any allocator the program uses
  * (glibc, jemalloc, tcmalloc, mimalloc) is seen through the interposed

@@ -24,6 +24,8 @@
 #include "base/diag.h"
 #include "output/output.h"
 #include "profile/profile.h"
+#include "symbolize/frame_cache.h"
+#include "symbolize/symbolize.h"
 
 #define AGENT_TICK_MS 50
 #define AGENT_MAX_THREADS 32768		/* threads tracked per process */
@@ -60,6 +62,11 @@ struct agent_options {
 	char file[PATH_MAX];	/* "" : none; %p pid, %t time */
 	char title[128];
 	struct output_options out;
+	bool quiet;		/* no stderr line saying where the file went */
+	/* Started by NPROF_START (set by the code, not the text): the file's
+	 * name follows the tree rule of profile_file.c, a forked child
+	 * records itself too, and the end is announced on stderr. */
+	bool from_start_env;
 	/* Testing: make perf_event_open fail with EACCES, as where perf
 	 * events are denied (NPROF_TEST_DENY_PERF=1 does the same). */
 	bool test_deny_perf;
@@ -105,10 +112,71 @@ bool agent_session_info(struct agent_options *ret_o, enum agent_event *ret_effec
 /* At exit or a fatal signal: stop and write the file, if there is one. */
 void agent_session_finish(const char *why);
 
+/* --- building profiles (build.c): one builder for every event --- */
+
+struct agent_build {
+	struct profile *p;
+	struct proc_syms *ps;
+	struct frame_cache names; /* each address named once */
+	uint32_t *frames;	  /* one stack's frame ids */
+	bool simple, per_thread;  /* the options' simple and thread */
+};
+
+/* One sampled stack as an engine keeps it. */
+struct agent_build_stack {
+	const uint64_t *ips;	  /* leaf first: ips[0] the pc, then returns */
+	uint32_t n;
+	bool truncated;
+	pid_t tid;
+	const char *thread_name;  /* NULL: read from /proc now */
+	const char *leaf;	  /* a pseudo-frame below the leaf ("[sleeping]"), or NULL */
+	const char *root;	  /* with thread roots: this root, not [name tid=N] */
+	enum frame_kind leaf_kind;
+};
+
+/* A new profile of event e with these value types, described as every
+ * agent profile is (event, command, pid, unwinder); o gives simple and
+ * thread (NULL: neither). On failure d says why; close b either way. */
+int agent_build_open(struct agent_build *b, struct symbolizer *syms, enum agent_event e,
+		     const struct agent_options *o, const struct value_type *types,
+		     unsigned ntypes, struct diag *d);
+/* Adds values for stack s; the profile's stack and thread ids in
+ * *ret_stack, *ret_thread (either may be NULL). 0 or -errno. */
+int agent_build_add(struct agent_build *b, const struct agent_build_stack *s,
+		    const int64_t *values, uint32_t *ret_stack, uint32_t *ret_thread);
+/* The profile, now the caller's. */
+struct profile *agent_build_take(struct agent_build *b);
+void agent_build_close(struct agent_build *b);
+/* Remembers the names of the threads alive now, for profiles built after
+ * they are gone (called by the control thread while thread roots are
+ * asked of alloc, heap or lock). */
+void agent_build_note_threads(void);
+/* The same for one thread (at its exit). */
+void agent_build_note_thread(pid_t tid, const char *name);
+/* A thread's name from /proc/self/task/TID/comm; name unchanged when
+ * the thread is gone. */
+void agent_read_comm(pid_t tid, char *name, size_t len);
+
+/* --- profile files (profile_file.c) --- */
+
 /* Writes p as o says (format from output= or the file's extension; the
  * file from o->file). 0 or -errno, d says which file and why. */
 int agent_write_profile(const struct profile *p, const struct agent_options *o,
 			struct diag *d);
+/* The same, giving the path written (len bytes at path). */
+int agent_write_profile_path(const struct profile *p, const struct agent_options *o,
+			     char *path, size_t len, struct diag *d);
+/* NPROF_START at load: marks o as from the environment and sets the
+ * file this process of the tree writes (the first claims the name, the
+ * others insert their pid). */
+void agent_profile_file_claim(struct agent_options *o);
+/* fork(): the parent notes it started a process; the child of an
+ * NPROF_START session takes its own name. */
+void agent_profile_file_forked(void);
+void agent_profile_file_fork_child(struct agent_options *o);
+/* A session with a file ended: write p, or not when it is empty and
+ * another process of the tree may have written one; say where. */
+void agent_profile_file_finish(const struct profile *p, const struct agent_options *o);
 
 /* --- threads (threads.c) --- */
 
@@ -181,7 +249,7 @@ struct agent_http_reply {
 };
 
 /* /heap?action=enable|disable|status|dump[&output=FORMAT]: defined by the
- * heap engine (src/agent/heap*.c, issue 6). action, output and interval
+ * heap engine (src/agent/heap.c). action, output and interval
  * are the query's values (NULL when absent); fill r, body malloc'd. Weak: without
  * a heap engine in the build, /heap answers 501. Runs on an HTTP
  * connection thread (an agent thread), never in a signal handler. */
@@ -194,11 +262,14 @@ __attribute__((weak)) int agent_heap_http(const char *action, const char *output
  * mean bytes between samples, 0 for 512 KiB; -EALREADY when on), disable,
  * a status line, and the in-use profile (inuse_space, inuse_objects,
  * alloc_space, alloc_objects; -ENOENT when off). 0 or -errno. */
-int agent_heap_enable(uint64_t interval, struct diag *d);
+int agent_heap_enable(uint64_t interval, bool per_thread, struct diag *d);
 int agent_heap_disable(struct diag *d);
 void agent_heap_status(char *buf, size_t len);
-int agent_heap_profile(struct profile **ret, struct diag *d);
+int agent_heap_profile(const struct agent_options *o, struct profile **ret,
+		       struct diag *d);
 bool agent_heap_active(void);
+/* Heap profiling is on and keeps its stacks apart per thread (enable -t). */
+bool agent_heap_per_thread(void);
 /* The control socket's `heap ACTION [OPTIONS]`: a text reply in text, or,
  * for dump, a profile to send in *ret (caller frees) with *ret_o. */
 int agent_heap_request(const char *action, const char *options, char *text, size_t len,
@@ -209,12 +280,15 @@ int agent_heap_request(const char *action, const char *options, char *text, size
  * from the table of sampled stacks. */
 int agent_mem_session_start(const struct agent_options *o, struct diag *d);
 void agent_mem_session_stop(void);
-int agent_mem_session_profile(enum agent_event e, uint64_t start_real_ns, uint64_t duration_ns,
-			      const char *ended, struct profile **ret, struct diag *d);
+int agent_mem_session_profile(enum agent_event e, const struct agent_options *o,
+			      uint64_t start_real_ns, uint64_t duration_ns, const char *ended,
+			      struct profile **ret, struct diag *d);
 /* session.c: keeps the walker's module list current while heap profiling
  * runs outside a session (force: rebuild now). */
 int agent_modules_update(bool force, struct diag *d);
 
 void agent_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* At load: keep a copy of stderr for agent_log, should the program close it. */
+void agent_log_keep_stderr(void);
 
 #endif

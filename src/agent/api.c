@@ -44,6 +44,23 @@ static void install_fatal_handlers(void)
 	}
 }
 
+static int start_session(const struct agent_options *o)
+{
+	struct diag d;
+	int err;
+
+	diag_clear(&d);
+	last_error[0] = '\0';
+	err = agent_control_start(&d);
+	if (err == 0)
+		err = agent_session_start(o, &d);
+	if (err < 0)
+		return fail(err, &d);
+	if (o->file[0])
+		install_fatal_handlers();
+	return 0;
+}
+
 NPROF_EXPORT int nprof_start(const char *options)
 {
 	struct agent_options o;
@@ -53,15 +70,7 @@ NPROF_EXPORT int nprof_start(const char *options)
 	diag_clear(&d);
 	last_error[0] = '\0';
 	err = agent_options_parse(options, &o, &d);
-	if (err == 0)
-		err = agent_control_start(&d);
-	if (err == 0)
-		err = agent_session_start(&o, &d);
-	if (err < 0)
-		return fail(err, &d);
-	if (o.file[0])
-		install_fatal_handlers();
-	return 0;
+	return err < 0 ? fail(err, &d) : start_session(&o);
 }
 
 NPROF_EXPORT int nprof_stop(void)
@@ -175,9 +184,17 @@ NPROF_EXPORT const char *nprof_version(void)
 /* fork(): see agent/process.h. */
 static void after_fork_child(void)
 {
+	struct agent_options o;
+	bool again;
+
 	agent_threads_after_fork();
-	agent_session_after_fork();
+	again = agent_session_after_fork(&o);
 	agent_control_after_fork();
+	if (again) {
+		agent_profile_file_fork_child(&o);
+		if (start_session(&o) < 0)
+			agent_log("NPROF_START in a forked child: %s", last_error);
+	}
 }
 
 /* Heap profiling (docs/memory.md): on and off while the process runs. */
@@ -262,8 +279,16 @@ __attribute__((constructor)) static void agent_load(void)
 		if (nprof_heap_enable(start) < 0)
 			agent_log("NPROF_START=%s: %s", start, last_error);
 	} else if (start && *start) {
-		if (nprof_start(start) < 0)
-			agent_log("NPROF_START=%s: %s", start, last_error);
+		struct agent_options o;
+
+		if (agent_options_parse(start, &o, &d) < 0) {
+			agent_log("NPROF_START=%s: %s", start, d.msg);
+		} else {
+			agent_profile_file_claim(&o);
+			agent_log_keep_stderr(); /* for the last line, at exit */
+			if (start_session(&o) < 0)
+				agent_log("NPROF_START=%s: %s", start, last_error);
+		}
 	} else if (!ctl || strcmp(ctl, "0")) {
 		if (agent_control_start(&d) < 0)
 			agent_log("%s", d.msg);

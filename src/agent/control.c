@@ -6,10 +6,12 @@
  *
  * Protocol (docs/agent.md): the client sends one line,
  *   status | start OPTIONS | stop [OPTIONS] | dump [OPTIONS] | stacks [json]
- * and gets "ok[ LEN]\n" (then LEN bytes of profile for stop and dump, of
- * thread dump for stacks: stacks.c)
+ * and gets "ok[ LEN]\n" (then LEN bytes of the profile for stop, of a
+ * profile snapshot -- the profile so far -- for dump, of a thread dump for
+ * stacks: stacks.c)
  * or "error MESSAGE\n", then the connection closes. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
@@ -39,8 +41,21 @@ static struct {
 	pthread_t thread;
 } C = { .lock = PTHREAD_MUTEX_INITIALIZER, .listen_fd = -1, .wake_fd = -1 };
 
+/* stderr as it was at load: a program may close it before the agent's
+ * last word (coreutils' close_stdout does, at exit, before destructors
+ * run), and the line saying where the profile went must still reach the
+ * user. fd 2 is used while it is open, so a redirection stays honoured. */
+static int saved_stderr = -1;
+
+void agent_log_keep_stderr(void)
+{
+	if (saved_stderr < 0)
+		saved_stderr = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 10);
+}
+
 void agent_log(const char *fmt, ...)
 {
+	int fd = fcntl(STDERR_FILENO, F_GETFD) >= 0 ? STDERR_FILENO : saved_stderr;
 	char buf[1024];
 	int n;
 	va_list ap;
@@ -54,7 +69,7 @@ void agent_log(const char *fmt, ...)
 	if (n > (int)sizeof(buf) - 2)
 		n = (int)sizeof(buf) - 2;
 	buf[n++] = '\n';
-	if (write(STDERR_FILENO, buf, (size_t)n) < 0)
+	if (fd < 0 || write(fd, buf, (size_t)n) < 0)
 		return;
 }
 

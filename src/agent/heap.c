@@ -34,6 +34,7 @@ static struct {
 	bool session_stopped;		/* agent_mem_session_stop ran: the next
 					   profile is the session's last */
 	uint64_t session_samples0;	/* mem.stats.samples at session start */
+	bool heap_per_thread, session_per_thread; /* asked for thread roots */
 	struct symbolizer *syms;
 	uint8_t seen[MEM_STACKS / 8];	/* stack_next: ids visited */
 	/* mem_hook: what came before the agent, GOT slots redirected */
@@ -218,7 +219,18 @@ bool agent_heap_active(void)
 	return gate() & MEM_GATE_HEAP;
 }
 
-static int heap_enable_locked(uint64_t interval, struct diag *d)
+bool agent_heap_per_thread(void)
+{
+	return (gate() & MEM_GATE_HEAP) && H.heap_per_thread;
+}
+
+/* Stacks are kept per thread while heap profiling or a session asked. */
+static void set_per_thread(void)
+{
+	mem.per_thread = H.heap_per_thread || H.session_per_thread;
+}
+
+static int heap_enable_locked(uint64_t interval, bool per_thread, struct diag *d)
 {
 	int err;
 
@@ -241,19 +253,21 @@ static int heap_enable_locked(uint64_t interval, struct diag *d)
 	H.heap_since_real_ns = clock_ns(CLOCK_REALTIME);
 	H.heap_since_mono_ns = clock_ns(CLOCK_MONOTONIC);
 	H.heap_samples0 = atomic_load(&mem.stats.samples);
+	H.heap_per_thread = per_thread;
+	set_per_thread();
 	atomic_fetch_or(&mem.gate, MEM_GATE_HEAP);
 	agent_control_wake(); /* it ticks while heap is on (modules) */
 	return 0;
 }
 
-int agent_heap_enable(uint64_t interval, struct diag *d)
+int agent_heap_enable(uint64_t interval, bool per_thread, struct diag *d)
 {
 	int err = agent_modules_update(false, d);
 
 	if (err < 0)
 		return err;
 	pthread_mutex_lock(&H.lock);
-	err = heap_enable_locked(interval, d);
+	err = heap_enable_locked(interval, per_thread, d);
 	pthread_mutex_unlock(&H.lock);
 	return err;
 }
@@ -308,56 +322,29 @@ out:
 
 /* --- building profiles ---------------------------------------------------- */
 
-struct builder {
-	struct profile *p;
-	struct proc_syms *ps;
-	struct frame_cache names; /* each address named once */
-	uint32_t frames[MEM_MAX_DEPTH + 2];
-	uint32_t thread;
-};
-
-/* One frame per address: the agent never asks for lines, so no address
- * brings inlined frames with it. */
-static int frame_for(struct builder *b, uint64_t addr, uint32_t *ret)
-{
-	uint32_t ids[SYM_MAX_FRAMES_PER_ADDR];
-	unsigned n;
-	int err = frame_cache_get(&b->names, b->ps, b->p, addr, false,
-				  0, ids, &n);
-
-	if (err < 0)
-		return err;
-	*ret = ids[0];
-	return 0;
-}
-
-static int add_stack(struct builder *b, uint32_t id, const int64_t *values)
+/* Stack id of the table into the profile. Thread roots need the stacks
+ * kept per thread (mem.per_thread when they were sampled); the others
+ * are under one root saying so. */
+static int add_stack(struct agent_build *b, uint32_t id, const int64_t *values)
 {
 	const struct mem_stack *s = &mem.stacks[id];
-	uint32_t depth = 0, stack;
-	int err;
+	struct agent_build_stack bs = { .tid = getpid() };
 
 	if (id == 0 || !atomic_load(&s->ready)) {
-		struct frame f = { .name = "[stack table full]", .kind = FRAME_UNKNOWN };
-
-		err = profile_intern_frame(b->p, &f, &b->frames[depth++]);
-		if (err < 0)
-			return err;
+		bs.leaf = "[stack table full]";
+		bs.leaf_kind = FRAME_UNKNOWN;
 	} else {
-		const uint64_t *ips = mem.ips + s->first;
-
-		/* ips[0] is already the call instruction (return address - 1);
-		 * the others are return addresses: name the byte before. */
-		for (uint32_t i = s->n; i-- > 0;) {
-			err = frame_for(b, i ? ips[i] - 1 : ips[i], &b->frames[depth++]);
-			if (err < 0)
-				return err;
-		}
+		/* ips[0] is already the call instruction (return address - 1),
+		 * as the builder takes a sampled pc. */
+		bs.ips = mem.ips + s->first;
+		bs.n = s->n;
+		bs.truncated = s->truncated;
+		if (s->tid)
+			bs.tid = s->tid;
+		else
+			bs.root = "[threads not kept apart]";
 	}
-	err = profile_intern_stack(b->p, b->frames, depth, id && s->truncated, &stack);
-	if (err < 0)
-		return err;
-	return profile_add_sample(b->p, stack, b->thread, values);
+	return agent_build_add(b, &bs, values, NULL, NULL);
 }
 
 static int64_t fixed(uint64_t v)
@@ -397,8 +384,8 @@ static void add_notes(struct profile *p, enum agent_event e)
 				 H.hook_failed, H.hook_first);
 }
 
-static int build(enum agent_event e, uint64_t start_real_ns, uint64_t duration_ns,
-		 const char *ended, struct profile **ret, struct diag *d)
+static int build(enum agent_event e, const struct agent_options *o, uint64_t start_real_ns,
+		 uint64_t duration_ns, const char *ended, struct profile **ret, struct diag *d)
 {
 	static const struct value_type alloc_types[] = {
 		{ "alloc_space", "bytes" }, { "alloc_objects", "count" } };
@@ -408,56 +395,37 @@ static int build(enum agent_event e, uint64_t start_real_ns, uint64_t duration_n
 		{ "alloc_space", "bytes" }, { "alloc_objects", "count" } };
 	static const struct value_type lock_types[] = {
 		{ "delay", "nanoseconds" }, { "contentions", "count" } };
-	struct builder *b = calloc(1, sizeof(*b));
+	struct agent_build b;
 	double *inuse = NULL;
 	struct stack_iter it;
-	char comm[17] = "";
 	uint32_t id;
-	int err = -ENOMEM;
-	FILE *f;
+	int err;
 
 	quiet_begin();
 	hook();
-	if (!b)
-		goto out;
-	frame_cache_init(&b->names);
-	b->p = profile_new();
-	if (!b->p)
-		goto out;
-	if (e == AGENT_EVENT_HEAP)
-		err = profile_set_value_types(b->p, heap_types, 4);
-	else
-		err = profile_set_value_types(b->p, e == AGENT_EVENT_LOCK ? lock_types : alloc_types, 2);
-	if (err < 0)
-		goto out;
-	f = fopen("/proc/self/comm", "r");
-	if (f) {
-		if (fgets(comm, sizeof(comm), f))
-			comm[strcspn(comm, "\n")] = '\0';
-		fclose(f);
-	}
-	b->p->event = profile_intern_string(b->p, agent_event_name(e));
-	b->p->interval_unit = profile_intern_string(b->p, e == AGENT_EVENT_LOCK ? "nanoseconds"
-										  : "bytes");
-	b->p->interval = e == AGENT_EVENT_LOCK ? mem.lock_interval_ns : mem.interval;
-	b->p->unwinder = profile_intern_string(b->p, "dwarf");
-	b->p->command = comm[0] ? profile_intern_string(b->p, comm) : NULL;
-	b->p->start_ns = start_real_ns;
-	b->p->duration_ns = duration_ns;
-	b->p->pid = getpid();
-	b->p->degraded.lost_samples = atomic_load(&mem.stats.stack_full) +
-				      (e == AGENT_EVENT_HEAP ? atomic_load(&mem.stats.live_full) : 0);
-	err = profile_intern_thread(b->p, getpid(), comm, &b->thread);
-	if (err < 0)
-		goto out;
-	if (!H.syms)
-		H.syms = symbolizer_new();
 	err = -ENOMEM;
 	if (!H.syms)
+		H.syms = symbolizer_new();
+	if (!H.syms) {
+		memset(&b, 0, sizeof(b));
 		goto out;
-	err = symbolizer_open_process(H.syms, getpid(), false, &b->ps, d);
+	}
+	if (e == AGENT_EVENT_HEAP)
+		err = agent_build_open(&b, H.syms, e, o, heap_types, 4, d);
+	else
+		err = agent_build_open(&b, H.syms, e, o,
+				       e == AGENT_EVENT_LOCK ? lock_types : alloc_types, 2, d);
 	if (err < 0)
 		goto out;
+	if (o && o->per_thread)
+		agent_build_note_threads();
+	b.p->interval_unit = profile_intern_string(b.p, e == AGENT_EVENT_LOCK ? "nanoseconds"
+									      : "bytes");
+	b.p->interval = e == AGENT_EVENT_LOCK ? mem.lock_interval_ns : mem.interval;
+	b.p->start_ns = start_real_ns;
+	b.p->duration_ns = duration_ns;
+	b.p->degraded.lost_samples = atomic_load(&mem.stats.stack_full) +
+				     (e == AGENT_EVENT_HEAP ? atomic_load(&mem.stats.live_full) : 0);
 	if (e == AGENT_EVENT_HEAP) {
 		/* In use: the live set, summed by stack; objects = bytes / size
 		 * per block (each block stands for bytes/size blocks like it). */
@@ -493,31 +461,29 @@ static int build(enum agent_event e, uint64_t start_real_ns, uint64_t duration_n
 		}
 		if (!v[0] && !v[1] && !v[2] && !v[3])
 			continue;
-		err = add_stack(b, id, v);
+		err = add_stack(&b, id, v);
 		if (err < 0)
 			goto out;
 	}
-	add_notes(b->p, e);
+	add_notes(b.p, e);
+	if (o && o->per_thread && e == AGENT_EVENT_HEAP && !H.heap_per_thread)
+		profile_add_note(b.p, "thread roots: heap profiling was enabled without thread "
+				 "(nprof heap PID enable -t), so its stacks were not kept apart "
+				 "per thread");
 	if (ended)
-		profile_add_note(b->p, "%s", ended);
-	*ret = b->p;
-	b->p = NULL;
+		profile_add_note(b.p, "%s", ended);
+	*ret = agent_build_take(&b);
 	err = 0;
 out:
 	if (err < 0 && !d->msg[0])
 		diag_set(d, err, "building the %s profile: %s", agent_event_name(e), strerror(-err));
-	if (b) {
-		profile_free(b->p);
-		proc_syms_free(b->ps);
-		frame_cache_release(&b->names);
-		free(b);
-	}
+	agent_build_close(&b);
 	free(inuse);
 	quiet_end();
 	return err;
 }
 
-int agent_heap_profile(struct profile **ret, struct diag *d)
+int agent_heap_profile(const struct agent_options *o, struct profile **ret, struct diag *d)
 {
 	int err;
 
@@ -526,7 +492,7 @@ int agent_heap_profile(struct profile **ret, struct diag *d)
 		err = diag_set(d, -ENOENT, "heap profiling is off; enable it first "
 			       "(nprof heap PID enable)");
 	else
-		err = build(AGENT_EVENT_HEAP, H.heap_since_real_ns,
+		err = build(AGENT_EVENT_HEAP, o, H.heap_since_real_ns,
 			    clock_ns(CLOCK_MONOTONIC) - H.heap_since_mono_ns, NULL, ret, d);
 	pthread_mutex_unlock(&H.lock);
 	return err;
@@ -548,6 +514,8 @@ int agent_mem_session_start(const struct agent_options *o, struct diag *d)
 		mem.max_depth = o->max_depth < MEM_MAX_DEPTH ? o->max_depth : MEM_MAX_DEPTH;
 	H.session_samples0 = atomic_load(&mem.stats.samples);
 	H.session_stopped = false;
+	H.session_per_thread = o->per_thread;
+	set_per_thread();
 	switch (o->event) {
 	case AGENT_EVENT_ALLOC:
 		fresh(C_ALLOC);
@@ -565,7 +533,7 @@ int agent_mem_session_start(const struct agent_options *o, struct diag *d)
 		 * was on already), its profile the in-use snapshot at the end. */
 		H.session_enabled_heap = !(gate() & MEM_GATE_HEAP);
 		if (H.session_enabled_heap)
-			err = heap_enable_locked(o->interval_bytes, d);
+			err = heap_enable_locked(o->interval_bytes, false, d);
 		break;
 	default:
 		err = diag_set(d, -EINVAL, "%s is not an allocation or lock event",
@@ -584,11 +552,14 @@ void agent_mem_session_stop(void)
 	atomic_fetch_and(&mem.gate, ~(unsigned)(MEM_GATE_ALLOC | MEM_GATE_LOCK));
 	quiesce();
 	H.session_stopped = true;
+	H.session_per_thread = false;
+	set_per_thread();
 	pthread_mutex_unlock(&H.lock);
 }
 
-int agent_mem_session_profile(enum agent_event e, uint64_t start_real_ns, uint64_t duration_ns,
-			      const char *ended, struct profile **ret, struct diag *d)
+int agent_mem_session_profile(enum agent_event e, const struct agent_options *o,
+			      uint64_t start_real_ns, uint64_t duration_ns, const char *ended,
+			      struct profile **ret, struct diag *d)
 {
 	struct diag ignored;
 	int err;
@@ -598,7 +569,7 @@ int agent_mem_session_profile(enum agent_event e, uint64_t start_real_ns, uint64
 		err = diag_set(d, -ENOENT, "heap profiling was turned off during the heap session");
 		goto out;
 	}
-	err = build(e, start_real_ns, duration_ns, ended, ret, d);
+	err = build(e, o, start_real_ns, duration_ns, ended, ret, d);
 	/* The session's end, not a snapshot of it: heap off again. */
 	if (e == AGENT_EVENT_HEAP && H.session_enabled_heap && H.session_stopped) {
 		diag_clear(&ignored);
@@ -632,7 +603,7 @@ int agent_heap_request(const char *action, const char *options, char *text, size
 			return err;
 	}
 	if (!strcmp(action, "enable")) {
-		err = agent_heap_enable(o.interval_bytes, d);
+		err = agent_heap_enable(o.interval_bytes, o.per_thread, d);
 		if (err == 0)
 			agent_heap_status(text, len);
 	} else if (!strcmp(action, "disable")) {
@@ -642,7 +613,7 @@ int agent_heap_request(const char *action, const char *options, char *text, size
 	} else if (!strcmp(action, "status")) {
 		agent_heap_status(text, len);
 	} else if (!strcmp(action, "dump")) {
-		err = agent_heap_profile(ret, d);
+		err = agent_heap_profile(&o, ret, d);
 		if (err == 0 && o.file[0]) {
 			err = agent_write_profile(*ret, &o, d);
 			if (err < 0) {

@@ -158,6 +158,9 @@ int agent_options_set(struct agent_options *o, const char *key, const char *val,
 		o->out.minwidth = val ? strtod(val, &end) : -1;
 		if (!val || *end || o->out.minwidth < 0)
 			return diag_set(d, -EINVAL, "minwidth=%s: pixels, 0 or more", val ? val : "");
+	} else if (!strcmp(key, "quiet")) {
+		if (parse_bool(val, &o->quiet) < 0)
+			return diag_set(d, -EINVAL, "quiet=%s: use true or false", val);
 	} else if (!strcmp(key, "test_deny_perf")) {
 		if (parse_bool(val, &o->test_deny_perf) < 0)
 			return diag_set(d, -EINVAL, "test_deny_perf=%s: use true or false", val);
@@ -165,7 +168,7 @@ int agent_options_set(struct agent_options *o, const char *key, const char *val,
 		return diag_set(d, -EINVAL,
 				"unknown option '%s'; use event, interval, duration, file, output, "
 				"jstackdepth, thread, simple, wall_threads, title, width, height, "
-				"minwidth, reverse", key);
+				"minwidth, reverse, quiet", key);
 	}
 	return 0;
 }

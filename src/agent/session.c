@@ -33,6 +33,7 @@
 #include "unwind/modules.h"
 
 #define RESCAN_NS 1000000000ull	/* threads made without pthread_create */
+#define NAMES_NS 200000000ull	/* thread names, for alloc, heap, lock roots */
 #define MAX_RETIRED 64
 #define MAX_EVENTS (1u << 20) /* timeline entries kept per session */
 
@@ -65,6 +66,7 @@ static struct session {
 	enum agent_event effective;
 	char fallback[384];	/* why cpu became itimer */
 	uint64_t start_real_ns, start_mono_ns, deadline_mono_ns, last_rescan_ns;
+	uint64_t last_names_ns;
 	bool exclude_kernel;
 
 	/* Per-thread engines: touched by new threads too, under arm_lock
@@ -415,24 +417,6 @@ static int thread_match(const void *ctx, uint32_t id, const void *key)
 	return S.threads[id].tid == *(const pid_t *)key;
 }
 
-static void read_comm(pid_t tid, char *name, size_t len)
-{
-	char path[64];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	n = read(fd, name, len - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	name[n] = '\0';
-	name[strcspn(name, "\n")] = '\0';
-}
-
 static struct agg_thread *thread_get(pid_t tid)
 {
 	uint64_t h = hash_u64((uint64_t)tid);
@@ -456,7 +440,7 @@ static struct agg_thread *thread_get(pid_t tid)
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
 	t->last_wall = ID_NONE;
-	read_comm(tid, t->name, sizeof(t->name));
+	agent_read_comm(tid, t->name, sizeof(t->name));
 	return t;
 }
 
@@ -604,28 +588,6 @@ static void aggregation_reset(void)
 
 /* --- building the profile ------------------------------------------------- */
 
-struct builder {
-	struct profile *p;
-	struct proc_syms *ps;
-	struct frame_cache names; /* each address named once */
-	uint32_t *frames;
-};
-
-/* One frame per address: the agent never asks for lines, so no address
- * brings inlined frames with it. */
-static int frame_for(struct builder *b, uint64_t addr, uint32_t *ret)
-{
-	uint32_t ids[SYM_MAX_FRAMES_PER_ADDR];
-	unsigned n;
-	int err = frame_cache_get(&b->names, b->ps, b->p, addr, false,
-				  S.o.simple ? SYM_SIMPLE : 0, ids, &n);
-
-	if (err < 0)
-		return err;
-	*ret = ids[0];
-	return 0;
-}
-
 static const char *state_name(uint8_t st)
 {
 	switch (st) {
@@ -638,53 +600,18 @@ static const char *state_name(uint8_t st)
 	}
 }
 
-static int pseudo(struct profile *p, const char *name, enum frame_kind kind, uint32_t *ret)
-{
-	struct frame f = { .name = name, .kind = kind };
-
-	return profile_intern_frame(p, &f, ret);
-}
-
-static int add_stack(struct builder *b, const struct agg_stack *s, const struct agg_thread *t,
+static int add_stack(struct agent_build *b, const struct agg_stack *s, const struct agg_thread *t,
 		     uint32_t ret_ids[2])
 {
-	const uint64_t *ips = S.ips + s->first;
 	int64_t values[PROFILE_MAX_VALUES] = { (int64_t)s->samples, (int64_t)s->weight };
-	uint32_t depth = 0, stack, thread;
-	int err;
+	struct agent_build_stack bs = {
+		.ips = S.ips + s->first, .n = s->n, .truncated = s->flags & HOT_TRUNCATED,
+		.tid = s->tid, .thread_name = t ? t->name : NULL,
+		.leaf = s->kind == HOT_KIND_WALL ? state_name(s->state) : NULL,
+		.leaf_kind = FRAME_KERNEL,
+	};
 
-	if (S.o.per_thread) {
-		char name[64];
-
-		if (t && t->name[0])
-			snprintf(name, sizeof(name), "[%s tid=%d]", t->name, (int)s->tid);
-		else
-			snprintf(name, sizeof(name), "[tid=%d]", (int)s->tid);
-		err = pseudo(b->p, name, FRAME_THREAD, &b->frames[depth++]);
-		if (err < 0)
-			return err;
-	}
-	for (uint32_t i = s->n; i-- > 0;) {
-		/* ips[0] is the interrupted pc; the rest are return addresses:
-		 * name the call, the byte before. */
-		err = frame_for(b, i ? ips[i] - 1 : ips[i], &b->frames[depth++]);
-		if (err < 0)
-			return err;
-	}
-	if (s->kind == HOT_KIND_WALL) {
-		err = pseudo(b->p, state_name(s->state), FRAME_KERNEL, &b->frames[depth++]);
-		if (err < 0)
-			return err;
-	}
-	err = profile_intern_stack(b->p, b->frames, depth, s->flags & HOT_TRUNCATED, &stack);
-	if (err < 0)
-		return err;
-	err = profile_intern_thread(b->p, s->tid, t ? t->name : NULL, &thread);
-	if (err < 0)
-		return err;
-	ret_ids[0] = stack;
-	ret_ids[1] = thread;
-	return profile_add_sample(b->p, stack, thread, values);
+	return agent_build_add(b, &bs, values, &ret_ids[0], &ret_ids[1]);
 }
 
 static int cmp_event(const void *a, const void *b)
@@ -761,41 +688,31 @@ static int build_profile(const char *ended, struct profile **ret, struct diag *d
 		{ "samples", "count" }, { "cpu", "nanoseconds" } };
 	static const struct value_type wall_types[] = {
 		{ "samples", "count" }, { "wall", "nanoseconds" } };
-	struct builder b = { 0 };
+	bool wall = S.effective == AGENT_EVENT_WALL;
+	struct agent_build b;
 	uint32_t (*ids)[2] = NULL;
-	char comm[16] = "";
-	int err = -ENOMEM;
+	int err;
 
 	if (agent_event_is_mem(S.effective)) /* from the table of sampled stacks */
-		return agent_mem_session_profile(S.effective, S.start_real_ns,
+		return agent_mem_session_profile(S.effective, &S.o, S.start_real_ns,
 						 clock_ns(CLOCK_MONOTONIC) - S.start_mono_ns, ended,
 						 ret, d);
-	frame_cache_init(&b.names);
-	b.p = profile_new();
-	b.frames = calloc(HOT_MAX_DEPTH + 4, sizeof(*b.frames));
-	ids = calloc(S.nstacks ? S.nstacks : 1, sizeof(*ids));
-	if (!b.p || !b.frames || !ids)
-		goto out;
-	err = profile_set_value_types(b.p, S.effective == AGENT_EVENT_WALL ? wall_types : cpu_types, 2);
+	err = agent_build_open(&b, S.syms, S.effective, &S.o, wall ? wall_types : cpu_types, 2, d);
 	if (err < 0)
 		goto out;
-	read_comm(getpid(), comm, sizeof(comm));
-	b.p->event = profile_intern_string(b.p, agent_event_name(S.effective));
+	err = -ENOMEM;
+	ids = calloc(S.nstacks ? S.nstacks : 1, sizeof(*ids));
+	if (!ids)
+		goto out;
 	b.p->interval_unit = profile_intern_string(b.p, "nanoseconds");
-	b.p->unwinder = profile_intern_string(b.p, "dwarf");
-	b.p->command = comm[0] ? profile_intern_string(b.p, comm) : NULL;
-	b.p->interval = S.effective == AGENT_EVENT_WALL ? hot.wall_interval_ns : hot.weight_ns;
+	b.p->interval = wall ? hot.wall_interval_ns : hot.weight_ns;
 	b.p->start_ns = S.start_real_ns;
 	b.p->duration_ns = clock_ns(CLOCK_MONOTONIC) - S.start_mono_ns;
-	b.p->pid = getpid();
 	b.p->degraded.lost_samples = atomic_load(&hot.stats.drop_busy) +
 				     atomic_load(&hot.stats.drop_full) + S.table_full;
 	b.p->degraded.truncated_stacks = atomic_load(&hot.stats.truncated);
-	err = symbolizer_open_process(S.syms, getpid(), false, &b.ps, d);
-	if (err < 0)
-		goto out;
 	for (size_t i = 0; i < S.nthreads; i++)
-		read_comm(S.threads[i].tid, S.threads[i].name, sizeof(S.threads[i].name));
+		agent_read_comm(S.threads[i].tid, S.threads[i].name, sizeof(S.threads[i].name));
 	for (size_t i = 0; i < S.nstacks; i++) {
 		pid_t tid = S.stacks[i].tid;
 		uint32_t tix = id_index_find(&S.thread_index, hash_u64((uint64_t)tid), thread_match,
@@ -809,17 +726,13 @@ static int build_profile(const char *ended, struct profile **ret, struct diag *d
 	if (err < 0)
 		goto out;
 	add_notes(b.p, ended);
-	*ret = b.p;
-	b.p = NULL;
+	*ret = agent_build_take(&b);
 	err = 0;
 out:
-	if (err < 0)
+	if (err < 0 && !d->msg[0])
 		diag_set(d, err, "building the profile: %s", strerror(-err));
-	profile_free(b.p);
-	proc_syms_free(b.ps);
-	free(b.frames);
+	agent_build_close(&b);
 	free(ids);
-	frame_cache_release(&b.names);
 	return err;
 }
 
@@ -1050,11 +963,7 @@ static int stop_locked(const char *ended, struct profile **ret, struct diag *d)
  * it when the session was given a file. */
 static void finished(struct profile *p)
 {
-	struct diag d;
-
-	diag_clear(&d);
-	if (S.o.file[0] && agent_write_profile(p, &S.o, &d) < 0)
-		agent_log("%s", d.msg);
+	agent_profile_file_finish(p, &S.o);
 	profile_free(S.last);
 	S.last = p;
 }
@@ -1167,6 +1076,13 @@ void agent_session_tick(void)
 	struct diag d;
 
 	pthread_mutex_lock(&S.lock);
+	/* Thread roots of alloc, heap and lock name threads by what they
+	 * were called while alive. */
+	if (((S.running && S.o.per_thread && agent_event_is_mem(S.effective)) ||
+	     agent_heap_per_thread()) && now - S.last_names_ns >= NAMES_NS) {
+		S.last_names_ns = now;
+		agent_build_note_threads();
+	}
 	if (!S.running) {
 		/* Heap profiling outlives sessions: its walks need the modules. */
 		if (S.mods && agent_heap_active()) {
@@ -1247,6 +1163,7 @@ void agent_session_before_fork(void)
 
 void agent_session_after_fork_parent(void)
 {
+	agent_profile_file_forked();
 	pthread_mutex_unlock(&S.arm_lock);
 	pthread_mutex_unlock(&S.lock);
 }
@@ -1255,9 +1172,15 @@ void agent_session_after_fork_parent(void)
  * thread, no timers (they are not inherited), and perf events that count
  * the parent's threads. The parent's session is forgotten (its fds
  * closed here, the events themselves left to the parent); the child may
- * start its own. Samples the parent's threads were writing are dropped. */
-void agent_session_after_fork(void)
+ * start its own. Samples the parent's threads were writing are dropped.
+ * True when the parent's session came from NPROF_START, its options in
+ * *ret_env: the child records itself too (api.c). */
+bool agent_session_after_fork(struct agent_options *ret_env)
 {
+	bool again = S.running && S.o.from_start_env;
+
+	if (again)
+		*ret_env = S.o;
 	atomic_store(&hot.active, 0);
 	atomic_store(&hot.inflight, 0); /* handlers of threads the child lacks */
 	for (unsigned i = 0; i < HOT_STRIPES; i++) {
@@ -1277,37 +1200,5 @@ void agent_session_after_fork(void)
 	/* Taken in agent_session_before_fork by this very thread. */
 	pthread_mutex_unlock(&S.arm_lock);
 	pthread_mutex_unlock(&S.lock);
-}
-
-int agent_write_profile(const struct profile *p, const struct agent_options *o,
-			struct diag *d)
-{
-	char path[PATH_MAX], tmp[PATH_MAX + 32];
-	enum output_format f;
-	FILE *out;
-	int err;
-
-	if (path_template_expand(o->file, getpid(), path, sizeof(path)) < 0)
-		return diag_set(d, -ENAMETOOLONG, "file=%s: the expanded path is too long", o->file);
-	if (o->have_format)
-		f = o->format;
-	else if (output_format_from_path(path, &f) < 0)
-		return diag_set(d, -EINVAL,
-				"file=%s: cannot tell the format from the extension; add output=FORMAT (%s)",
-				path, output_format_names());
-	/* Whole or not at all: a reader never sees half a profile. */
-	snprintf(tmp, sizeof(tmp), "%s.tmp%d", path, (int)getpid());
-	out = fopen(tmp, "w");
-	if (!out)
-		return diag_set(d, -errno, "cannot write %s: %s", tmp, strerror(errno));
-	err = output_write(p, f, &o->out, out);
-	if (fclose(out) != 0 && err == 0)
-		err = -errno;
-	if (err == 0 && rename(tmp, path) < 0)
-		err = -errno;
-	if (err < 0) {
-		unlink(tmp);
-		return diag_set(d, err, "cannot write %s: %s", path, strerror(-err));
-	}
-	return 0;
+	return again;
 }

@@ -1,11 +1,11 @@
 /* stacks: a thread dump taken from inside the process (/stacks of the HTTP
  * endpoint). Each thread is sent the agent's sampling signal carrying a
- * dump slot; the handler (hot/dump.c) walks its own stack into the slot;
+ * thread-dump slot; the handler (hot/dump.c) walks its own stack into the slot;
  * names come afterwards, here, outside signal context. Unlike `nprof
  * stacks` (ptrace, src/engine/threads_dump.c) it needs no ptrace
  * permission, but, like the wall engine, the signal interrupts a blocked
  * system call (restarted, or EINTR for nanosleep, poll, epoll_wait,
- * select). The agent's own threads are listed, not dumped. */
+ * select). The agent's own threads are listed, their stacks not taken. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -11,9 +11,11 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/hot/alloc.h"
 #include "agent/hot/hot.h"
 #include "agent/process.h"
 
@@ -143,10 +145,18 @@ void agent_thread_list_release(struct agent_thread_list *l)
 static void on_thread_exit(void *v)
 {
 	(void)v;
-	if (hot_self.blocked)
+	if (hot_self.blocked) {
 		unmark_own(hot_self.tid);
-	else
+	} else {
 		agent_session_thread_exiting(hot_self.tid);
+		/* alloc, heap, lock: a thread root names a thread gone. */
+		if (mem.per_thread) {
+			char name[17] = "";
+
+			if (prctl(PR_GET_NAME, name) == 0)
+				agent_build_note_thread(hot_self.tid, name);
+		}
+	}
 }
 
 static void make_exit_key(void)

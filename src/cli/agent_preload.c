@@ -1,6 +1,7 @@
 /* agent_preload: see agent_preload.h. */
 #include "cli/agent_preload.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include "cli/spawn.h"
 #include "client/agent_client.h"
 #include "output/pprof.h"
+#include "profile/merge.h"
 
 static void sleep_ms(unsigned ms)
 {
@@ -63,6 +65,29 @@ static int find_agent(char *buf, size_t len, struct diag *d)
 			exe);
 }
 
+/* The profiles the command's processes wrote in dir: profile.PID.pb.gz,
+ * one per process that recorded something (docs/agent.md, "Process
+ * trees"; a temporary .tmpPID is not one yet). */
+static bool is_profile(const char *name)
+{
+	size_t n = strlen(name);
+
+	return !strncmp(name, "profile.", 8) && n > 14 && !strcmp(name + n - 6, ".pb.gz");
+}
+
+static unsigned count_profiles(const char *dir)
+{
+	DIR *dh = opendir(dir);
+	struct dirent *e;
+	unsigned n = 0;
+
+	while (dh && (e = readdir(dh)))
+		n += is_profile(e->d_name);
+	if (dh)
+		closedir(dh);
+	return n;
+}
+
 static int read_file(const char *path, char **ret, size_t *ret_len)
 {
 	FILE *f = fopen(path, "r");
@@ -91,17 +116,60 @@ static int read_file(const char *path, char **ret, size_t *ret_len)
 	return 0;
 }
 
+/* Every profile in dir, merged into *ret (and removed). -ENOENT when
+ * there is none. */
+static int read_profiles(const char *dir, struct profile **ret, struct diag *d)
+{
+	DIR *dh = opendir(dir);
+	struct profile *all = NULL;
+	struct dirent *e;
+	unsigned n = 0;
+	int err = -ENOENT;
+
+	while (dh && (e = readdir(dh))) {
+		char path[PATH_MAX];
+		struct profile *p = NULL;
+		char *data = NULL;
+		size_t len = 0;
+
+		if (!is_profile(e->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		err = read_file(path, &data, &len);
+		if (err == 0)
+			err = pprof_read(data, len, all ? &p : &all, d);
+		if (err == 0 && p)
+			err = profile_merge(all, p, d);
+		n += err == 0;
+		free(data);
+		profile_free(p);
+		unlink(path);
+		if (err < 0)
+			break;
+	}
+	if (dh)
+		closedir(dh);
+	if (err < 0) {
+		profile_free(all);
+		return err;
+	}
+	if (n > 1 && (err = profile_add_note(all, "%u processes of the command recorded "
+					    "samples; this is all of them, merged", n)) < 0) {
+		profile_free(all);
+		return err;
+	}
+	*ret = all;
+	return 0;
+}
+
 int agent_preload_record(char **argv, const struct record_options *o, pid_t *ret_pid,
 			 struct profile **ret, struct diag *d)
 {
 	char agent[PATH_MAX], preload[PATH_MAX * 2], opts[512], start[PATH_MAX + 600];
-	char dir[] = "/tmp/nprof-record.XXXXXX", file[sizeof(dir) + 32];
+	char dir[] = "/tmp/nprof-record.XXXXXX", file[sizeof(dir) + 32], *root;
 	const char *old = getenv("LD_PRELOAD");
 	struct spawned child = { .pid = -1, .go_fd = -1, .err_fd = -1 };
 	uint64_t end = o->duration_ns ? mono_ns() + o->duration_ns : 0;
-	char *data = NULL;
-	size_t len = 0;
-	struct stat st;
 	int err;
 
 	err = find_agent(agent, sizeof(agent), d);
@@ -109,14 +177,23 @@ int agent_preload_record(char **argv, const struct record_options *o, pid_t *ret
 		return err;
 	if (!mkdtemp(dir))
 		return diag_set(d, -errno, "cannot create a directory in /tmp: %s", strerror(errno));
-	snprintf(file, sizeof(file), "%s/profile.pb.gz", dir);
+	snprintf(file, sizeof(file), "%s/profile.%%p.pb.gz", dir);
 	/* The command may run as another user (setuid) or drop privileges:
 	 * let it write there. */
 	chmod(dir, 0777);
 	snprintf(preload, sizeof(preload), "%s%s%s", agent, old && *old ? ":" : "",
 		 old ? old : "");
 	agent_client_format_options(o, o->duration_ns, opts, sizeof(opts));
-	snprintf(start, sizeof(start), "%s,output=pprof,file=%s", opts, file);
+	/* Every process of the command's tree is recorded and writes
+	 * profile.PID.pb.gz, in silence: the command's stderr is the user's.
+	 * The command is the root of the tree (docs/agent.md, "Process
+	 * trees"): it writes even an empty profile, unless it started others.
+	 * They are merged. */
+	snprintf(start, sizeof(start), "%s,output=pprof,quiet,file=%s", opts, file);
+	root = getenv("NPROF_START_ROOT");
+	if (root)
+		root = strdup(root);
+	unsetenv("NPROF_START_ROOT");
 	setenv("LD_PRELOAD", preload, 1);
 	setenv("NPROF_START", start, 1);
 	err = spawned_start(argv, &child, d);
@@ -125,6 +202,9 @@ int agent_preload_record(char **argv, const struct record_options *o, pid_t *ret
 	else
 		unsetenv("LD_PRELOAD");
 	unsetenv("NPROF_START");
+	if (root)
+		setenv("NPROF_START_ROOT", root, 1);
+	free(root);
 	if (err < 0)
 		goto out;
 	*ret_pid = child.pid;
@@ -140,7 +220,7 @@ int agent_preload_record(char **argv, const struct record_options *o, pid_t *ret
 			break;
 		if (o->stop && *o->stop)
 			break;
-		if (end && mono_ns() >= end && stat(file, &st) == 0)
+		if (end && mono_ns() >= end && count_profiles(dir) > 0)
 			break;
 		if (end && mono_ns() >= end + 10000000000ull)
 			break; /* the agent never wrote: give up on it */
@@ -153,18 +233,13 @@ int agent_preload_record(char **argv, const struct record_options *o, pid_t *ret
 			       strerror(-child.exec_error));
 		goto out;
 	}
-	err = read_file(file, &data, &len);
-	if (err < 0) {
+	err = read_profiles(dir, ret, d);
+	if (err == -ENOENT)
 		err = diag_set(d, err,
-			       "'%s' ended without writing a profile (%s): a program linked "
-			       "statically, or one that ends with _exit(), cannot be recorded by the agent",
-			       argv[0], strerror(-err));
-		goto out;
-	}
-	err = pprof_read(data, len, ret, d);
+			       "'%s' ended without writing a profile: a program linked statically, "
+			       "one that ends with _exit(), or one that recorded nothing cannot be "
+			       "recorded by the agent", argv[0]);
 out:
-	free(data);
-	unlink(file);
 	rmdir(dir);
 	return err;
 }

@@ -204,8 +204,9 @@ static int read_input(const char *path, struct profile **ret_p)
 	}
 	free(data);
 	if (r < 0) {
-		/* Text that is not collapsed stacks (an HTML flame graph, a
-		 * perf script dump) is the likely mistake: say what is read. */
+		/* Text that is not collapsed stacks (an HTML flame graph,
+		 * perf script output) is the likely mistake: say what is
+		 * read. */
 		cli_error("%s: %s%s", name, d.msg[0] ? d.msg : strerror(-r),
 			  r != -EBADMSG ? "" :
 			  kind == INPUT_PPROF ?

@@ -49,6 +49,7 @@ int cmd_heap(int argc, char **argv)
 	char path[PATH_MAX], line[256], *data = NULL;
 	enum output_format format = OUTPUT_COLLAPSED;
 	uint64_t bytes = 0;
+	bool per_thread = false, simple = false;
 	size_t len = 0;
 	struct diag d;
 	pid_t pid;
@@ -56,7 +57,7 @@ int cmd_heap(int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":i:o:f:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":i:o:f:tsh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			interval = optarg;
@@ -66,6 +67,12 @@ int cmd_heap(int argc, char **argv)
 			break;
 		case 'f':
 			file = optarg;
+			break;
+		case 't':
+			per_thread = true;
+			break;
+		case 's':
+			simple = true;
 			break;
 		case 'h':
 			fputs(nprof_heap_help, stdout);
@@ -93,8 +100,10 @@ int cmd_heap(int argc, char **argv)
 				       action);
 	if (interval && strcmp(action, "enable"))
 		return cli_usage_error("heap", "-i goes with enable");
-	if ((format_name || file) && strcmp(action, "dump"))
-		return cli_usage_error("heap", "-o and -f go with dump");
+	if ((format_name || file || simple) && strcmp(action, "dump"))
+		return cli_usage_error("heap", "-o, -f and -s go with dump");
+	if (per_thread && strcmp(action, "dump") && strcmp(action, "enable"))
+		return cli_usage_error("heap", "-t goes with enable and dump");
 	if (interval && (units_parse_count(interval, &bytes) < 0 || !bytes))
 		return cli_usage_error("heap", "-i %s: not a byte count; use 512k, 1m, 65536",
 				       interval);
@@ -114,9 +123,13 @@ int cmd_heap(int argc, char **argv)
 		return cli_usage_error("heap", "-f %s: cannot tell the format from the extension; "
 				       "add -o FORMAT", file);
 	}
-	if (!strcmp(action, "enable") && bytes)
-		snprintf(line, sizeof(line), "heap enable interval=%llu", (unsigned long long)bytes);
-	else if (!strcmp(action, "dump")) {
+	if (!strcmp(action, "enable")) {
+		char every[48] = "";
+
+		if (bytes)
+			snprintf(every, sizeof(every), " interval=%llu", (unsigned long long)bytes);
+		snprintf(line, sizeof(line), "heap enable%s%s", every, per_thread ? " thread" : "");
+	} else if (!strcmp(action, "dump")) {
 		const char *names = output_format_names(), *s;
 		char name[32] = "";
 
@@ -131,7 +144,8 @@ int cmd_heap(int argc, char **argv)
 			s += n + (s[n] == ' ');
 			name[0] = '\0';
 		}
-		snprintf(line, sizeof(line), "heap dump output=%s", name);
+		snprintf(line, sizeof(line), "heap dump output=%s%s%s", name,
+			 per_thread ? " thread" : "", simple ? " simple" : "");
 	} else
 		snprintf(line, sizeof(line), "heap %s", action);
 	signal(SIGPIPE, SIG_IGN);

@@ -100,7 +100,7 @@ static int parse_args(int argc, char **argv, struct stacks_args *a)
 	return EXIT_OK;
 }
 
-/* thread_dump_take_agent's capture: the agent's JSON dump. */
+/* thread_dump_take_agent's capture: the agent's JSON thread dump. */
 static int agent_capture(pid_t pid, void *arg, char **ret_json, size_t *ret_len,
 			 struct diag *d)
 {
@@ -133,7 +133,7 @@ int cmd_stacks(int argc, char **argv)
 		r = thread_dump_take_agent(a.pid, &a.o, agent_capture, NULL, &td, &d);
 		if (r < 0 && r != -ESRCH) {
 			/* An older agent without "stacks", or one that failed:
-			 * say so and take the dump the usual way. */
+			 * say so and take the thread dump the usual way. */
 			fprintf(stderr, "nprof: PID %d's agent gave no thread dump (%s); "
 				"using ptrace\n", (int)a.pid, d.msg[0] ? d.msg : strerror(-r));
 			diag_clear(&d);
@@ -142,7 +142,8 @@ int cmd_stacks(int argc, char **argv)
 	} else {
 		if (r < 0 && r != -ESRCH) {
 			/* Something else holds the agent's name (never trusted),
-			 * or it cannot be reached: the dump from outside. */
+			 * or it cannot be reached: the thread dump from
+			 * outside. */
 			fprintf(stderr, "nprof: %s; %staking the dump with ptrace instead\n",
 				d.msg, r == -ENOTUNIQ ? "not trusting it, " : "");
 		}

@@ -11,8 +11,8 @@
  * the notes and copy the selected mappings straight into the file
  * (process_vm_readv, all-zero pages left as holes); release every thread.
  * The pause is that stop-to-release window, and is reported. No SIGSTOP is
- * sent: if nprof dies mid-dump the kernel detaches the threads and they
- * run on (the file is then incomplete).
+ * sent: if nprof dies while writing the core file the kernel detaches the
+ * threads and they run on (the file is then incomplete).
  *
  * Layout, as the kernel writes it: ELF header, PT_NOTE then one PT_LOAD
  * per mapping (p_filesz 0 for those not copied), notes per thread

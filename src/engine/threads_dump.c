@@ -879,7 +879,7 @@ static int take_thread(struct take_ctx *x, struct thread_dump *td,
 	return 0;
 }
 
-/* --- the dump ------------------------------------------------------------- */
+/* --- the thread dump ------------------------------------------------------ */
 
 static int cmp_thread(const void *a, const void *b)
 {
@@ -931,11 +931,12 @@ static int push_frame(struct thread_info *t, unsigned *cap, uint64_t addr,
 
 #define NR_RESTART_SYSCALL 219
 
-/* A thread that a ptrace stop (ours, an earlier dump's, a debugger's)
- * took out of poll, nanosleep, clock_nanosleep, epoll_wait... waits on in
- * restart_syscall: the kernel rewound it to call that instead. Which call
- * it restarts is the function it sits in (the leaf: __poll,
- * __GI___clock_nanosleep), when that is a system call's name. */
+/* A thread that a ptrace stop (ours, an earlier thread dump's or core
+ * file's, a debugger's) took out of poll, nanosleep, clock_nanosleep,
+ * epoll_wait... waits on in restart_syscall: the kernel rewound it to call
+ * that instead. Which call it restarts is the function it sits in (the
+ * leaf: __poll, __GI___clock_nanosleep), when that is a system call's
+ * name. */
 static void name_restarts(struct thread_dump *td)
 {
 	for (size_t i = 0; i < td->nthreads; i++) {
@@ -1244,9 +1245,10 @@ void thread_dump_free(struct thread_dump *td)
 
 /* --- with the agent: the stacks come from inside the process ----------------- */
 
-/* A reader for the agent's JSON dump (src/agent/stacks.c): only what a
- * dump needs; anything else is skipped whatever its type. The bytes come
- * from another process: every read is bounded by end, never by a NUL. */
+/* A reader for the agent's JSON thread dump (src/agent/stacks.c): only
+ * what a thread dump needs; anything else is skipped whatever its type.
+ * The bytes come from another process: every read is bounded by end,
+ * never by a NUL. */
 struct jcur {
 	const char *p, *end;
 };
@@ -1414,7 +1416,7 @@ static int j_frame(struct jcur *c, struct thread_dump_agent_thread *t)
 			goto out;
 	}
 	if (t->n == THREAD_DUMP_MAX_DEPTH) {
-		/* deeper than any dump keeps: read, dropped */
+		/* deeper than any thread dump keeps: read, dropped */
 		t->truncated = true;
 		err = 0;
 		goto out;
@@ -1501,7 +1503,7 @@ static int cmp_agent_tid(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The "threads" of the agent's dump, sorted by tid. */
+/* The "threads" of the agent's thread dump, sorted by tid. */
 int thread_dump_agent_parse(const char *json, size_t len,
 			    struct thread_dump_agent_thread **ret, size_t *ret_n)
 {

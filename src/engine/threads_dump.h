@@ -19,15 +19,15 @@
  * file and their stack is read while they sleep in the kernel, which
  * leaves their user stack alone.
  *
- * What changes during the dump is reported, never fatal: threads that
- * exit before their turn (status THREAD_GONE), threads created during
- * the dump (taken in a later pass, up to three passes; later ones are
- * counted in missed_new), the process exiting (process_exited).
+ * What changes during the thread dump is reported, never fatal: threads
+ * that exit before their turn (status THREAD_GONE), threads created
+ * during the thread dump (taken in a later pass, up to three passes; later
+ * ones are counted in missed_new), the process exiting (process_exited).
  *
- * Not thread-safe: one thread uses a dump call and its symbolizer at a
- * time. Uses waitpid() on the target's threads, which are then this
+ * Not thread-safe: one thread uses a thread-dump call and its symbolizer
+ * at a time. Uses waitpid() on the target's threads, which are then this
  * process's tracees: callers must not reap with waitpid(-1, ...) from
- * another thread while a dump runs. */
+ * another thread while a thread dump runs. */
 #ifndef NPROF_ENGINE_THREADS_DUMP_H
 #define NPROF_ENGINE_THREADS_DUMP_H
 
@@ -65,8 +65,9 @@ enum thread_status {
 	THREAD_LIVE,	    /* not stopped (disk wait): regs from the syscall file */
 	THREAD_GONE,	    /* exited before its stack was taken */
 	THREAD_FAILED,	    /* could not be taken: err says why */
-	THREAD_AGENT,	    /* (agent dumps) one of the agent's own threads:
-			       listed, its stack not taken */
+	THREAD_AGENT,	    /* (thread dumps by the agent) one of the
+			       agent's own threads: listed, its stack not
+			       taken */
 };
 
 /* How the stacks were taken. */
@@ -97,7 +98,8 @@ struct thread_frame {
 struct thread_info {
 	pid_t tid;
 	char name[64];		/* comm */
-	char state;		/* stat letter before the dump: R S D T t Z X I P */
+	char state;		/* stat letter before the thread dump:
+				   R S D T t Z X I P */
 	enum thread_status status;
 	int err;		/* THREAD_FAILED: -errno */
 	enum thread_sc sc;
@@ -128,15 +130,16 @@ struct thread_dump {
 	struct thread_info *threads; /* sorted by name, then tid */
 	size_t nthreads;
 	unsigned ntaken, ngone, nfailed;
-	unsigned missed_new;	/* created during the dump, after the last pass */
+	unsigned missed_new;	/* created during the thread dump, after the
+				   last pass */
 	bool process_exited;	/* the process was gone before the end */
 };
 
-/* Takes a dump of every thread of pid. Fails (-errno, d says why and
- * what to do) only when nothing can be taken: no such process (-ESRCH),
- * not permitted (-EPERM: another user's process, Yama, seccomp, already
- * traced), out of memory. A process that exits midway gives what was
- * taken. */
+/* Takes a thread dump of pid: the stacks of every thread. Fails (-errno,
+ * d says why and what to do) only when nothing can be taken: no such
+ * process (-ESRCH), not permitted (-EPERM: another user's process, Yama,
+ * seccomp, already traced), out of memory. A process that exits midway
+ * gives what was taken. */
 int thread_dump_take(pid_t pid, const struct thread_dump_options *o,
 		     struct thread_dump **ret, struct diag *d);
 void thread_dump_free(struct thread_dump *td);
@@ -147,12 +150,12 @@ void thread_dump_free(struct thread_dump *td);
  * the agent's JSON thread dump (the reply to the control socket's
  * "stacks json": per thread tid, status, truncated and frames[].addr,
  * leaf first) in a malloc'd buffer; then names the addresses here, with
- * o's symbolizer and flags, so the result reads exactly like a ptrace
- * dump (method THREAD_DUMP_AGENT, every pause_ns 0). The agent's own
- * function names are used only when this process cannot read pid's
- * maps. Threads the agent did not answer for are THREAD_FAILED
+ * o's symbolizer and flags, so the result reads exactly like a thread
+ * dump taken with ptrace (method THREAD_DUMP_AGENT, every pause_ns 0).
+ * The agent's own function names are used only when this process cannot
+ * read pid's maps. Threads the agent did not answer for are THREAD_FAILED
  * (-ETIMEDOUT); its own threads THREAD_AGENT. Fails with capture's error,
- * -ESRCH (no such process) or -EPROTO (a reply that is not a dump). */
+ * -ESRCH (no such process) or -EPROTO (a reply that is not a thread dump). */
 typedef int (*thread_dump_capture_fn)(pid_t pid, void *arg, char **ret_json,
 				      size_t *ret_len, struct diag *d);
 int thread_dump_take_agent(pid_t pid, const struct thread_dump_options *o,
@@ -166,7 +169,7 @@ int thread_dump_take_agent(pid_t pid, const struct thread_dump_options *o,
  * most THREAD_DUMP_MAX_THREADS threads and THREAD_DUMP_MAX_DEPTH frames
  * each (later frames are read and dropped, the thread marked truncated),
  * strings cut at 1 KiB, nesting at 32. -EPROTO for anything that is not a
- * dump, a tid out of range or listed twice; -ENOMEM. */
+ * thread dump, a tid out of range or listed twice; -ENOMEM. */
 struct thread_dump_agent_frame {
 	uint64_t addr;
 	char *function, *module; /* or NULL */

@@ -121,6 +121,25 @@ run_nprof 10 record -e alloc -i 10ms -- "$PROG"
 check "record -e alloc -i 10ms: refused (status $NP_RC = 2), the error naming a byte count" \
 	bash -c "[ $NP_RC -eq 2 ] && grep -q 'count' '$TMP/np.err'"
 
+# --- -t and -s: thread roots and simple names, as -e cpu has them -----------------------
+run_nprof 60 record -e alloc -t -s -o collapsed -f "$TMP/ts.collapsed" -- \
+	"$PROGS/cxx_alloc" --seconds 1
+if [ "$NP_RC" -eq 0 ] && is_collapsed "$TMP/ts.collapsed"; then
+	check "record -e alloc -t: the main thread's root [cxx_alloc tid=N] above _start" \
+		has_chain_re "$TMP/ts.collapsed" '^\[cxx_alloc tid=[0-9]+\]$' '^_start$'
+	check "record -e alloc -s: main;run;grow" has_chain "$TMP/ts.collapsed" "main;run;grow"
+	check "record -e alloc -t: the ended thread named by its root [pool tid=N]" \
+		has_frame_match "$TMP/ts.collapsed" '^\[pool tid=[0-9]+\]$'
+	check "record -e alloc -s: simple names (no ns::Pool<int>::grow(unsigned long))" \
+		bash -c "! grep -q 'ns::Pool' '$TMP/ts.collapsed'"
+else
+	not_ok "record -e alloc -t -s -- cxx_alloc writes the profile"
+	np_diag
+fi
+run_nprof 60 record -e alloc -o collapsed -f "$TMP/full.collapsed" -- "$PROGS/cxx_alloc" --seconds 1
+check "record -e alloc without -s: full names (ns::Pool<int>::grow(unsigned long)), no roots" \
+	bash -c "grep -qF 'ns::Pool<int>::grow(unsigned long)' '$TMP/full.collapsed' && ! grep -q 'tid=' '$TMP/full.collapsed'"
+
 # --- loaded, alloc off: the program runs as before --------------------------------
 timeout -k 5 60 env LD_PRELOAD="$AGENT" "$PROG" --truth "$TMP/off.truth" >/dev/null 2>"$TMP/off.err"
 check "agent loaded, nothing started: alloc_primes runs (status $?)" [ $? -eq 0 ]

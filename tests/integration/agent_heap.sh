@@ -84,6 +84,10 @@ fi
 run_nprof 30 heap "$PID" dump -o flamegraph -f "$TMP/heap.html"
 check "dump -o flamegraph: an HTML file" grep -qi '<html' "$TMP/heap.html"
 
+run_nprof 30 heap "$PID" dump -t -o collapsed
+check "dump -t after enable without -t: under [threads not kept apart]" \
+	rooted_chain "$TMP/np.out" "[threads not kept apart]" make_a
+
 run_nprof 10 heap "$PID" disable
 check "disable: ok" [ "$NP_RC" -eq 0 ]
 run_nprof 10 heap "$PID" dump
@@ -106,5 +110,22 @@ run_nprof 30 heap "$PID" dump -o collapsed
 check "NPROF_START=event=heap: dump names make_a" grep -q "make_a" "$TMP/np.out"
 run_nprof 30 record -e itimer -d 1 -o collapsed "$PID"
 check "NPROF_START=event=heap: a cpu-time profile can still be taken (status $NP_RC)" [ "$NP_RC" -eq 0 ]
+kill -TERM "$PID"
+
+# --- thread roots and simple names: enable -t, dump -t -s ------------------------
+start_prog heap3 env LD_PRELOAD="$AGENT" "$PROG" --wait || bail "alloc_primes starts (heap3)"
+run_nprof 10 heap "$PID" enable -t -i 16k
+check "enable -t: ok (status $NP_RC)" [ "$NP_RC" -eq 0 ]
+kill -USR1 "$PID"
+wait_for_line "$TMP/heap3.out" allocated 30
+run_nprof 30 heap "$PID" dump -t -s -o collapsed -f "$TMP/threads.collapsed"
+check "dump -t: make_a under [alloc_primes tid=$PID]" \
+	rooted_chain "$TMP/threads.collapsed" "[alloc_primes tid=$PID]" make_a
+check "dump -t: make_c under its thread, named though it has ended ([alloc_worker tid=N])" \
+	has_frame_match "$TMP/threads.collapsed" '^\[alloc_worker tid=[0-9]+\]$'
+run_nprof 30 heap "$PID" dump -o collapsed -f "$TMP/nothreads.collapsed"
+check "dump without -t: no thread roots" bash -c "! grep -q 'tid=' '$TMP/nothreads.collapsed'"
+run_nprof 10 heap "$PID" status -s
+check "-s with status: usage error (status $NP_RC = 2)" [ "$NP_RC" -eq 2 ]
 kill -TERM "$PID"
 finish

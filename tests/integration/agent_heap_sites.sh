@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Issue 6's judged alloc and heap scenarios on tests/progs/heap_sites, whose
-# three sites have distinctive block sizes and whose truth the program
-# counts itself: site_small_1k (100 MiB in 1 KiB blocks, freed),
+# The alloc and heap scenarios the agent is held to, on
+# tests/progs/heap_sites, whose three sites have distinctive block sizes
+# and whose truth the program counts itself: site_small_1k (100 MiB in 1 KiB blocks, freed),
 # site_big_64k (300 MiB in 64 KiB blocks, freed, on its own thread) and
 # site_live_48m (48 MiB in 48 KiB blocks, kept).
 #   - alloc (NPROF_START=event=alloc): bytes and objects per site within

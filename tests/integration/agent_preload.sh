@@ -119,7 +119,8 @@ fi
 
 # --- exports: nprof_* and the interposed libc functions only --------------------------
 # pthread_create (threads.c), the malloc family and the pthread lock
-# acquisitions (hot/alloc.c, hot/lock.c: issue 6), sigaction and signal
+# acquisitions (hot/alloc.c, hot/lock.c: the alloc, heap and lock engines),
+# sigaction and signal
 # (hot/signals.c: SIGPROF shared with the program) and the exec family
 # (exec.c: SIGPROF ignored across an exec during a session).
 interposed='^(pthread_create|sigaction|signal|exec(ve|v|vp|vpe|l|lp|le|veat)|fexecve|malloc|calloc|realloc|reallocarray|free|posix_memalign|aligned_alloc|memalign|valloc|pvalloc|malloc_usable_size|pthread_mutex_(timed|clock)?lock|pthread_rwlock_(timed|clock)?(rd|wr)lock)$'

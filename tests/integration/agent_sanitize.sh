@@ -214,10 +214,10 @@ for cfg in "asan -fsanitize=address,undefined" "tsan -fsanitize=thread"; do
 	if [ "$1" = tsan ]; then run_cycles "$1" "$TSAN_CYCLES"; else run_cycles "$1" "$ASAN_CYCLES"; fi
 done
 
-# --- alloc_storm: the alloc, heap and lock engines (issue 6) -------------------
+# --- alloc_storm: the alloc, heap and lock engines ------------------------------
 # tests/progs/alloc_storm (agent_storm.sh) built with each sanitizer and
 # run against the libnprof.so just built: STORM_CYCLES (200) alloc
-# sessions, as many heap enable/disable cycles (every 50th dumped) and a
+# sessions, as many heap enable/disable cycles (a heap snapshot every 50th) and a
 # quarter as many lock sessions, through the C API, while four threads
 # allocate, check and free blocks and contend on a mutex. No report,
 # every call succeeded, no corruption, fds and threads back to the

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# Issue 6's robustness scenario: tests/progs/alloc_storm with libnprof.so
-# preloaded -- four threads allocating, freeing, reallocating (every block
-# checked against the pattern it was filled with) and locking a shared
-# mutex, while the main thread, through the C API, starts and stops 1000
-# alloc sessions, enables and disables heap profiling 1000 times (dumping
-# every 50th) and starts and stops 200 lock sessions. No crash, no hang
-# (the program's own watchdog), every call succeeded, no block corrupted,
-# no increment under the mutex lost, as many fds and threads at the end as
-# after the first cycle; the dumps it wrote are readable. Again, with fewer
-# cycles, with jemalloc preloaded before the agent (the callers the agent
-# redirects to itself while they call). The sanitizer runs (ASan+UBSan,
+# The alloc, heap and lock engines' robustness scenario:
+# tests/progs/alloc_storm with libnprof.so preloaded -- four threads
+# allocating, freeing, reallocating (every block checked against the
+# pattern it was filled with) and locking a shared mutex, while the main
+# thread, through the C API, starts and stops 1000 alloc sessions, enables
+# and disables heap profiling 1000 times (a heap snapshot every 50th) and
+# starts and stops 200 lock sessions. No crash, no hang (the program's own
+# watchdog), every call succeeded, no block corrupted, no increment under
+# the mutex lost, as many fds and threads at the end as after the first
+# cycle; the profile and heap snapshots it wrote are readable. Again, with
+# fewer cycles, with jemalloc preloaded before the agent (the callers the
+# agent redirects to itself while they call). The sanitizer runs (ASan+UBSan,
 # TSan) are in agent_sanitize.sh.
 . "$(dirname "$0")/lib.sh"
 need_build

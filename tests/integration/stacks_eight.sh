@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Issue 7's thread-dump test: eight_threads (four threads blocked in poll()
+# Thread dumps (nprof stacks) and core files (nprof dump) of a process
+# with blocked threads: eight_threads (four threads blocked in poll()
 # inside wait_in_poll, four in pthread_cond_wait inside wait_for_work, all
 # named) with frame pointers, without (DWARF only), and with the agent
 # preloaded. nprof stacks must show every thread with its name, its state,
@@ -8,7 +9,7 @@
 # the same functions as nprof stacks; the process must run on after both
 # (not stopped, not traced, and every thread still wakes up). With the
 # agent, nprof stacks must not trace the process at all (TracerPid sampled
-# throughout the dump stays 0), and --ptrace must force ptrace.
+# throughout the thread dump stays 0), and --ptrace must force ptrace.
 . "$(dirname "$0")/lib.sh"
 need_build
 [ -x "$PROGS/eight_threads" ] || bail "eight_threads is built"

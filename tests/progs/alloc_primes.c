@@ -92,6 +92,7 @@ NOINLINE static void *make_c(void *arg)
 {
 	KEEP_FRAME();
 	(void)arg;
+	pthread_setname_np(pthread_self(), "alloc_worker"); /* prctl: no allocation */
 	n_c = 600u * scale;
 	held_c = NULL;
 	for (size_t i = 0; i < n_c; i++) {

@@ -1,6 +1,7 @@
 /* alloc_storm: the agent's alloc, heap and lock engines switched on and
  * off over and over while threads allocate, free, reallocate and lock as
- * fast as they can -- issue 6's robustness scenario. Run it with
+ * fast as they can -- the robustness scenario for those engines: no crash,
+ * no hang, no corrupted block, no lost increment. Run it with
  * libnprof.so preloaded: it drives the agent through its C API, found
  * with dlsym, so that the same binary runs under the sanitizer builds.
  *

@@ -1,5 +1,6 @@
 /* eight_threads: named threads blocked in functions of their own, for the
- * thread-dump and core-dump tests (issue 7) and the 200-thread benchmark.
+ * thread-dump and core-file tests (nprof stacks, nprof dump:
+ * tests/integration/stacks_eight.sh) and the 200-thread benchmark.
  *
  *   eight_threads [--threads N] [--watchdog]
  *

@@ -1,5 +1,7 @@
 /* heap_sites: three allocation sites of distinctive block sizes, the
- * ground truth for the judged alloc and heap scenarios (issue 6).
+ * ground truth for the alloc and heap scenarios the agent is held to:
+ * bytes and objects per site within 10%
+ * (tests/integration/agent_heap_sites.sh).
  *
  *   heap_sites [--truth FILE] [--control FIFO]
  *

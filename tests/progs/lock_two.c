@@ -1,8 +1,8 @@
 /* lock_two: four threads contending on mutex A, whose critical sections
  * are long (2 ms), and rarely on mutex B, each timing its own waits --
- * the ground truth for issue 6's judged lock scenario: the lock profile
- * must give A at least 90% of the delay, with the waiting functions on
- * the stacks.
+ * the ground truth for the lock scenario the agent is held to: the lock
+ * profile must give A at least 90% of the delay, with the waiting
+ * functions on the stacks.
  *
  *   lock_two [--seconds N] [--truth FILE]
  *

@@ -1,5 +1,5 @@
 /* threads_zoo: named threads each parked in a known place, for thread
- * dumps and core dumps (nprof stacks, nprof dump).
+ * dumps and core files (nprof stacks, nprof dump).
  *
  *   threads_zoo [--pool N] [--churn] [--mem MIB] [--deep N]
  *
@@ -13,7 +13,7 @@
  *                 pool_main -> pool_wait -> pthread_cond_wait()
  *   zoo-churn     (--churn) creates short-lived threads, each exits at once
  *
- * --mem MIB fills MIB of heap with non-zero bytes (a core dump then has
+ * --mem MIB fills MIB of heap with non-zero bytes (a core file then has
  * that much to copy). A marker string, "NPROF-ZOO-MARKER-<pid>", lives on
  * the heap for dump tests to find.
  *

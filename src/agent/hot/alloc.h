@@ -58,6 +58,7 @@ struct mem_stack {
 	uint32_t n;		/* ips, leaf first (ips[0] is the caller's pc) */
 	uint32_t first;		/* in mem.ips */
 	uint32_t truncated;
+	int32_t tid;		/* the thread, when kept per thread; else 0 */
 	/* Estimated totals: bytes and ns are plain, counts are x MEM_ONE. */
 	atomic_ulong alloc_bytes, alloc_objects;	/* alloc session */
 	atomic_ulong heap_bytes, heap_objects;		/* since heap enable */
@@ -96,6 +97,9 @@ struct mem_state {
 	uint64_t interval;		/* control: mean bytes between samples */
 	uint64_t lock_interval_ns;	/* control: waits shorter are sampled */
 	unsigned max_depth;		/* control */
+	/* control: stacks kept per thread (the tid in the key), for thread
+	 * roots; off, the threads of one stack share its slot. */
+	unsigned per_thread;
 	struct mem_stack *stacks;	/* control: MEM_STACKS, mapped once */
 	uint64_t *ips;			/* control: MEM_STACK_IPS, mapped once */
 	atomic_uint nips;		/* atomic: used of ips */

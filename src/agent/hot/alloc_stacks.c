@@ -117,9 +117,9 @@ static bool same_ips(const uint64_t *a, const uint64_t *b, unsigned n)
 /* Finds or adds a stack. A slot being written by another thread is
  * passed over (the stack may then be stored twice; the profile builder
  * merges equal stacks). */
-static uint32_t stack_intern(const uint64_t *ips, unsigned n, bool truncated)
+static uint32_t stack_intern(const uint64_t *ips, unsigned n, bool truncated, pid_t tid)
 {
-	uint64_t h = hash_bytes(ips, n * sizeof(uint64_t), n) | 1;
+	uint64_t h = (hash_bytes(ips, n * sizeof(uint64_t), n) ^ hash_u64((uint64_t)tid)) | 1;
 	struct mem_stack *tab = mem.stacks;
 
 	if (!tab)
@@ -154,12 +154,13 @@ static uint32_t stack_intern(const uint64_t *ips, unsigned n, bool truncated)
 			s->n = n;
 			s->first = first;
 			s->truncated = truncated;
+			s->tid = tid;
 			atomic_store_explicit(&s->ready, 1, memory_order_release);
 			return id;
 		}
 compare:
 		if (cur == h && atomic_load_explicit(&s->ready, memory_order_acquire) &&
-		    s->n == n && same_ips(mem.ips + s->first, ips, n))
+		    s->n == n && s->tid == tid && same_ips(mem.ips + s->first, ips, n))
 			return id;
 	}
 	atomic_fetch_add_explicit(&mem.stats.stack_full, 1, memory_order_relaxed);
@@ -174,6 +175,7 @@ uint32_t mem_stack_here(void *frame)
 	struct unwind_regs regs;
 	struct unwind_info info;
 	unsigned max = mem.max_depth ? mem.max_depth : MEM_DEFAULT_DEPTH, n;
+	pid_t tid = 0;
 	uint32_t id;
 
 	if (max > MEM_MAX_DEPTH)
@@ -193,7 +195,9 @@ uint32_t mem_stack_here(void *frame)
 	n = unwind_walk_ex(&regs, atomic_load_explicit(&hot.mods, memory_order_acquire),
 			   unwind_read_self, &reader, ips, max, &info);
 	atomic_fetch_sub_explicit(&hot.inflight, 1, memory_order_acq_rel);
-	id = stack_intern(ips, n, info.stop != UNWIND_STOP_END);
+	if (mem.per_thread)
+		tid = hot_self.tid ? hot_self.tid : gettid();
+	id = stack_intern(ips, n, info.stop != UNWIND_STOP_END, tid);
 	return id;
 }
 

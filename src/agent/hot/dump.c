@@ -1,7 +1,7 @@
 /* dump: the thread-dump part of the signal handler. Runs on the thread
- * being dumped, in signal context (scripts/check-hot): walks its stack
- * into the slot the dumper armed for it. See hot.h, and src/agent/stacks.c
- * for the other side. */
+ * whose stack the thread dump wants, in signal context (scripts/check-hot):
+ * walks its stack into the slot the thread taking the thread dump armed
+ * for it. See hot.h, and src/agent/stacks.c for the other side. */
 #include "agent/hot/hot.h"
 
 #include <ucontext.h>

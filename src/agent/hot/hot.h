@@ -89,13 +89,14 @@ static inline uint64_t hot_wall_word(unsigned slot, char state, unsigned ticks)
 	       (uint64_t)(slot & 0xffffff) << 8 | (uint8_t)state;
 }
 
-/* Thread dumps (/stacks, src/agent/stacks.c): the dumper signals each
- * thread with a word naming a slot and a request number; the handler
- * walks the thread's stack into that slot (see hot/dump.c). A slot's tag
- * is seq << 2 | HOT_DUMP_{ARMED,WRITING,DONE} (0: free): the handler
- * moves it ARMED -> WRITING -> DONE with compare-and-swap, so a signal
- * that arrives after the dumper gave up on the slot (tag changed) writes
- * nothing. Slots are mapped once and never unmapped. */
+/* Thread dumps (/stacks, src/agent/stacks.c): the thread taking the
+ * thread dump signals each thread with a word naming a slot and a
+ * request number; the handler walks the thread's stack into that slot
+ * (see hot/dump.c). A slot's tag is seq << 2 |
+ * HOT_DUMP_{ARMED,WRITING,DONE} (0: free): the handler moves it ARMED ->
+ * WRITING -> DONE with compare-and-swap, so a signal that arrives after
+ * the thread taking the thread dump gave up on the slot (tag changed)
+ * writes nothing. Slots are mapped once and never unmapped. */
 #define HOT_DUMP_MAGIC 0x4e44ull /* "ND" */
 #define HOT_DUMP_SLOTS 64
 #define HOT_DUMP_DEPTH 512
