@@ -137,6 +137,14 @@ $(BUILD)/tests/fuzz/%: tests/fuzz/%.c $(FUZZ_CORE)
 	$(call msg,FUZZLD,$@)
 	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_CORE) $(LIBS)
 
+# The agent's own readers of what its callers send (its option string,
+# /prof's parameters, the HTTP token), linked with their sources.
+FUZZ_AGENT_OBJ := $(BUILD)/fuzz-obj/src/agent/options.o $(BUILD)/fuzz-obj/src/agent/http_auth.o
+$(BUILD)/tests/fuzz/agent_params_fuzz: tests/fuzz/agent_params_fuzz.c $(FUZZ_CORE) $(FUZZ_AGENT_OBJ)
+	@mkdir -p $(@D)
+	$(call msg,FUZZLD,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_CORE) $(FUZZ_AGENT_OBJ) $(LIBS)
+
 fuzz: $(FUZZ_BIN)
 
 fuzz-long: $(FUZZ_BIN)

@@ -76,10 +76,24 @@ static int parse_interval(struct agent_options *o, struct diag *d)
 	return 0;
 }
 
+static bool has_control(const char *s)
+{
+	for (; s && *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return true;
+	return false;
+}
+
 int agent_options_set(struct agent_options *o, const char *key, const char *val,
 		      struct diag *d)
 {
 	bool b;
+
+	/* Errors echo what they were given: never a control character, so
+	 * that each stays one printable line wherever it is shown. */
+	if (has_control(key) || has_control(val))
+		return diag_set(d, -EINVAL, "an option holds a control character; use printable "
+				"text (key=value, separated by commas)");
 
 	if (!strcmp(key, "event")) {
 		if (val && !strcmp(val, "cpu"))
