@@ -17,7 +17,8 @@ LIBS     := -ldw -lelf -liberty -lz -lm -lpthread
 
 # The layers, bottom up (docs/layout.md). Every .c in these folders goes
 # into the core library that the CLI, the tests and later the daemon link.
-CORE_DIRS := src/base src/unwind src/profile src/symbolize src/output src/engine \
+CORE_DIRS := src/base src/unwind src/profile src/symbolize src/output src/threaddump \
+             src/engine src/capture \
              src/client
 CORE_SRC  := $(foreach d,$(CORE_DIRS),$(wildcard $(d)/*.c))
 CORE_OBJ  := $(CORE_SRC:%.c=$(BUILD)/%.o)

@@ -23,6 +23,7 @@
 
 #include "base/diag.h"
 #include "output/output.h"
+#include "profile/events.h"
 #include "profile/profile.h"
 #include "symbolize/frame_cache.h"
 #include "symbolize/symbolize.h"
@@ -33,24 +34,13 @@
 #define AGENT_MAX_IPS (1u << 25)	/* addresses kept per session */
 #define AGENT_WALL_PER_TICK 16		/* default threads signalled per wall tick */
 
-enum agent_event {
-	AGENT_EVENT_CPU, AGENT_EVENT_ITIMER, AGENT_EVENT_WALL,
-	/* heap.c: the interposers of src/agent/hot/alloc.c and lock.c */
-	AGENT_EVENT_ALLOC, AGENT_EVENT_HEAP, AGENT_EVENT_LOCK,
-};
-
-static inline bool agent_event_is_mem(enum agent_event e)
-{
-	return e == AGENT_EVENT_ALLOC || e == AGENT_EVENT_HEAP || e == AGENT_EVENT_LOCK;
-}
-
 /* What a session records and, when it ends by itself, where it goes.
  * The text form ("event=cpu,interval=10ms,file=/tmp/p-%p.html") is what
  * NPROF_START, nprof_start() and the control socket take. */
 struct agent_options {
-	enum agent_event event;
-	uint64_t interval_ns;	/* 0: 10 ms (cpu, itimer), 50 ms (wall), 10 us (lock) */
-	uint64_t interval_bytes; /* alloc, heap: mean bytes between samples; 0: 512 KiB */
+	enum event_id event;
+	uint64_t interval_ns;	/* 0: the event's default (profile/events.c) */
+	uint64_t interval_bytes; /* alloc, heap: mean bytes between samples; 0: default */
 	char interval_text[32];	/* as given: read again when event= comes after it */
 	uint64_t duration_ns;	/* 0: until stopped or the process exits */
 	unsigned max_depth;	/* 0: 2048 */
@@ -67,12 +57,8 @@ struct agent_options {
 	 * name follows the tree rule of profile_file.c, a forked child
 	 * records itself too, and the end is announced on stderr. */
 	bool from_start_env;
-	/* Testing: make perf_event_open fail with EACCES, as where perf
-	 * events are denied (NPROF_TEST_DENY_PERF=1 does the same). */
-	bool test_deny_perf;
 };
 
-const char *agent_event_name(enum agent_event e);
 
 /* Parses "k=v,k=v"; unknown keys and bad values fail with -EINVAL and d
  * naming the key and what it accepts. o is reset to defaults first. */
@@ -107,7 +93,7 @@ int agent_session_snapshot(struct profile **ret, struct diag *d);
  * duration passed (writing its file). Called by the control thread. */
 void agent_session_tick(void);
 /* The running session's options and event in effect, false when none. */
-bool agent_session_info(struct agent_options *ret_o, enum agent_event *ret_effective,
+bool agent_session_info(struct agent_options *ret_o, enum event_id *ret_effective,
 			uint64_t *ret_samples);
 /* At exit or a fatal signal: stop and write the file, if there is one. */
 void agent_session_finish(const char *why);
@@ -134,12 +120,12 @@ struct agent_build_stack {
 	enum frame_kind leaf_kind;
 };
 
-/* A new profile of event e with these value types, described as every
- * agent profile is (event, command, pid, unwinder); o gives simple and
+/* A new profile of event e, its value types and interval unit from the
+ * events table, described as every agent profile is (command, pid,
+ * unwinder); o gives simple and
  * thread (NULL: neither). On failure d says why; close b either way. */
-int agent_build_open(struct agent_build *b, struct symbolizer *syms, enum agent_event e,
-		     const struct agent_options *o, const struct value_type *types,
-		     unsigned ntypes, struct diag *d);
+int agent_build_open(struct agent_build *b, struct symbolizer *syms, enum event_id e,
+		     const struct agent_options *o, struct diag *d);
 /* Adds values for stack s; the profile's stack and thread ids in
  * *ret_stack, *ret_thread (either may be NULL). 0 or -errno. */
 int agent_build_add(struct agent_build *b, const struct agent_build_stack *s,
@@ -153,9 +139,6 @@ void agent_build_close(struct agent_build *b);
 void agent_build_note_threads(void);
 /* The same for one thread (at its exit). */
 void agent_build_note_thread(pid_t tid, const char *name);
-/* A thread's name from /proc/self/task/TID/comm; name unchanged when
- * the thread is gone. */
-void agent_read_comm(pid_t tid, char *name, size_t len);
 
 /* --- profile files (profile_file.c) --- */
 
@@ -280,7 +263,9 @@ int agent_heap_request(const char *action, const char *options, char *text, size
  * from the table of sampled stacks. */
 int agent_mem_session_start(const struct agent_options *o, struct diag *d);
 void agent_mem_session_stop(void);
-int agent_mem_session_profile(enum agent_event e, const struct agent_options *o,
+/* The control thread's tick, session or not (heap.c). */
+void agent_mem_tick(uint64_t now_mono_ns);
+int agent_mem_session_profile(enum event_id e, const struct agent_options *o,
 			      uint64_t start_real_ns, uint64_t duration_ns, const char *ended,
 			      struct profile **ret, struct diag *d);
 /* session.c: keeps the walker's module list current while heap profiling

@@ -112,14 +112,14 @@ NPROF_EXPORT int nprof_dump(const char *options)
 NPROF_EXPORT int nprof_status(char *buf, size_t len)
 {
 	struct agent_options o;
-	enum agent_event eff;
+	enum event_id eff;
 	uint64_t samples = 0;
 
 	if (!buf || !len)
 		return -EINVAL;
 	if (agent_session_info(&o, &eff, &samples))
 		snprintf(buf, len, "running event=%s effective=%s samples=%llu",
-			 agent_event_name(o.event), agent_event_name(eff),
+			 event_name(o.event), event_name(eff),
 			 (unsigned long long)samples);
 	else
 		snprintf(buf, len, "idle");
@@ -261,7 +261,7 @@ static bool heap_only(const char *start)
 	struct diag d;
 
 	diag_clear(&d);
-	return agent_options_parse(start, &o, &d) == 0 && o.event == AGENT_EVENT_HEAP &&
+	return agent_options_parse(start, &o, &d) == 0 && o.event == EVENT_HEAP &&
 	       !o.file[0] && !o.duration_ns;
 }
 

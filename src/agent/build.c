@@ -14,28 +14,10 @@
 
 #include "agent/agent.h"
 #include "agent/hot/hot.h"
+#include "base/proc.h"
 
-void agent_read_comm(pid_t tid, char *name, size_t len)
-{
-	char path[64];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	n = read(fd, name, len - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	name[n] = '\0';
-	name[strcspn(name, "\n")] = '\0';
-}
-
-int agent_build_open(struct agent_build *b, struct symbolizer *syms, enum agent_event e,
-		     const struct agent_options *o, const struct value_type *types,
-		     unsigned ntypes, struct diag *d)
+int agent_build_open(struct agent_build *b, struct symbolizer *syms, enum event_id e,
+		     const struct agent_options *o, struct diag *d)
 {
 	char comm[16] = "";
 	int err;
@@ -48,11 +30,12 @@ int agent_build_open(struct agent_build *b, struct symbolizer *syms, enum agent_
 	b->frames = calloc(HOT_MAX_DEPTH + 4, sizeof(*b->frames));
 	if (!b->p || !b->frames)
 		return diag_set(d, -ENOMEM, "building the profile: out of memory");
-	err = profile_set_value_types(b->p, types, ntypes);
+	err = profile_set_value_types(b->p, event_defs[e].values, event_defs[e].nvalues);
 	if (err < 0)
 		return diag_set(d, err, "building the profile: %s", strerror(-err));
-	agent_read_comm(getpid(), comm, sizeof(comm));
-	b->p->event = profile_intern_string(b->p, agent_event_name(e));
+	proc_comm(0, 0, comm, sizeof(comm));
+	b->p->event = profile_intern_string(b->p, event_name(e));
+	b->p->interval_unit = profile_intern_string(b->p, event_defs[e].interval_unit);
 	b->p->unwinder = profile_intern_string(b->p, "dwarf");
 	b->p->command = comm[0] ? profile_intern_string(b->p, comm) : NULL;
 	b->p->pid = getpid();
@@ -128,7 +111,7 @@ void agent_build_note_threads(void)
 	for (unsigned i = 0; i < l.n; i++) {
 		char name[16] = "";
 
-		agent_read_comm(l.tids[i], name, sizeof(name));
+		proc_comm(0, l.tids[i], name, sizeof(name));
 		agent_build_note_thread(l.tids[i], name);
 	}
 	agent_thread_list_release(&l);
@@ -143,7 +126,7 @@ static int thread_for(struct agent_build *b, pid_t tid, const char *name, uint32
 
 	if (err < 0 || b->p->threads[*ret].name[0])
 		return err;
-	agent_read_comm(tid, comm, sizeof(comm));
+	proc_comm(0, tid, comm, sizeof(comm));
 	if (!comm[0])
 		seen_name(tid, comm, sizeof(comm));
 	return comm[0] ? profile_intern_thread(b->p, tid, comm, ret) : 0;

@@ -138,7 +138,7 @@ static void send_profile(int fd, const struct profile *p, const struct agent_opt
 static void cmd_status(int fd)
 {
 	struct agent_options o;
-	enum agent_event eff;
+	enum event_id eff;
 	uint64_t samples = 0;
 
 	char http[96], token[PATH_MAX];
@@ -153,7 +153,7 @@ static void cmd_status(int fd)
 	}
 	if (agent_session_info(&o, &eff, &samples))
 		reply(fd, "state running event=%s effective=%s interval=%llu samples=%llu\n",
-		      agent_event_name(o.event), agent_event_name(eff),
+		      event_name(o.event), event_name(eff),
 		      (unsigned long long)(o.interval_ns ? o.interval_ns : 0),
 		      (unsigned long long)samples);
 	else

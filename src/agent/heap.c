@@ -17,13 +17,17 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/engine.h"
 #include "agent/hot/alloc.h"
 #include "agent/hot/hot.h"
 #include "agent/mem_hook.h"
+#include "base/clock.h"
 #include "base/hash.h"
 #include "base/id_index.h"
 #include "symbolize/frame_cache.h"
 #include "symbolize/symbolize.h"
+
+#define NAMES_NS 200000000ull /* agent_mem_tick: thread names, for roots */
 
 static struct {
 	pthread_mutex_t lock;
@@ -41,14 +45,6 @@ static struct {
 	char hook_first[64];
 	unsigned hook_slots, hook_failed;
 } H = { .lock = PTHREAD_MUTEX_INITIALIZER };
-
-static uint64_t clock_ns(clockid_t c)
-{
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* The agent's own allocations (building a profile on a program thread,
  * through the C API) are not the program's: not sampled. */
@@ -352,13 +348,13 @@ static int64_t fixed(uint64_t v)
 	return (int64_t)((v + MEM_ONE / 2) / MEM_ONE);
 }
 
-static void add_notes(struct profile *p, enum agent_event e)
+static void add_notes(struct profile *p, enum event_id e)
 {
 	uint64_t full = atomic_load(&mem.stats.stack_full);
 	uint64_t live_full = atomic_load(&mem.stats.live_full);
 	uint64_t pool_failed = atomic_load(&mem.stats.pool_failed);
 
-	if (e == AGENT_EVENT_LOCK)
+	if (e == EVENT_LOCK)
 		profile_add_note(p, "lock: contended pthread mutex and rwlock acquisitions, by "
 				 "nanoseconds waited; waits under %" PRIu64 " ns sampled with "
 				 "probability wait/interval and scaled", mem.lock_interval_ns);
@@ -366,11 +362,11 @@ static void add_notes(struct profile *p, enum agent_event e)
 		profile_add_note(p, "%s: allocations sampled every %" PRIu64 " bytes on average "
 				 "(geometric); values are estimates, unbiased: a sample of S bytes "
 				 "stands for S/(1-exp(-S/%" PRIu64 ")) bytes",
-				 e == AGENT_EVENT_HEAP ? "heap" : "alloc", mem.interval, mem.interval);
+				 e == EVENT_HEAP ? "heap" : "alloc", mem.interval, mem.interval);
 	if (full)
 		profile_add_note(p, "%" PRIu64 " samples went to [stack table full] (%u stacks, "
 				 "%u addresses at most)", full, MEM_STACKS, MEM_STACK_IPS);
-	if (live_full && e == AGENT_EVENT_HEAP)
+	if (live_full && e == EVENT_HEAP)
 		profile_add_note(p, "%" PRIu64 " sampled blocks could not be tracked as live (the "
 				 "live set holds %u); in-use values are low by that much",
 				 live_full, MEM_LIVE);
@@ -384,17 +380,9 @@ static void add_notes(struct profile *p, enum agent_event e)
 				 H.hook_failed, H.hook_first);
 }
 
-static int build(enum agent_event e, const struct agent_options *o, uint64_t start_real_ns,
+static int build(enum event_id e, const struct agent_options *o, uint64_t start_real_ns,
 		 uint64_t duration_ns, const char *ended, struct profile **ret, struct diag *d)
 {
-	static const struct value_type alloc_types[] = {
-		{ "alloc_space", "bytes" }, { "alloc_objects", "count" } };
-	/* In use first: text outputs, flame graphs and dot show value 0. */
-	static const struct value_type heap_types[] = {
-		{ "inuse_space", "bytes" }, { "inuse_objects", "count" },
-		{ "alloc_space", "bytes" }, { "alloc_objects", "count" } };
-	static const struct value_type lock_types[] = {
-		{ "delay", "nanoseconds" }, { "contentions", "count" } };
 	struct agent_build b;
 	double *inuse = NULL;
 	struct stack_iter it;
@@ -410,23 +398,17 @@ static int build(enum agent_event e, const struct agent_options *o, uint64_t sta
 		memset(&b, 0, sizeof(b));
 		goto out;
 	}
-	if (e == AGENT_EVENT_HEAP)
-		err = agent_build_open(&b, H.syms, e, o, heap_types, 4, d);
-	else
-		err = agent_build_open(&b, H.syms, e, o,
-				       e == AGENT_EVENT_LOCK ? lock_types : alloc_types, 2, d);
+	err = agent_build_open(&b, H.syms, e, o, d);
 	if (err < 0)
 		goto out;
 	if (o && o->per_thread)
 		agent_build_note_threads();
-	b.p->interval_unit = profile_intern_string(b.p, e == AGENT_EVENT_LOCK ? "nanoseconds"
-									      : "bytes");
-	b.p->interval = e == AGENT_EVENT_LOCK ? mem.lock_interval_ns : mem.interval;
+	b.p->interval = e == EVENT_LOCK ? mem.lock_interval_ns : mem.interval;
 	b.p->start_ns = start_real_ns;
 	b.p->duration_ns = duration_ns;
 	b.p->degraded.lost_samples = atomic_load(&mem.stats.stack_full) +
-				     (e == AGENT_EVENT_HEAP ? atomic_load(&mem.stats.live_full) : 0);
-	if (e == AGENT_EVENT_HEAP) {
+				     (e == EVENT_HEAP ? atomic_load(&mem.stats.live_full) : 0);
+	if (e == EVENT_HEAP) {
 		/* In use: the live set, summed by stack; objects = bytes / size
 		 * per block (each block stands for bytes/size blocks like it). */
 		err = -ENOMEM;
@@ -447,10 +429,10 @@ static int build(enum agent_event e, const struct agent_options *o, uint64_t sta
 		const struct mem_stack *s = &mem.stacks[id];
 		int64_t v[PROFILE_MAX_VALUES] = { 0 };
 
-		if (e == AGENT_EVENT_ALLOC) {
+		if (e == EVENT_ALLOC) {
 			v[0] = (int64_t)atomic_load(&s->alloc_bytes);
 			v[1] = fixed(atomic_load(&s->alloc_objects));
-		} else if (e == AGENT_EVENT_LOCK) {
+		} else if (e == EVENT_LOCK) {
 			v[0] = (int64_t)atomic_load(&s->lock_ns);
 			v[1] = fixed(atomic_load(&s->lock_count));
 		} else {
@@ -466,7 +448,7 @@ static int build(enum agent_event e, const struct agent_options *o, uint64_t sta
 			goto out;
 	}
 	add_notes(b.p, e);
-	if (o && o->per_thread && e == AGENT_EVENT_HEAP && !H.heap_per_thread)
+	if (o && o->per_thread && e == EVENT_HEAP && !H.heap_per_thread)
 		profile_add_note(b.p, "thread roots: heap profiling was enabled without thread "
 				 "(nprof heap PID enable -t), so its stacks were not kept apart "
 				 "per thread");
@@ -476,7 +458,7 @@ static int build(enum agent_event e, const struct agent_options *o, uint64_t sta
 	err = 0;
 out:
 	if (err < 0 && !d->msg[0])
-		diag_set(d, err, "building the %s profile: %s", agent_event_name(e), strerror(-err));
+		diag_set(d, err, "building the %s profile: %s", event_name(e), strerror(-err));
 	agent_build_close(&b);
 	free(inuse);
 	quiet_end();
@@ -492,7 +474,7 @@ int agent_heap_profile(const struct agent_options *o, struct profile **ret, stru
 		err = diag_set(d, -ENOENT, "heap profiling is off; enable it first "
 			       "(nprof heap PID enable)");
 	else
-		err = build(AGENT_EVENT_HEAP, o, H.heap_since_real_ns,
+		err = build(EVENT_HEAP, o, H.heap_since_real_ns,
 			    clock_ns(CLOCK_MONOTONIC) - H.heap_since_mono_ns, NULL, ret, d);
 	pthread_mutex_unlock(&H.lock);
 	return err;
@@ -517,18 +499,18 @@ int agent_mem_session_start(const struct agent_options *o, struct diag *d)
 	H.session_per_thread = o->per_thread;
 	set_per_thread();
 	switch (o->event) {
-	case AGENT_EVENT_ALLOC:
+	case EVENT_ALLOC:
 		fresh(C_ALLOC);
 		if (!(gate() & MEM_GATE_HEAP))
 			mem.interval = o->interval_bytes ? o->interval_bytes : MEM_DEFAULT_INTERVAL;
 		atomic_fetch_or(&mem.gate, MEM_GATE_ALLOC);
 		break;
-	case AGENT_EVENT_LOCK:
+	case EVENT_LOCK:
 		fresh(C_LOCK);
 		mem.lock_interval_ns = o->interval_text[0] ? o->interval_ns : MEM_DEFAULT_LOCK_NS;
 		atomic_fetch_or(&mem.gate, MEM_GATE_LOCK);
 		break;
-	case AGENT_EVENT_HEAP:
+	case EVENT_HEAP:
 		/* A heap session: heap profiling on for its length (unless it
 		 * was on already), its profile the in-use snapshot at the end. */
 		H.session_enabled_heap = !(gate() & MEM_GATE_HEAP);
@@ -537,7 +519,7 @@ int agent_mem_session_start(const struct agent_options *o, struct diag *d)
 		break;
 	default:
 		err = diag_set(d, -EINVAL, "%s is not an allocation or lock event",
-			       agent_event_name(o->event));
+			       event_name(o->event));
 	}
 out:
 	pthread_mutex_unlock(&H.lock);
@@ -557,7 +539,7 @@ void agent_mem_session_stop(void)
 	pthread_mutex_unlock(&H.lock);
 }
 
-int agent_mem_session_profile(enum agent_event e, const struct agent_options *o,
+int agent_mem_session_profile(enum event_id e, const struct agent_options *o,
 			      uint64_t start_real_ns, uint64_t duration_ns, const char *ended,
 			      struct profile **ret, struct diag *d)
 {
@@ -565,13 +547,13 @@ int agent_mem_session_profile(enum agent_event e, const struct agent_options *o,
 	int err;
 
 	pthread_mutex_lock(&H.lock);
-	if (e == AGENT_EVENT_HEAP && !(gate() & MEM_GATE_HEAP)) {
+	if (e == EVENT_HEAP && !(gate() & MEM_GATE_HEAP)) {
 		err = diag_set(d, -ENOENT, "heap profiling was turned off during the heap session");
 		goto out;
 	}
 	err = build(e, o, start_real_ns, duration_ns, ended, ret, d);
 	/* The session's end, not a snapshot of it: heap off again. */
-	if (e == AGENT_EVENT_HEAP && H.session_enabled_heap && H.session_stopped) {
+	if (e == EVENT_HEAP && H.session_enabled_heap && H.session_stopped) {
 		diag_clear(&ignored);
 		heap_disable_locked(&ignored);
 		H.session_enabled_heap = false;
@@ -596,8 +578,8 @@ int agent_heap_request(const char *action, const char *options, char *text, size
 	err = agent_options_parse(text2, &o, d);
 	if (err < 0)
 		return err;
-	if (o.interval_text[0] && o.event != AGENT_EVENT_HEAP && o.event != AGENT_EVENT_ALLOC) {
-		o.event = AGENT_EVENT_HEAP;
+	if (o.interval_text[0] && o.event != EVENT_HEAP && o.event != EVENT_ALLOC) {
+		o.event = EVENT_HEAP;
 		err = agent_options_set(&o, "interval", o.interval_text, d);
 		if (err < 0)
 			return err;
@@ -693,3 +675,34 @@ int agent_heap_http(const char *action, const char *output, const char *interval
 		r->content_type = "image/svg+xml";
 	return 0;
 }
+
+/* --- the engine of a session (engine.h) ---------------------------------- */
+
+static int engine_start(const struct agent_options *o, uint64_t interval,
+			enum event_id *effective, struct diag *d)
+{
+	(void)interval; /* o's interval is bytes or ns as the event says */
+	(void)effective;
+	return agent_mem_session_start(o, d);
+}
+
+/* Thread roots name threads by what they were called while alive: the
+ * live ones are noted every NAMES_NS while roots are asked (a session's
+ * thread option, or heap profiling enabled with it). */
+void agent_mem_tick(uint64_t now_mono_ns)
+{
+	static uint64_t last;
+
+	if ((H.session_per_thread && !H.session_stopped) || agent_heap_per_thread()) {
+		if (now_mono_ns - last >= NAMES_NS) {
+			last = now_mono_ns;
+			agent_build_note_threads();
+		}
+	}
+}
+
+const struct agent_engine agent_engine_mem = {
+	.start = engine_start,
+	.stop = agent_mem_session_stop,
+	.profile = agent_mem_session_profile,
+};

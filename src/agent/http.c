@@ -34,6 +34,7 @@
 
 #include "agent/agent.h"
 #include "agent/http_auth.h"
+#include "base/proc.h"
 #include "base/units.h"
 
 #define HTTP_MAX_CONNECTIONS 8
@@ -264,7 +265,7 @@ static enum MHD_Result serve_prof(struct MHD_Connection *c)
 	localtime_r(&now, &tm);
 	strftime(when, sizeof(when), "%Y%m%d-%H%M%S", &tm);
 	snprintf(name, sizeof(name), "nprof-%d-%s-%s.%s", (int)getpid(),
-		 agent_event_name(q.o.event), when, ext);
+		 event_name(q.o.event), when, ext);
 	return send_reply(c, MHD_HTTP_OK, type, body, len, name);
 }
 
@@ -548,16 +549,9 @@ static int port_holder(const struct sockaddr_storage *ss, pid_t *ret_pid, char *
 		if (fds)
 			closedir(fds);
 		if (err == 0) {
-			FILE *fp;
-
 			*ret_pid = (pid_t)atoi(e->d_name);
 			snprintf(ret_comm, len, "?");
-			snprintf(path, sizeof(path), "/proc/%.32s/comm", e->d_name);
-			if ((fp = fopen(path, "re"))) {
-				if (fgets(ret_comm, (int)len, fp))
-					ret_comm[strcspn(ret_comm, "\n")] = '\0';
-				fclose(fp);
-			}
+			proc_comm(*ret_pid, 0, ret_comm, len);
 		}
 	}
 	if (proc)

@@ -55,7 +55,7 @@ struct walk {
 	struct mem_hook_result *r;
 };
 
-struct module {
+struct hooked_module {
 	struct dl_phdr_info *info;
 	uintptr_t relro_lo, relro_hi;
 };
@@ -85,7 +85,7 @@ static uintptr_t dyn_addr(const struct dl_phdr_info *info, ElfW(Addr) v)
 /* One slot: written in place when writable, else (RELRO) its page made
  * writable for the store and read-only again. An aligned 8-byte store:
  * a thread calling through the slot meanwhile sees the old or the new. */
-static bool write_slot(const struct module *m, void **slot, void *v)
+static bool write_slot(const struct hooked_module *m, void **slot, void *v)
 {
 	uintptr_t a = (uintptr_t)slot, page = a & ~(PAGE - 1);
 	bool ro = a >= m->relro_lo && a < m->relro_hi;
@@ -106,7 +106,7 @@ static const struct target *find(const struct walk *w, const char *name)
 	return NULL;
 }
 
-static void patch_relocs(struct walk *w, const struct module *m, const ElfW(Rela) *r, size_t n,
+static void patch_relocs(struct walk *w, const struct hooked_module *m, const ElfW(Rela) *r, size_t n,
 			 const ElfW(Sym) *symtab, const char *strtab)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -133,7 +133,7 @@ static void patch_relocs(struct walk *w, const struct module *m, const ElfW(Rela
 static int patch_module(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct walk *w = arg;
-	struct module m = { .info = info };
+	struct hooked_module m = { .info = info };
 	const ElfW(Dyn) *dyn = NULL;
 	const ElfW(Sym) *symtab = NULL;
 	const char *strtab = NULL;

@@ -10,19 +10,6 @@
 #include "agent/agent.h"
 #include "base/units.h"
 
-const char *agent_event_name(enum agent_event e)
-{
-	switch (e) {
-	case AGENT_EVENT_CPU: return "cpu";
-	case AGENT_EVENT_ITIMER: return "itimer";
-	case AGENT_EVENT_WALL: return "wall";
-	case AGENT_EVENT_ALLOC: return "alloc";
-	case AGENT_EVENT_HEAP: return "heap";
-	case AGENT_EVENT_LOCK: return "lock";
-	}
-	return "?";
-}
-
 static int parse_bool(const char *v, bool *ret)
 {
 	if (!v || !strcmp(v, "") || !strcmp(v, "1") || !strcmp(v, "true") ||
@@ -55,23 +42,25 @@ static int parse_uint(const char *v, unsigned lo, unsigned hi, unsigned *ret)
  * bare number: nanoseconds, as in asprof's -i). */
 static int parse_interval(struct agent_options *o, struct diag *d)
 {
+	const struct event_def *e = &event_defs[o->event];
 	const char *val = o->interval_text;
 
 	o->interval_ns = o->interval_bytes = 0;
-	if (o->event == AGENT_EVENT_ALLOC || o->event == AGENT_EVENT_HEAP) {
+	if (e->interval_kind == EVENT_INTERVAL_BYTES) {
 		if (units_parse_count(val, &o->interval_bytes) < 0 || !o->interval_bytes)
 			return diag_set(d, -EINVAL,
 					"interval=%s: not a byte count for %s; use 512k, 1m, 65536",
-					val, agent_event_name(o->event));
-	} else if (o->event == AGENT_EVENT_LOCK) {
+					val, e->name);
+	} else if (!e->agent_min_interval) {
 		if (units_parse_duration_ns(val, 1, &o->interval_ns) < 0)
 			return diag_set(d, -EINVAL,
-					"interval=%s: not a time for lock; use 10us, 1ms, 0 (every wait)",
-					val);
+					"interval=%s: not a time for %s; use 10us, 1ms, 0 (every one)",
+					val, e->name);
 	} else if (units_parse_duration_ns(val, 1, &o->interval_ns) < 0 ||
-		   o->interval_ns < 100000) {
+		   o->interval_ns < e->agent_min_interval) {
 		return diag_set(d, -EINVAL,
-				"interval=%s: not a time of 100us or more; use 10ms, 1000us, 1s", val);
+				"interval=%s: not a time of %lluus or more; use 10ms, 1000us, 1s", val,
+				(unsigned long long)(e->agent_min_interval / 1000));
 	}
 	return 0;
 }
@@ -96,22 +85,13 @@ int agent_options_set(struct agent_options *o, const char *key, const char *val,
 				"text (key=value, separated by commas)");
 
 	if (!strcmp(key, "event")) {
-		if (val && !strcmp(val, "cpu"))
-			o->event = AGENT_EVENT_CPU;
-		else if (val && !strcmp(val, "itimer"))
-			o->event = AGENT_EVENT_ITIMER;
-		else if (val && !strcmp(val, "wall"))
-			o->event = AGENT_EVENT_WALL;
-		else if (val && !strcmp(val, "alloc"))
-			o->event = AGENT_EVENT_ALLOC;
-		else if (val && !strcmp(val, "heap"))
-			o->event = AGENT_EVENT_HEAP;
-		else if (val && !strcmp(val, "lock"))
-			o->event = AGENT_EVENT_LOCK;
-		else
-			return diag_set(d, -EINVAL,
-					"event=%s: unknown event; the agent has cpu, itimer, wall, alloc, heap, lock",
-					val ? val : "");
+		const struct event_def *e = event_find(val);
+		char names[128];
+
+		if (!e || !(e->runs & EVENT_IN_AGENT))
+			return diag_set(d, -EINVAL, "event=%s: unknown event; the agent has %s",
+					val ? val : "", event_names(EVENT_IN_AGENT, names, sizeof(names)));
+		o->event = (enum event_id)(e - event_defs);
 		if (o->interval_text[0])
 			return parse_interval(o, d);
 	} else if (!strcmp(key, "interval")) {
@@ -175,9 +155,6 @@ int agent_options_set(struct agent_options *o, const char *key, const char *val,
 	} else if (!strcmp(key, "quiet")) {
 		if (parse_bool(val, &o->quiet) < 0)
 			return diag_set(d, -EINVAL, "quiet=%s: use true or false", val);
-	} else if (!strcmp(key, "test_deny_perf")) {
-		if (parse_bool(val, &o->test_deny_perf) < 0)
-			return diag_set(d, -EINVAL, "test_deny_perf=%s: use true or false", val);
 	} else {
 		return diag_set(d, -EINVAL,
 				"unknown option '%s'; use event, interval, duration, file, output, "
@@ -193,7 +170,7 @@ int agent_options_parse(const char *text, struct agent_options *o, struct diag *
 	char *save = NULL, *tok;
 
 	memset(o, 0, sizeof(*o));
-	o->event = AGENT_EVENT_CPU;
+	o->event = EVENT_CPU;
 	if (!text)
 		return 0;
 	if (strlen(text) >= sizeof(buf))

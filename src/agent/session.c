@@ -19,31 +19,31 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/engine.h"
 #include "agent/hot/hot.h"
 #include "agent/hot/cpu_fds.h"
 #include "agent/hot/signals.h"
 #include "agent/process.h"
 #include "agent/wall.h"
+#include "base/array.h"
+#include "base/clock.h"
 #include "base/hash.h"
 #include "base/id_index.h"
 #include "base/path_template.h"
+#include "base/proc.h"
 #include "base/units.h"
 #include "symbolize/frame_cache.h"
 #include "symbolize/symbolize.h"
 #include "unwind/modules.h"
 
-#define RESCAN_NS 1000000000ull	/* threads made without pthread_create */
-#define NAMES_NS 200000000ull	/* thread names, for alloc, heap, lock roots */
+/* Every engine's hook, for what concerns all of them (threads, fork). */
+#define EACH_ENGINE(hook, ...)                                                       \
+	for (unsigned i_ = 0; i_ < sizeof(agent_engines) / sizeof(agent_engines[0]); i_++) \
+		if (agent_engines[i_]->hook)                                              \
+			agent_engines[i_]->hook(__VA_ARGS__)
+
 #define MAX_RETIRED 64
 #define MAX_EVENTS (1u << 20) /* timeline entries kept per session */
-
-struct armed {
-	pid_t tid;
-	int fd;		/* cpu: the perf event, else -1 */
-	timer_t timer;	/* itimer */
-	bool has_timer;
-	bool seen;	/* rescans: still in /proc/self/task */
-};
 
 struct agg_stack {
 	uint64_t first;	/* in S.ips */
@@ -63,22 +63,9 @@ static struct session {
 	pthread_mutex_t lock;	/* everything below but the arm_* fields */
 	bool running;
 	struct agent_options o;
-	enum agent_event effective;
-	char fallback[384];	/* why cpu became itimer */
-	uint64_t start_real_ns, start_mono_ns, deadline_mono_ns, last_rescan_ns;
-	uint64_t last_names_ns;
-	bool exclude_kernel;
-
-	/* Per-thread engines: touched by new threads too, under arm_lock
-	 * (never held long), so a profile being built does not stall
-	 * pthread_create. */
-	pthread_mutex_t arm_lock;
-	enum agent_event arm_event; /* cpu or itimer while arming; else wall */
-	bool arm_on;
-	struct armed *armed;
-	unsigned narmed, armed_cap;
-	unsigned arm_failed;	/* threads we could not arm */
-	int arm_error;		/* the last such failure */
+	enum event_id effective;
+	const struct agent_engine *engine; /* the running session's */
+	uint64_t start_real_ns, start_mono_ns, deadline_mono_ns;
 
 	/* The aggregation. */
 	struct agg_stack *stacks;
@@ -111,20 +98,11 @@ static struct session {
 	uint64_t id, last_id;	/* the running session's id (agent_session_begin) */
 } S = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
-	.arm_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
-static uint64_t clock_ns(clockid_t c)
+static uint64_t default_interval(enum event_id e)
 {
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t default_interval(enum agent_event e)
-{
-	return e == AGENT_EVENT_WALL ? 50000000ull : 10000000ull;
+	return event_defs[e].default_interval;
 }
 
 /* --- unwind tables -------------------------------------------------------- */
@@ -190,198 +168,6 @@ static int modules_refresh(bool force)
 	return 0;
 }
 
-/* --- per-thread engines --------------------------------------------------- */
-
-static int perf_open(pid_t tid, uint64_t interval, bool exclude_kernel)
-{
-	struct perf_event_attr a;
-	struct f_owner_ex owner = { F_OWNER_TID, tid };
-	int fd, err;
-
-	if (S.o.test_deny_perf)
-		return -EACCES;
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_SOFTWARE;
-	a.config = PERF_COUNT_SW_CPU_CLOCK;
-	a.sample_period = interval;
-	a.disabled = 1;
-	a.wakeup_events = 1;
-	a.exclude_kernel = exclude_kernel;
-	a.exclude_hv = 1;
-	fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	/* Each overflow disables the event (event_limit 1) and signals the
-	 * owner thread with HOT_SIGNAL; the handler refreshes it. */
-	if (fcntl(fd, F_SETFL, O_ASYNC) < 0 || fcntl(fd, F_SETSIG, HOT_SIGNAL) < 0 ||
-	    fcntl(fd, F_SETOWN_EX, &owner) < 0 || ioctl(fd, PERF_EVENT_IOC_RESET, 0) < 0 ||
-	    ioctl(fd, PERF_EVENT_IOC_REFRESH, 1) < 0) {
-		err = -errno;
-		close(fd);
-		return err;
-	}
-	return fd;
-}
-
-/* The CPU clock of any thread of this process (glibc's
- * MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)). */
-static clockid_t thread_cpu_clock(pid_t tid)
-{
-	return (clockid_t)((~(unsigned)tid << 3) | 6);
-}
-
-static int itimer_open(pid_t tid, uint64_t interval, timer_t *ret)
-{
-	struct sigevent ev;
-	struct itimerspec its;
-	timer_t t;
-
-	memset(&ev, 0, sizeof(ev));
-	ev.sigev_notify = SIGEV_THREAD_ID;
-	ev.sigev_signo = HOT_SIGNAL;
-	ev.sigev_value.sival_ptr = &hot; /* how the handler knows it is ours */
-	ev._sigev_un._tid = tid;
-	if (timer_create(thread_cpu_clock(tid), &ev, &t) < 0)
-		return -errno;
-	its.it_interval.tv_sec = (time_t)(interval / 1000000000ull);
-	its.it_interval.tv_nsec = (long)(interval % 1000000000ull);
-	its.it_value = its.it_interval;
-	if (timer_settime(t, 0, &its, NULL) < 0) {
-		int err = -errno;
-
-		timer_delete(t);
-		return err;
-	}
-	*ret = t;
-	return 0;
-}
-
-static struct armed *armed_find(pid_t tid)
-{
-	for (unsigned i = 0; i < S.narmed; i++)
-		if (S.armed[i].tid == tid)
-			return &S.armed[i];
-	return NULL;
-}
-
-/* Under arm_lock. */
-static int arm_locked(pid_t tid)
-{
-	struct armed a = { .tid = tid, .fd = -1, .seen = true };
-	uint64_t interval = hot.weight_ns;
-	int err;
-
-	if (!S.arm_on || armed_find(tid))
-		return 0;
-	if (S.narmed == AGENT_MAX_THREADS)
-		return -E2BIG;
-	if (S.narmed == S.armed_cap) {
-		unsigned cap = S.armed_cap ? S.armed_cap * 2 : 64;
-		struct armed *n = realloc(S.armed, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		S.armed = n;
-		S.armed_cap = cap;
-	}
-	if (S.arm_event == AGENT_EVENT_CPU) {
-		a.fd = perf_open(tid, interval, S.exclude_kernel);
-		if (a.fd < 0)
-			return a.fd;
-		hot_cpu_fd_set(tid, a.fd);
-	} else {
-		err = itimer_open(tid, interval, &a.timer);
-		if (err < 0)
-			return err;
-		a.has_timer = true;
-	}
-	S.armed[S.narmed++] = a;
-	return 0;
-}
-
-static void disarm(struct armed *a)
-{
-	if (a->fd >= 0) {
-		hot_cpu_fd_clear(a->tid, a->fd);
-		ioctl(a->fd, PERF_EVENT_IOC_DISABLE, 0);
-		close(a->fd);
-	}
-	if (a->has_timer)
-		timer_delete(a->timer);
-}
-
-static void arm_thread(pid_t tid)
-{
-	int err;
-
-	pthread_mutex_lock(&S.arm_lock);
-	err = arm_locked(tid);
-	if (err < 0 && err != -ESRCH) {
-		S.arm_failed++;
-		S.arm_error = err;
-	}
-	pthread_mutex_unlock(&S.arm_lock);
-}
-
-void agent_session_thread_started(pid_t tid)
-{
-	arm_thread(tid);
-}
-
-void agent_session_thread_exiting(pid_t tid)
-{
-	struct armed *a;
-
-	pthread_mutex_lock(&S.arm_lock);
-	a = armed_find(tid);
-	if (a) {
-		disarm(a);
-		*a = S.armed[--S.narmed];
-	}
-	pthread_mutex_unlock(&S.arm_lock);
-}
-
-/* Arms threads that appeared without our wrapper; forgets those gone. */
-static void rescan_threads(void)
-{
-	struct agent_thread_list l;
-
-	if (agent_threads_scan(&l) < 0)
-		return;
-	pthread_mutex_lock(&S.arm_lock);
-	for (unsigned i = 0; i < S.narmed; i++)
-		S.armed[i].seen = false;
-	for (unsigned i = 0; i < l.n; i++) {
-		struct armed *a = armed_find(l.tids[i]);
-
-		if (a)
-			a->seen = true;
-		else if (arm_locked(l.tids[i]) < 0)
-			S.arm_failed++;
-	}
-	for (unsigned i = 0; i < S.narmed;) {
-		if (!S.armed[i].seen) {
-			disarm(&S.armed[i]);
-			S.armed[i] = S.armed[--S.narmed];
-		} else {
-			i++;
-		}
-	}
-	pthread_mutex_unlock(&S.arm_lock);
-	agent_thread_list_release(&l);
-}
-
-static void disarm_all(void)
-{
-	pthread_mutex_lock(&S.arm_lock);
-	S.arm_on = false;
-	for (unsigned i = 0; i < S.narmed; i++)
-		disarm(&S.armed[i]);
-	S.narmed = 0;
-	pthread_mutex_unlock(&S.arm_lock);
-}
-
 /* --- aggregation ---------------------------------------------------------- */
 
 struct stack_key {
@@ -425,22 +211,15 @@ static struct agg_thread *thread_get(pid_t tid)
 
 	if (id != ID_NONE)
 		return &S.threads[id];
-	if (S.nthreads == S.threads_cap) {
-		size_t cap = S.threads_cap ? S.threads_cap * 2 : 64;
-		struct agg_thread *n = realloc(S.threads, cap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		S.threads = n;
-		S.threads_cap = cap;
-	}
+	if (array_reserve(&S.threads, &S.threads_cap, S.nthreads + 1, sizeof(*S.threads)) < 0)
+		return NULL;
 	if (id_index_insert(&S.thread_index, h, (uint32_t)S.nthreads) < 0)
 		return NULL;
 	t = &S.threads[S.nthreads++];
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
 	t->last_wall = ID_NONE;
-	agent_read_comm(tid, t->name, sizeof(t->name));
+	proc_comm(0, tid, t->name, sizeof(t->name));
 	return t;
 }
 
@@ -453,27 +232,9 @@ static int stack_add(const struct stack_key *k, uint64_t weight, uint32_t *ret_i
 	if (id == ID_NONE) {
 		if (S.nstacks == AGENT_MAX_STACKS || S.nips + k->n > AGENT_MAX_IPS)
 			return -E2BIG;
-		if (S.nstacks == S.stacks_cap) {
-			size_t cap = S.stacks_cap ? S.stacks_cap * 2 : 1024;
-			struct agg_stack *n = realloc(S.stacks, cap * sizeof(*n));
-
-			if (!n)
-				return -ENOMEM;
-			S.stacks = n;
-			S.stacks_cap = cap;
-		}
-		if (S.nips + k->n > S.ips_cap) {
-			size_t cap = S.ips_cap ? S.ips_cap : 16384;
-			uint64_t *n;
-
-			while (cap < S.nips + k->n)
-				cap *= 2;
-			n = realloc(S.ips, cap * sizeof(*n));
-			if (!n)
-				return -ENOMEM;
-			S.ips = n;
-			S.ips_cap = cap;
-		}
+		if (array_reserve(&S.stacks, &S.stacks_cap, S.nstacks + 1, sizeof(*S.stacks)) < 0 ||
+		    array_reserve(&S.ips, &S.ips_cap, S.nips + k->n, sizeof(*S.ips)) < 0)
+			return -ENOMEM;
 		if (id_index_insert(&S.stack_index, h, (uint32_t)S.nstacks) < 0)
 			return -ENOMEM;
 		memcpy(S.ips + S.nips, k->ips, k->n * sizeof(uint64_t));
@@ -497,17 +258,10 @@ static int stack_add(const struct stack_key *k, uint64_t weight, uint32_t *ret_i
 
 static void event_add(uint64_t mono_ns, uint32_t stack)
 {
-	if (S.nevents == S.events_cap) {
-		size_t cap = S.events_cap ? S.events_cap * 2 : 4096;
-		struct agg_event *n;
-
-		if (S.events_cap == MAX_EVENTS ||
-		    !(n = realloc(S.events, (cap < MAX_EVENTS ? cap : MAX_EVENTS) * sizeof(*n)))) {
-			S.events_dropped++;
-			return;
-		}
-		S.events = n;
-		S.events_cap = cap < MAX_EVENTS ? cap : MAX_EVENTS;
+	if (S.nevents == MAX_EVENTS ||
+	    array_reserve(&S.events, &S.events_cap, S.nevents + 1, sizeof(*S.events)) < 0) {
+		S.events_dropped++;
+		return;
 	}
 	S.events[S.nevents++] = (struct agg_event){ mono_ns, stack };
 }
@@ -646,19 +400,9 @@ static void add_notes(struct profile *p, const char *ended)
 	uint64_t full = atomic_load(&hot.stats.drop_full);
 	uint64_t truncated = atomic_load(&hot.stats.truncated);
 	uint64_t rearm = atomic_load(&hot.stats.rearm_failed);
-	struct agent_wall_stats ws;
-	char buf[32];
 
-	if (S.fallback[0])
-		profile_add_note(p, "cpu: %s; sampled with itimer (per-thread CPU timers) instead",
-				 S.fallback);
-	if (S.effective == AGENT_EVENT_WALL && agent_wall_get_stats(&ws) == 0)
-		profile_add_note(p,
-				 "wall: every thread sampled each %s whatever its state, at most %u "
-				 "signalled per tick (%u threads seen; %llu samples reused the stack of "
-				 "a thread that had not run since)",
-				 units_format_ns(hot.wall_interval_ns, buf, sizeof(buf)),
-				 ws.per_tick, ws.threads_max, (unsigned long long)ws.repeated);
+	if (S.engine->notes)
+		S.engine->notes(p);
 	if (busy || full || S.table_full || S.repeat_orphans)
 		profile_add_note(p,
 				 "%llu samples dropped (%llu: every sample buffer busy, %llu: buffers "
@@ -673,9 +417,6 @@ static void add_notes(struct profile *p, const char *ended)
 				 "%llu samples' stacks stop before the outermost frame (code with "
 				 "neither unwind tables nor frame pointers, or an unreadable frame)",
 				 (unsigned long long)truncated);
-	if (S.arm_failed)
-		profile_add_note(p, "%u threads could not be sampled: %s", S.arm_failed,
-				 strerror(-S.arm_error));
 	if (rearm)
 		profile_add_note(p, "%llu perf_event re-arms failed", (unsigned long long)rearm);
 	if (ended)
@@ -684,35 +425,29 @@ static void add_notes(struct profile *p, const char *ended)
 
 static int build_profile(const char *ended, struct profile **ret, struct diag *d)
 {
-	static const struct value_type cpu_types[] = {
-		{ "samples", "count" }, { "cpu", "nanoseconds" } };
-	static const struct value_type wall_types[] = {
-		{ "samples", "count" }, { "wall", "nanoseconds" } };
-	bool wall = S.effective == AGENT_EVENT_WALL;
 	struct agent_build b;
 	uint32_t (*ids)[2] = NULL;
 	int err;
 
-	if (agent_event_is_mem(S.effective)) /* from the table of sampled stacks */
-		return agent_mem_session_profile(S.effective, &S.o, S.start_real_ns,
+	if (S.engine->profile) /* samples the engine keeps itself */
+		return S.engine->profile(S.effective, &S.o, S.start_real_ns,
 						 clock_ns(CLOCK_MONOTONIC) - S.start_mono_ns, ended,
 						 ret, d);
-	err = agent_build_open(&b, S.syms, S.effective, &S.o, wall ? wall_types : cpu_types, 2, d);
+	err = agent_build_open(&b, S.syms, S.effective, &S.o, d);
 	if (err < 0)
 		goto out;
 	err = -ENOMEM;
 	ids = calloc(S.nstacks ? S.nstacks : 1, sizeof(*ids));
 	if (!ids)
 		goto out;
-	b.p->interval_unit = profile_intern_string(b.p, "nanoseconds");
-	b.p->interval = wall ? hot.wall_interval_ns : hot.weight_ns;
+	b.p->interval = hot.weight_ns;
 	b.p->start_ns = S.start_real_ns;
 	b.p->duration_ns = clock_ns(CLOCK_MONOTONIC) - S.start_mono_ns;
 	b.p->degraded.lost_samples = atomic_load(&hot.stats.drop_busy) +
 				     atomic_load(&hot.stats.drop_full) + S.table_full;
 	b.p->degraded.truncated_stacks = atomic_load(&hot.stats.truncated);
 	for (size_t i = 0; i < S.nthreads; i++)
-		agent_read_comm(S.threads[i].tid, S.threads[i].name, sizeof(S.threads[i].name));
+		proc_comm(0, S.threads[i].tid, S.threads[i].name, sizeof(S.threads[i].name));
 	for (size_t i = 0; i < S.nstacks; i++) {
 		pid_t tid = S.stacks[i].tid;
 		uint32_t tix = id_index_find(&S.thread_index, hash_u64((uint64_t)tid), thread_match,
@@ -784,43 +519,6 @@ static void stats_reset(void)
 	atomic_store(&hot.stats.rearm_failed, 0);
 }
 
-static const char *perf_denied_why(int err, char *buf, size_t len)
-{
-	long paranoid = -1;
-	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
-
-	if (f) {
-		if (fscanf(f, "%ld", &paranoid) != 1)
-			paranoid = -1;
-		fclose(f);
-	}
-	if (err == -EACCES || err == -EPERM)
-		snprintf(buf, len, "perf_events denied (%s; kernel.perf_event_paranoid=%ld, or a "
-			 "seccomp filter as in many containers)", strerror(-err), paranoid);
-	else
-		snprintf(buf, len, "perf_event_open failed: %s", strerror(-err));
-	return buf;
-}
-
-/* Probes perf_events on the calling thread; "" when cpu can run. */
-static void cpu_probe(void)
-{
-	int fd;
-
-	S.exclude_kernel = false;
-	fd = perf_open(gettid(), 1000000000ull, false);
-	if (fd == -EACCES || fd == -EPERM) {
-		S.exclude_kernel = true; /* perf_event_paranoid 2: user space only */
-		fd = perf_open(gettid(), 1000000000ull, true);
-	}
-	if (fd >= 0) {
-		close(fd);
-		S.fallback[0] = '\0';
-		return;
-	}
-	perf_denied_why(fd, S.fallback, sizeof(S.fallback));
-}
-
 int agent_session_start(const struct agent_options *o, struct diag *d)
 {
 	return agent_session_begin(o, NULL, d);
@@ -828,13 +526,12 @@ int agent_session_start(const struct agent_options *o, struct diag *d)
 
 int agent_session_begin(const struct agent_options *o, uint64_t *ret_id, struct diag *d)
 {
-	struct agent_thread_list l = { 0 };
 	int err;
 
 	pthread_mutex_lock(&S.lock);
 	if (S.running) {
 		err = diag_set(d, -EBUSY, "the %s profile already running must be stopped first",
-			       agent_event_name(S.effective));
+			       event_name(S.effective));
 		goto out;
 	}
 	err = hot_setup(d);
@@ -844,9 +541,7 @@ int agent_session_begin(const struct agent_options *o, uint64_t *ret_id, struct 
 	if (S.o.title[0])
 		S.o.out.title = S.o.title;
 	S.effective = o->event;
-	S.fallback[0] = '\0';
-	S.arm_failed = 0;
-	S.arm_error = 0;
+	S.engine = agent_engine_for(o->event);
 	aggregation_reset();
 	stats_reset();
 	err = modules_refresh(true);
@@ -858,51 +553,20 @@ int agent_session_begin(const struct agent_options *o, uint64_t *ret_id, struct 
 	hot.max_depth = o->max_depth ? o->max_depth : HOT_MAX_DEPTH;
 	hot.weight_ns = o->interval_ns ? o->interval_ns : default_interval(o->event);
 	hot.wall_interval_ns = hot.weight_ns;
-	if (o->event == AGENT_EVENT_CPU) {
-		cpu_probe();
-		if (S.fallback[0]) {
-			S.effective = AGENT_EVENT_ITIMER;
-			agent_log("cpu: %s; falling back to itimer", S.fallback);
-		}
-	}
 	S.start_real_ns = clock_ns(CLOCK_REALTIME);
 	S.start_mono_ns = clock_ns(CLOCK_MONOTONIC);
-	S.last_rescan_ns = S.start_mono_ns;
 	S.deadline_mono_ns = o->duration_ns ? S.start_mono_ns + o->duration_ns : 0;
-	if (!agent_event_is_mem(S.effective))
+	if (S.engine->signals)
 		hot_signals_expect(true); /* an exec now ignores SIGPROF across it */
 	atomic_store(&hot.active, 1);
-	if (S.effective == AGENT_EVENT_WALL) {
-		err = agent_wall_start(hot.wall_interval_ns,
-				       o->wall_threads ? o->wall_threads : AGENT_WALL_PER_TICK, d);
-		if (err < 0) {
-			atomic_store(&hot.active, 0);
+	err = S.engine->start(o, hot.weight_ns, &S.effective, d);
+	if (err < 0) {
+		atomic_store(&hot.active, 0);
+		if (S.engine->release)
+			S.engine->release();
+		if (S.engine->signals)
 			hot_signals_expect(false);
-			goto out;
-		}
-	} else if (agent_event_is_mem(S.effective)) {
-		/* The interposers: nothing to arm per thread. */
-		err = agent_mem_session_start(o, d);
-		if (err < 0) {
-			atomic_store(&hot.active, 0);
-			goto out;
-		}
-	} else {
-		pthread_mutex_lock(&S.arm_lock);
-		S.arm_event = S.effective;
-		S.arm_on = true;
-		pthread_mutex_unlock(&S.arm_lock);
-		err = agent_threads_scan(&l);
-		if (err < 0) {
-			atomic_store(&hot.active, 0);
-			disarm_all();
-			hot_signals_expect(false);
-			diag_set(d, err, "cannot list this process's threads: %s", strerror(-err));
-			goto out;
-		}
-		for (unsigned i = 0; i < l.n; i++)
-			arm_thread(l.tids[i]);
-		agent_thread_list_release(&l);
+		goto out;
 	}
 	S.running = true;
 	S.id = ++S.last_id;
@@ -923,27 +587,31 @@ out:
 static void stop_engines(void)
 {
 	atomic_store(&hot.active, 0);
-	if (S.effective == AGENT_EVENT_WALL)
-		agent_wall_stop();
-	else if (agent_event_is_mem(S.effective))
-		agent_mem_session_stop();
+	if (S.engine->stop)
+		S.engine->stop();
 	for (int i = 0; i < 10000 && atomic_load(&hot.inflight); i++)
 		usleep(100);
-	if (S.effective != AGENT_EVENT_WALL && !agent_event_is_mem(S.effective))
-		disarm_all();
+	if (S.engine->release)
+		S.engine->release();
 	hot_signals_expect(false);
 }
 
-/* After an exec that failed (exec.c): SIGPROF was ignored for its
- * duration, so a perf event whose overflow signal was discarded then is
- * disabled and waits for a refresh that would never come. */
+/* After an exec that failed (exec.c): the engines re-arm what the
+ * ignored SIGPROF left waiting. */
 void agent_session_after_failed_exec(void)
 {
-	pthread_mutex_lock(&S.arm_lock);
-	for (unsigned i = 0; i < S.narmed; i++)
-		if (S.armed[i].fd >= 0)
-			ioctl(S.armed[i].fd, PERF_EVENT_IOC_REFRESH, 1);
-	pthread_mutex_unlock(&S.arm_lock);
+	EACH_ENGINE(after_failed_exec, );
+}
+
+/* A thread of the program started or is ending (threads.c). */
+void agent_session_thread_started(pid_t tid)
+{
+	EACH_ENGINE(thread_started, tid);
+}
+
+void agent_session_thread_exiting(pid_t tid)
+{
+	EACH_ENGINE(thread_exiting, tid);
 }
 
 static int stop_locked(const char *ended, struct profile **ret, struct diag *d)
@@ -1076,13 +744,7 @@ void agent_session_tick(void)
 	struct diag d;
 
 	pthread_mutex_lock(&S.lock);
-	/* Thread roots of alloc, heap and lock name threads by what they
-	 * were called while alive. */
-	if (((S.running && S.o.per_thread && agent_event_is_mem(S.effective)) ||
-	     agent_heap_per_thread()) && now - S.last_names_ns >= NAMES_NS) {
-		S.last_names_ns = now;
-		agent_build_note_threads();
-	}
+	agent_mem_tick(now); /* heap profiling outlives sessions */
 	if (!S.running) {
 		/* Heap profiling outlives sessions: its walks need the modules. */
 		if (S.mods && agent_heap_active()) {
@@ -1094,11 +756,8 @@ void agent_session_tick(void)
 	drain_locked();
 	modules_refresh(false);
 	free_retired();
-	if (S.effective != AGENT_EVENT_WALL && !agent_event_is_mem(S.effective) &&
-	    now - S.last_rescan_ns >= RESCAN_NS) {
-		S.last_rescan_ns = now;
-		rescan_threads();
-	}
+	if (S.engine->tick)
+		S.engine->tick(now);
 	if (S.deadline_mono_ns && now >= S.deadline_mono_ns) {
 		diag_clear(&d);
 		if (stop_locked(NULL, &p, &d) < 0)
@@ -1110,7 +769,7 @@ out:
 	pthread_mutex_unlock(&S.lock);
 }
 
-bool agent_session_info(struct agent_options *ret_o, enum agent_event *ret_effective,
+bool agent_session_info(struct agent_options *ret_o, enum event_id *ret_effective,
 			uint64_t *ret_samples)
 {
 	bool running;
@@ -1158,13 +817,13 @@ void agent_session_finish(const char *why)
 void agent_session_before_fork(void)
 {
 	pthread_mutex_lock(&S.lock);
-	pthread_mutex_lock(&S.arm_lock);
+	EACH_ENGINE(before_fork, );
 }
 
 void agent_session_after_fork_parent(void)
 {
 	agent_profile_file_forked();
-	pthread_mutex_unlock(&S.arm_lock);
+	EACH_ENGINE(after_fork_parent, );
 	pthread_mutex_unlock(&S.lock);
 }
 
@@ -1188,17 +847,11 @@ bool agent_session_after_fork(struct agent_options *ret_env)
 		atomic_store(&hot.stripes[i].lock, 0);
 	}
 	S.running = false;
-	S.arm_on = false;
-	for (unsigned i = 0; i < S.narmed; i++)
-		if (S.armed[i].fd >= 0) {
-			hot_cpu_fd_clear(S.armed[i].tid, S.armed[i].fd);
-			close(S.armed[i].fd);
-		}
-	S.narmed = 0;
 	hot_signals_after_fork();
-	agent_wall_after_fork(); /* its thread was the parent's: never joined */
-	/* Taken in agent_session_before_fork by this very thread. */
-	pthread_mutex_unlock(&S.arm_lock);
+	/* Each forgets the parent's: timers' fds closed, the wall thread
+	 * (the parent's) never joined; their locks, taken in before_fork
+	 * by this very thread, let go. */
+	EACH_ENGINE(after_fork_child, );
 	pthread_mutex_unlock(&S.lock);
 	return again;
 }

@@ -18,6 +18,7 @@
 #include "agent/hot/alloc.h"
 #include "agent/hot/hot.h"
 #include "agent/process.h"
+#include "base/proc.h"
 
 #define MAX_OWN 32
 
@@ -100,39 +101,20 @@ bool agent_thread_is_own(pid_t tid)
 
 int agent_threads_scan(struct agent_thread_list *ret)
 {
-	DIR *dir = opendir("/proc/self/task");
-	struct dirent *de;
-	unsigned cap = 0;
-	int err = 0;
+	size_t n = 0, kept = 0;
+	pid_t *tids = NULL;
+	int err = proc_tasks(0, AGENT_MAX_THREADS + 64, &tids, &n); /* + the agent's own */
 
 	ret->tids = NULL;
 	ret->n = 0;
-	if (!dir)
-		return -errno;
-	while ((de = readdir(dir))) {
-		pid_t tid = (pid_t)atoi(de->d_name);
-
-		if (tid <= 0 || agent_thread_is_own(tid))
-			continue;
-		if (ret->n == AGENT_MAX_THREADS)
-			break;
-		if (ret->n == cap) {
-			unsigned ncap = cap ? cap * 2 : 64;
-			pid_t *n = realloc(ret->tids, ncap * sizeof(*n));
-
-			if (!n) {
-				err = -ENOMEM;
-				break;
-			}
-			ret->tids = n;
-			cap = ncap;
-		}
-		ret->tids[ret->n++] = tid;
-	}
-	closedir(dir);
 	if (err < 0)
-		agent_thread_list_release(ret);
-	return err;
+		return err;
+	for (size_t i = 0; i < n && kept < AGENT_MAX_THREADS; i++)
+		if (!agent_thread_is_own(tids[i]))
+			tids[kept++] = tids[i];
+	ret->tids = tids;
+	ret->n = (unsigned)kept;
+	return 0;
 }
 
 void agent_thread_list_release(struct agent_thread_list *l)

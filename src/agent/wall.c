@@ -15,8 +15,11 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/engine.h"
 #include "agent/hot/hot.h"
+#include "base/clock.h"
 #include "base/hash.h"
+#include "base/units.h"
 
 /* A thread that used less CPU than this since the handler last ran on it
  * has not run in between (what it used is the return from the handler). */
@@ -62,15 +65,6 @@ static struct {
 	struct agent_wall_stats stats;
 	bool have_stats;
 } W;
-
-static uint64_t clock_ns(clockid_t c)
-{
-	struct timespec ts;
-
-	if (clock_gettime(c, &ts))
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* The thread's state letter, 0 when it is gone; and whether a SIGPROF
  * waits in its own pending set. /proc/self/task/TID/stat: "tid (comm) S
@@ -379,3 +373,35 @@ int agent_wall_get_stats(struct agent_wall_stats *ret)
 	*ret = W.stats;
 	return 0;
 }
+
+/* --- the engine (engine.h) ------------------------------------------------- */
+
+static int engine_start(const struct agent_options *o, uint64_t interval,
+			enum event_id *effective, struct diag *d)
+{
+	(void)effective;
+	return agent_wall_start(interval, o->wall_threads ? o->wall_threads : AGENT_WALL_PER_TICK,
+				d);
+}
+
+static void engine_notes(struct profile *p)
+{
+	struct agent_wall_stats ws;
+	char buf[32];
+
+	if (agent_wall_get_stats(&ws) == 0)
+		profile_add_note(p,
+				 "wall: every thread sampled each %s whatever its state, at most %u "
+				 "signalled per tick (%u threads seen; %llu samples reused the stack of "
+				 "a thread that had not run since)",
+				 units_format_ns(W.interval_ns, buf, sizeof(buf)), ws.per_tick,
+				 ws.threads_max, (unsigned long long)ws.repeated);
+}
+
+const struct agent_engine agent_engine_wall = {
+	.start = engine_start,
+	.stop = agent_wall_stop,
+	.notes = engine_notes,
+	.after_fork_child = agent_wall_after_fork,
+	.signals = true,
+};

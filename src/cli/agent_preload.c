@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "cli/spawn.h"
 #include "client/agent_client.h"
 #include "output/pprof.h"
@@ -22,14 +23,6 @@ static void sleep_ms(unsigned ms)
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
 
 	nanosleep(&ts, NULL);
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* libnprof.so: $NPROF_AGENT, else beside the nprof binary, else in
@@ -169,7 +162,7 @@ int agent_preload_record(char **argv, const struct record_options *o, pid_t *ret
 	char dir[] = "/tmp/nprof-record.XXXXXX", file[sizeof(dir) + 32], *root;
 	const char *old = getenv("LD_PRELOAD");
 	struct spawned child = { .pid = -1, .go_fd = -1, .err_fd = -1 };
-	uint64_t end = o->duration_ns ? mono_ns() + o->duration_ns : 0;
+	uint64_t end = o->duration_ns ? clock_ns(CLOCK_MONOTONIC) + o->duration_ns : 0;
 	int err;
 
 	err = find_agent(agent, sizeof(agent), d);
@@ -220,9 +213,9 @@ int agent_preload_record(char **argv, const struct record_options *o, pid_t *ret
 			break;
 		if (o->stop && *o->stop)
 			break;
-		if (end && mono_ns() >= end && count_profiles(dir) > 0)
+		if (end && clock_ns(CLOCK_MONOTONIC) >= end && count_profiles(dir) > 0)
 			break;
-		if (end && mono_ns() >= end + 10000000000ull)
+		if (end && clock_ns(CLOCK_MONOTONIC) >= end + 10000000000ull)
 			break; /* the agent never wrote: give up on it */
 		sleep_ms(20);
 	}

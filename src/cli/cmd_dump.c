@@ -11,7 +11,7 @@
 #include "base/units.h"
 #include "base/path_template.h"
 #include "cli/cli.h"
-#include "engine/coredump.h"
+#include "capture/coredump.h"
 #include "help/nprof-dump.h"
 
 enum long_only { OPT_ALL = 1000 };

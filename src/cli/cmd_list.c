@@ -9,23 +9,9 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "base/proc.h"
 #include "client/agent_client.h"
 #include "help/nprof-list.h"
-
-static void read_comm(pid_t pid, char *buf, size_t len)
-{
-	char path[64];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	buf[0] = '\0';
-	f = fopen(path, "r");
-	if (!f)
-		return;
-	if (fgets(buf, (int)len, f))
-		buf[strcspn(buf, "\n")] = '\0';
-	fclose(f);
-}
 
 static void owner(pid_t pid, char *buf, size_t len)
 {
@@ -104,7 +90,7 @@ int cmd_list(int argc, char **argv)
 				printf("%d\n", (int)pids[i]);
 			continue;
 		}
-		read_comm(pids[i], comm, sizeof(comm));
+		proc_comm(pids[i], 0, comm, sizeof(comm));
 		owner(pids[i], user, sizeof(user));
 		err = agent_client_status(pids[i], &st, &d);
 		if (err == -ENOENT || err == -ESRCH)

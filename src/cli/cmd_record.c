@@ -23,7 +23,6 @@
 #include "output/output.h"
 
 /* Below this a cpu interval floods the target with timer interrupts. */
-#define MIN_CPU_INTERVAL_NS 10000ull
 
 static volatile sig_atomic_t stop_requested;
 
@@ -52,16 +51,17 @@ static int parse_duration(const char *arg, uint64_t *ret_ns)
 	return units_parse_duration_ns(arg, 1000000000ull, ret_ns);
 }
 
-static int parse_interval(const char *event, const char *arg, uint64_t *ret)
+/* -i for e: a time for time events (a bare number is nanoseconds, as in
+ * asprof's -i), at least the floor of where it runs; else a count
+ * (bytes for alloc and heap). -ERANGE under the floor. */
+static int parse_interval(const struct event_def *e, const char *arg, uint64_t *ret)
 {
-	if (agent_client_event(event) && !agent_client_event_bytes(event)) {
-		/* cpu, itimer, wall, lock: a time */
-		/* A bare number is nanoseconds, as in asprof's -i. */
+	uint64_t floor = e->runs & EVENT_IN_ENGINE ? e->min_interval : e->agent_min_interval;
+
+	if (e->interval_kind == EVENT_INTERVAL_TIME) {
 		int r = units_parse_duration_ns(arg, 1, ret);
 
-		if (r == 0 && *ret < MIN_CPU_INTERVAL_NS && strcmp(event, "lock"))
-			return -ERANGE;
-		return r;
+		return r == 0 && *ret < floor ? -ERANGE : r;
 	}
 	if (units_parse_count(arg, ret) < 0 || *ret == 0)
 		return -EINVAL;
@@ -77,6 +77,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		OUTPUT_ARGS_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
+	const struct event_def *ev;
 	const char *interval = NULL;
 	int c;
 
@@ -160,28 +161,30 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		}
 	}
 
-	if (!engine_event_known(a->rec.event) && !agent_client_event(a->rec.event)) {
-		char buf[256];
+	ev = event_find(a->rec.event);
+	if (!ev) {
+		char here[256], agent[128];
 
 		return cli_usage_error("record",
-			"-e %s: unknown event; available here: %s",
-			a->rec.event, engine_available_events(buf, sizeof(buf)));
+			"-e %s: unknown event; available here: %s; with the agent: %s",
+			a->rec.event, engine_available_events(here, sizeof(here)),
+			event_names(EVENT_IN_AGENT, agent, sizeof(agent)));
 	}
 	if (interval) {
-		int r = parse_interval(a->rec.event, interval, &a->rec.interval);
+		int r = parse_interval(ev, interval, &a->rec.interval);
 
 		if (r == -ERANGE)
 			return cli_usage_error("record",
-				"-i %s: below 10us, which would swamp the target with interrupts; use 1ms or more",
-				interval);
+				"-i %s: below %s's floor of %lluus, which would swamp the target "
+				"with interrupts; use 1ms or more", interval, ev->name,
+				(unsigned long long)((ev->runs & EVENT_IN_ENGINE ? ev->min_interval
+										 : ev->agent_min_interval) / 1000));
 		if (r < 0)
 			return cli_usage_error("record",
 				"-i %s: not an interval for %s; use %s",
 				interval, a->rec.event,
-				!agent_client_event(a->rec.event) ||
-					agent_client_event_bytes(a->rec.event) ?
-					"a count such as 1, 100 or 10k" :
-					"a time such as 10ms or 1000us");
+				ev->interval_kind == EVENT_INTERVAL_TIME ? "a time such as 10ms or 1000us"
+									 : "a count such as 1, 100 or 10k");
 	}
 
 	/* "--" ends options: what follows is the command to start. */
@@ -311,7 +314,7 @@ int cmd_record(int argc, char **argv)
 		cli_error("out of memory");
 		goto out;
 	}
-	if (a.command && !engine_event_known(a.rec.event)) {
+	if (a.command && !(event_find(a.rec.event)->runs & EVENT_IN_ENGINE)) {
 		/* itimer, wall: only the agent has them; preload it. */
 		r = agent_preload_record(a.command, &a.rec, &a.pid, &p, &d);
 	} else if (a.command) {
@@ -329,7 +332,7 @@ int cmd_record(int argc, char **argv)
 				  strerror(-child.exec_error));
 			goto out;
 		}
-	} else if (agent_client_event(a.rec.event) &&
+	} else if ((event_find(a.rec.event)->runs & EVENT_IN_AGENT) &&
 		   (r = agent_client_probe(a.pid, &d)) != 0) {
 		if (r > 0) {
 			/* The process has the agent: it samples from inside. */

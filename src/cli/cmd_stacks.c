@@ -12,7 +12,7 @@
 #include "base/path_template.h"
 #include "cli/cli.h"
 #include "client/agent_client.h"
-#include "engine/threads_dump.h"
+#include "capture/threads_dump.h"
 #include "help/nprof-stacks.h"
 #include "symbolize/symbolize.h"
 

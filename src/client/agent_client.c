@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/array.h"
+#include "base/clock.h"
 #include "output/pprof.h"
 #include "symbolize/procfs.h"
 
@@ -23,23 +25,6 @@
 #define MAX_REPLY (1u << 30)
 #define CONNECT_TIMEOUT_S 10
 #define IO_TIMEOUT_S 30
-
-bool agent_client_event_only(const char *event)
-{
-	return !strcmp(event, "itimer") || agent_client_event_bytes(event) ||
-	       !strcmp(event, "lock");
-}
-
-bool agent_client_event_bytes(const char *event)
-{
-	return !strcmp(event, "alloc") || !strcmp(event, "heap");
-}
-
-bool agent_client_event(const char *event)
-{
-	return !strcmp(event, "cpu") || !strcmp(event, "itimer") || !strcmp(event, "wall") ||
-	       agent_client_event_bytes(event) || !strcmp(event, "lock");
-}
 
 static int cmp_pid(const void *a, const void *b)
 {
@@ -53,7 +38,8 @@ int agent_client_list(pid_t **ret, unsigned *ret_n)
 	FILE *f = fopen("/proc/net/unix", "r");
 	char line[512];
 	pid_t *v = NULL;
-	unsigned n = 0, cap = 0;
+	unsigned n = 0;
+	size_t cap = 0;
 
 	if (!f)
 		return -errno;
@@ -67,15 +53,10 @@ int agent_client_list(pid_t **ret, unsigned *ret_n)
 		pid = strtol(at + 2 + strlen(AGENT_CLIENT_SOCKET_PREFIX), &end, 10);
 		if (pid <= 0 || pid > INT32_MAX || (*end != '\n' && *end != '\0' && *end != ' '))
 			continue;
-		if (n == cap) {
-			pid_t *nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*nv));
-
-			if (!nv) {
-				free(v);
-				fclose(f);
-				return -ENOMEM;
-			}
-			v = nv;
+		if (array_reserve(&v, &cap, n + 1, sizeof(*v)) < 0) {
+			free(v);
+			fclose(f);
+			return -ENOMEM;
 		}
 		v[n++] = (pid_t)pid;
 	}
@@ -324,11 +305,13 @@ void agent_client_format_options(const struct record_options *o, uint64_t durati
 				 char *buf, size_t len)
 {
 	const char *event = o->event ? o->event : "cpu";
+	const struct event_def *e = event_find(event);
 	int n = snprintf(buf, len, "event=%s", event);
 
 	if (o->interval)
 		n += snprintf(buf + n, len - (size_t)n,
-			      agent_client_event_bytes(event) ? ",interval=%llu" : ",interval=%lluns",
+			      e && e->interval_kind == EVENT_INTERVAL_BYTES ? ",interval=%llu"
+									   : ",interval=%lluns",
 			      (unsigned long long)o->interval);
 	if (duration_ns)
 		n += snprintf(buf + n, len - (size_t)n, ",duration=%lluns",
@@ -349,20 +332,12 @@ static void sleep_ms(unsigned ms)
 	nanosleep(&ts, NULL);
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 int agent_client_record(pid_t pid, const struct record_options *o, struct profile **ret,
 			struct diag *d)
 {
 	char opts[512], line[600], *data = NULL;
 	size_t len = 0;
-	uint64_t end = o->duration_ns ? mono_ns() + o->duration_ns : 0;
+	uint64_t end = o->duration_ns ? clock_ns(CLOCK_MONOTONIC) + o->duration_ns : 0;
 	int err;
 
 	/* A backstop: should we die, the agent ends the session itself. */
@@ -374,7 +349,7 @@ int agent_client_record(pid_t pid, const struct record_options *o, struct profil
 	data = NULL;
 	if (err < 0)
 		return err;
-	while ((!end || mono_ns() < end) && !(o->stop && *o->stop) &&
+	while ((!end || clock_ns(CLOCK_MONOTONIC) < end) && !(o->stop && *o->stop) &&
 	       (kill(pid, 0) == 0 || errno == EPERM))
 		sleep_ms(20);
 	err = agent_client_request(pid, "stop output=pprof", &data, &len, d);

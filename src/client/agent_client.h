@@ -3,7 +3,7 @@
  * finding agents, connecting and verifying that the peer is the process
  * itself, the request protocol, and recording through it. Used by the CLI
  * and the daemon; the replies are read by agent_reply.h, the thread dump
- * by threads_dump.h.
+ * by threaddump/threaddump.h (thread_dump_read_json).
  *
  * Trust: an abstract socket name belongs to whoever binds it first, in
  * the whole network namespace. Anyone can bind "@nprof-agent-1234" for a
@@ -21,16 +21,10 @@
 #include "base/diag.h"
 #include "client/agent_reply.h"
 #include "engine/engine.h"
+#include "profile/events.h"
 #include "profile/profile.h"
 
 #define AGENT_CLIENT_SOCKET_PREFIX "nprof-agent-"
-
-/* Events only the agent has (the engine has cpu and wall of its own). */
-bool agent_client_event_only(const char *event);
-/* Events whose interval is bytes (alloc, heap), not a time. */
-bool agent_client_event_bytes(const char *event);
-/* Events the agent can record. */
-bool agent_client_event(const char *event);
 
 /* The pids whose socket name is in /proc/net/unix (this network namespace
  * only), sorted: candidates, not agents. Nothing here is verified; talk to

@@ -114,7 +114,7 @@ static int add_stack(struct engine_run *x, const struct raw_stack *s,
 	err = profile_intern_thread(x->p, s->tid, tname, &thread);
 	if (err < 0)
 		return err;
-	for (unsigned v = 0; v < x->e->nvalues; v++)
+	for (unsigned v = 0; v < x->e->def->nvalues; v++)
 		values[v] = (int64_t)(x->e->value_kinds[v] == EVENT_VALUE_SAMPLES
 					      ? s->samples
 					      : s->period);
@@ -223,7 +223,7 @@ static void add_notes(struct engine_run *x)
 					 "/proc/sys/kernel/perf_event_mlock_kb", 516));
 	if (x->o->interval && x->o->interval != r->interval)
 		profile_add_note(p, "%s: interval raised to %llu ns, the kernel's minimum",
-				 x->e->name, (unsigned long long)r->interval);
+				 x->e->def->name, (unsigned long long)r->interval);
 	if (r->switch_records)
 		profile_add_note(p,
 				 "context switches counted from switch records, without stacks: "
@@ -243,9 +243,9 @@ static void add_notes(struct engine_run *x)
 		profile_add_note(p, "the target exited after %.2f s; this is what was recorded",
 				 (double)r->duration_ns / 1e9);
 	if (!st->samples)
-		profile_add_note(p, "no %s samples in %.2f s%s", x->e->name,
+		profile_add_note(p, "no %s samples in %.2f s%s", x->e->def->name,
 				 (double)r->duration_ns / 1e9,
-				 !strcmp(x->e->name, "cpu") ? ": the target did not run" : "");
+				 !strcmp(x->e->def->name, "cpu") ? ": the target did not run" : "");
 	if (st->lost)
 		profile_add_note(p,
 				 "the kernel dropped %llu samples (its ring buffer was full); "
@@ -290,12 +290,12 @@ static int build_profile(struct engine_run *x, struct profile **ret)
 			   sizeof(*x->frames));
 	if (!x->frames)
 		goto out;
-	err = profile_set_value_types(p, x->e->values, x->e->nvalues);
+	err = profile_set_value_types(p, x->e->def->values, x->e->def->nvalues);
 	if (err < 0)
 		goto out;
 	err = -ENOMEM;
-	p->event = profile_intern_string(p, x->e->name);
-	p->interval_unit = profile_intern_string(p, x->e->interval_unit);
+	p->event = profile_intern_string(p, x->e->def->name);
+	p->interval_unit = profile_intern_string(p, x->e->def->interval_unit);
 	p->command = r->comm[0] ? profile_intern_string(p, r->comm) : NULL;
 	p->unwinder = profile_intern_string(p, x->u->name);
 	if (!p->event || !p->interval_unit || !p->unwinder ||

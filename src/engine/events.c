@@ -1,4 +1,4 @@
-/* The event table, and the probes behind engine_available_events. */
+/* The engine's events, and the probes behind engine_available_events. */
 #include "engine/events.h"
 
 #include <errno.h>
@@ -9,61 +9,29 @@
 
 #include "engine/engine.h"
 
-#define HW_INTERVAL 1000003 /* prime, like perf's default, to avoid aliasing */
-
-#define HW_EVENT(n, c)                                                     \
-	{                                                                  \
-		.name = n, .type = PERF_TYPE_HARDWARE, .config = c,        \
-		.default_interval = HW_INTERVAL, .interval_unit = "events",\
-		.values = { { n, "count" } },                              \
-		.value_kinds = { EVENT_VALUE_PERIOD }, .nvalues = 1,       \
-	}
+#define HW_EVENT(id, c)                                                      \
+	{ .def = &event_defs[id], .type = PERF_TYPE_HARDWARE, .config = c,   \
+	  .value_kinds = { EVENT_VALUE_PERIOD } }
 
 static const struct engine_event events[] = {
-	{
-		.name = "cpu",
-		.type = PERF_TYPE_SOFTWARE,
-		.config = PERF_COUNT_SW_CPU_CLOCK,
-		.default_interval = 10000000,
-		/* The hrtimer behind cpu-clock never fires faster than
-		 * 10 us, whatever period is asked for. */
-		.min_interval = 10000,
-		.interval_unit = "nanoseconds",
-		.values = { { "samples", "count" }, { "cpu", "nanoseconds" } },
-		.value_kinds = { EVENT_VALUE_SAMPLES, EVENT_VALUE_PERIOD },
-		.nvalues = 2,
-	},
-	{
-		.name = "page-faults",
-		.type = PERF_TYPE_SOFTWARE,
-		.config = PERF_COUNT_SW_PAGE_FAULTS,
-		.default_interval = 1,
-		.interval_unit = "events",
-		.values = { { "page-faults", "count" } },
-		.value_kinds = { EVENT_VALUE_PERIOD },
-		.nvalues = 1,
-	},
-	{
-		.name = "context-switches",
-		.type = PERF_TYPE_SOFTWARE,
-		.config = PERF_COUNT_SW_CONTEXT_SWITCHES,
-		.default_interval = 1,
-		.interval_unit = "events",
-		.values = { { "context-switches", "count" } },
-		.value_kinds = { EVENT_VALUE_PERIOD },
-		.nvalues = 1,
-		.context_switches = true,
-	},
-	HW_EVENT("cycles", PERF_COUNT_HW_CPU_CYCLES),
-	HW_EVENT("instructions", PERF_COUNT_HW_INSTRUCTIONS),
-	HW_EVENT("cache-misses", PERF_COUNT_HW_CACHE_MISSES),
-	HW_EVENT("branch-misses", PERF_COUNT_HW_BRANCH_MISSES),
+	{ .def = &event_defs[EVENT_CPU], .type = PERF_TYPE_SOFTWARE,
+	  .config = PERF_COUNT_SW_CPU_CLOCK,
+	  .value_kinds = { EVENT_VALUE_SAMPLES, EVENT_VALUE_PERIOD } },
+	{ .def = &event_defs[EVENT_PAGE_FAULTS], .type = PERF_TYPE_SOFTWARE,
+	  .config = PERF_COUNT_SW_PAGE_FAULTS, .value_kinds = { EVENT_VALUE_PERIOD } },
+	{ .def = &event_defs[EVENT_CONTEXT_SWITCHES], .type = PERF_TYPE_SOFTWARE,
+	  .config = PERF_COUNT_SW_CONTEXT_SWITCHES, .value_kinds = { EVENT_VALUE_PERIOD },
+	  .context_switches = true },
+	HW_EVENT(EVENT_CYCLES, PERF_COUNT_HW_CPU_CYCLES),
+	HW_EVENT(EVENT_INSTRUCTIONS, PERF_COUNT_HW_INSTRUCTIONS),
+	HW_EVENT(EVENT_CACHE_MISSES, PERF_COUNT_HW_CACHE_MISSES),
+	HW_EVENT(EVENT_BRANCH_MISSES, PERF_COUNT_HW_BRANCH_MISSES),
 };
 
 const struct engine_event *engine_event_find(const char *name)
 {
 	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++)
-		if (!strcmp(events[i].name, name))
+		if (!strcmp(events[i].def->name, name))
 			return &events[i];
 	return NULL;
 }
@@ -88,9 +56,9 @@ void engine_event_attr(const struct engine_event *e, uint64_t interval,
 	a->size = sizeof(*a);
 	a->type = e->type;
 	a->config = e->config;
-	a->sample_period = interval ? interval : e->default_interval;
-	if (e->min_interval && a->sample_period < e->min_interval)
-		a->sample_period = e->min_interval;
+	a->sample_period = interval ? interval : e->def->default_interval;
+	if (e->def->min_interval && a->sample_period < e->def->min_interval)
+		a->sample_period = e->def->min_interval;
 	a->disabled = 1;
 }
 
@@ -122,8 +90,8 @@ const char *engine_available_events(char *buf, unsigned len)
 
 		if (engine_event_probe(&events[i]) < 0)
 			continue;
-		n = snprintf(buf + used, len - used, "%s%s", used ? " " : "",
-			     events[i].name);
+		n = snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
+			     events[i].def->name);
 		if (n < 0 || (size_t)n >= len - used)
 			break; /* keep whole names only */
 		used += (size_t)n;

@@ -1,8 +1,7 @@
-/* events: the table of perf events the engine can record, and probing
- * which of them this host can count.
- *
- * One row per event name the CLI accepts. Adding an event is adding a
- * row; nothing else in the engine switches on names. */
+/* events: how the engine counts the events of profile/events.h that run
+ * in it (perf type and config, what a sample adds to each value), and
+ * probing which of them this host can count. Nothing else in the engine
+ * switches on names. */
 #ifndef NPROF_ENGINE_EVENTS_H
 #define NPROF_ENGINE_EVENTS_H
 
@@ -10,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "profile/profile.h"
+#include "profile/events.h"
 
 #define ENGINE_EVENT_MAX_VALUES 2
 
@@ -20,16 +19,12 @@ enum event_value_kind {
 	EVENT_VALUE_PERIOD,  /* the sample's period (ns for cpu, count else) */
 };
 
+/* An event of the table in profile/events.h, as perf_event_open counts it. */
 struct engine_event {
-	const char *name;
+	const struct event_def *def; /* name, intervals, values */
 	uint32_t type;		  /* PERF_TYPE_* */
 	uint64_t config;	  /* PERF_COUNT_* */
-	uint64_t default_interval;
-	uint64_t min_interval;	  /* the kernel's floor; 0 when none */
-	const char *interval_unit;/* "nanoseconds" or "events" */
-	struct value_type values[ENGINE_EVENT_MAX_VALUES];
 	enum event_value_kind value_kinds[ENGINE_EVENT_MAX_VALUES];
-	unsigned nvalues;
 	bool context_switches;	  /* may fall back to switch records */
 };
 

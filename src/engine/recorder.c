@@ -18,32 +18,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/hash.h"
 #include "base/id_index.h"
+#include "base/proc.h"
 #include "engine/perf_ring.h"
-
-static uint64_t now_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 int recorder_read_small_file(const char *path, char *buf, size_t len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
+	ssize_t n = proc_read_small(path, buf, len);
 
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	if (n < 0)
-		n = -errno;
-	close(fd);
 	if (n < 0)
 		return (int)n;
-	buf[n] = '\0';
 	while (n > 0 && buf[n - 1] == '\n')
 		buf[--n] = '\0';
 	return 0;
@@ -68,7 +54,6 @@ int recorder_new(const struct recorder_config *c, struct recorder **ret,
 	struct recorder_private *p;
 	unsigned depth = c->max_depth ? c->max_depth : RECORDER_DEFAULT_DEPTH;
 	uint64_t sysmax;
-	char path[64];
 	int err;
 
 	if (c->pid <= 0 || !c->event) {
@@ -98,8 +83,7 @@ int recorder_new(const struct recorder_config *c, struct recorder **ret,
 		err = diag_set(d, -ESRCH, "no process with PID %d", (int)c->pid);
 		goto out;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)c->pid);
-	recorder_read_small_file(path, r->comm, sizeof(r->comm));
+	proc_comm(c->pid, 0, r->comm, sizeof(r->comm));
 
 	sysmax = recorder_sysctl("/proc/sys/kernel/perf_event_max_stack", 127);
 	r->kernel_max_stack = depth < sysmax ? depth : (unsigned)sysmax;
@@ -183,8 +167,8 @@ int recorder_start(struct recorder *r, struct diag *d)
 		goto out;
 	}
 	r->stats.cpus = p->ncpus;
-	r->start_ns = now_ns(CLOCK_REALTIME);
-	p->start_mono = now_ns(CLOCK_MONOTONIC);
+	r->start_ns = clock_ns(CLOCK_REALTIME);
+	p->start_mono = clock_ns(CLOCK_MONOTONIC);
 	r->start_mono_ns = p->start_mono;
 out:
 	return err;
@@ -209,7 +193,7 @@ int recorder_run(struct recorder *r, uint64_t duration_ns,
 		fds[nfds++] = (struct pollfd){ p->pidfd, POLLIN, 0 };
 
 	for (;;) {
-		uint64_t now = now_ns(CLOCK_MONOTONIC);
+		uint64_t now = clock_ns(CLOCK_MONOTONIC);
 		int timeout = POLL_MS;
 
 		if (stop && *stop)
@@ -244,7 +228,7 @@ int recorder_run(struct recorder *r, uint64_t duration_ns,
 		if (r->target_exited)
 			break;
 	}
-	end_mono = now_ns(CLOCK_MONOTONIC);
+	end_mono = clock_ns(CLOCK_MONOTONIC);
 	/* Stop the events so the recording ends where the duration says,
 	 * then take what is left in the rings. */
 	for (size_t i = 0; i < p->nevents; i++)

@@ -18,8 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/array.h"
 #include "base/hash.h"
 #include "base/id_index.h"
+#include "base/proc.h"
 #include "engine/perf_ring.h"
 
 static int64_t paranoid_level(void)
@@ -147,7 +149,7 @@ static int proc_uids(pid_t pid, uid_t uids[3])
 static int explain_denied(struct recorder *r, int err, struct diag *d)
 {
 	struct recorder_private *p = r->priv;
-	const char *ev = p->c.event->name;
+	const char *ev = p->c.event->def->name;
 	int64_t level = paranoid_level();
 	uid_t me = getuid(), uids[3] = { 0, 0, 0 };
 	char path[64];
@@ -196,7 +198,7 @@ static int explain_unsupported(struct recorder *r, int err, struct diag *d)
 	return diag_set(d, -ENOENT,
 			"%s: this host cannot count it (perf_event_open: %s%s); "
 			"available events: %s",
-			e->name, strerror(-err),
+			e->def->name, strerror(-err),
 			e->type == PERF_TYPE_HARDWARE
 				? ", no hardware PMU, as in most VMs"
 				: "",
@@ -252,7 +254,7 @@ int recorder_probe(struct recorder *r, struct diag *d)
 		return explain_unsupported(r, err, d);
 	default:
 		return diag_set(d, err, "%s: perf_event_open on PID %d: %s",
-				p->c.event->name, (int)p->pid, strerror(-err));
+				p->c.event->def->name, (int)p->pid, strerror(-err));
 	}
 }
 
@@ -299,15 +301,8 @@ struct raw_thread *recorder_thread_get(struct recorder *r, pid_t tid)
 		return t;
 	if (r->nthreads >= RECORDER_MAX_THREADS)
 		return NULL;
-	if (r->nthreads == p->threads_cap) {
-		size_t cap = p->threads_cap ? p->threads_cap * 2 : 64;
-		struct raw_thread *n = realloc(r->threads, cap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		r->threads = n;
-		p->threads_cap = cap;
-	}
+	if (array_reserve(&r->threads, &p->threads_cap, r->nthreads + 1, sizeof(*r->threads)) < 0)
+		return NULL;
 	if (id_index_insert(&p->thread_index, hash_u64((uint64_t)tid),
 			    (uint32_t)r->nthreads) < 0)
 		return NULL;
@@ -431,15 +426,8 @@ static int add_event(struct recorder_private *p, int fd, pid_t tid)
 
 	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
 		return -errno;
-	if (p->nevents == p->events_cap) {
-		size_t cap = p->events_cap ? p->events_cap * 2 : 64;
-		struct open_event *n = realloc(p->events, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		p->events = n;
-		p->events_cap = cap;
-	}
+	if (array_reserve(&p->events, &p->events_cap, p->nevents + 1, sizeof(*p->events)) < 0)
+		return -ENOMEM;
 	if (id_index_insert(&p->event_index, hash_u64(id),
 			    (uint32_t)p->nevents) < 0)
 		return -ENOMEM;
@@ -449,15 +437,8 @@ static int add_event(struct recorder_private *p, int fd, pid_t tid)
 
 static int remember_opened(struct recorder_private *p, pid_t tid)
 {
-	if (p->nopened == p->opened_cap) {
-		size_t cap = p->opened_cap ? p->opened_cap * 2 : 64;
-		pid_t *n = realloc(p->opened, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		p->opened = n;
-		p->opened_cap = cap;
-	}
+	if (array_reserve(&p->opened, &p->opened_cap, p->nopened + 1, sizeof(*p->opened)) < 0)
+		return -ENOMEM;
 	if (id_index_insert(&p->opened_index, hash_u64((uint64_t)tid),
 			    (uint32_t)p->nopened) < 0)
 		return -ENOMEM;
@@ -471,7 +452,7 @@ int recorder_open_thread(struct recorder *r, pid_t tid, bool *ret_gone,
 			 struct diag *d)
 {
 	struct recorder_private *p = r->priv;
-	char path[96], name[32];
+	char name[32];
 	int err = 0;
 
 	*ret_gone = false;
@@ -496,7 +477,7 @@ int recorder_open_thread(struct recorder *r, pid_t tid, bool *ret_gone,
 				err = -errno;
 				close(fd);
 				diag_set(d, err, "%s: PERF_EVENT_IOC_SET_OUTPUT: %s",
-					 p->c.event->name, strerror(-err));
+					 p->c.event->def->name, strerror(-err));
 				goto out;
 			}
 		}
@@ -519,7 +500,7 @@ int recorder_open_thread(struct recorder *r, pid_t tid, bool *ret_gone,
 		}
 		if (fd < 0) {
 			err = diag_set(d, fd, "%s: perf_event_open on thread %d, CPU %d: %s",
-				       p->c.event->name, (int)tid, p->cpus[ci],
+				       p->c.event->def->name, (int)tid, p->cpus[ci],
 				       strerror(-fd));
 			goto out;
 		}
@@ -531,7 +512,7 @@ int recorder_open_thread(struct recorder *r, pid_t tid, bool *ret_gone,
 		r->stats.events_opened++;
 		if (!p->c.enable_on_exec && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
 			err = diag_set(d, -errno, "%s: PERF_EVENT_IOC_ENABLE: %s",
-				       p->c.event->name, strerror(errno));
+				       p->c.event->def->name, strerror(errno));
 			goto out;
 		}
 	}
@@ -539,9 +520,7 @@ int recorder_open_thread(struct recorder *r, pid_t tid, bool *ret_gone,
 	if (err < 0)
 		goto out;
 	r->stats.threads_opened++;
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)p->pid,
-		 (int)tid);
-	if (!recorder_read_small_file(path, name, sizeof(name)))
+	if (proc_comm(p->pid, tid, name, sizeof(name)) == 0)
 		recorder_thread_set_name(r, tid, name);
 	else
 		recorder_thread_get(r, tid);

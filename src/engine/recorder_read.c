@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/array.h"
 #include "base/hash.h"
 #include "base/id_index.h"
 #include "engine/perf_ring.h"
@@ -143,16 +144,9 @@ static void timeline_add(struct recorder *r, uint64_t time_ns, uint32_t stack)
 		r->stats.events_dropped++;
 		return;
 	}
-	if (r->nevents == p->timeline_cap) {
-		size_t cap = p->timeline_cap ? p->timeline_cap * 2 : 4096;
-		struct raw_event *n = realloc(r->events, cap * sizeof(*n));
-
-		if (!n) {
-			r->stats.events_dropped++;
-			return;
-		}
-		r->events = n;
-		p->timeline_cap = cap;
+	if (array_reserve(&r->events, &p->timeline_cap, r->nevents + 1, sizeof(*r->events)) < 0) {
+		r->stats.events_dropped++;
+		return;
 	}
 	r->events[r->nevents++] = (struct raw_event){ time_ns, stack };
 }
@@ -177,27 +171,9 @@ static uint32_t aggregate(struct recorder *r, const struct stack_key *k,
 	if (r->nstacks >= RECORDER_MAX_STACKS ||
 	    r->nips + k->n > RECORDER_MAX_IPS)
 		goto full;
-	if (r->nstacks == p->stacks_cap) {
-		size_t cap = p->stacks_cap ? p->stacks_cap * 2 : 256;
-		struct raw_stack *n = realloc(r->stacks, cap * sizeof(*n));
-
-		if (!n)
-			goto full;
-		r->stacks = n;
-		p->stacks_cap = cap;
-	}
-	if (r->nips + k->n > p->ips_cap) {
-		size_t cap = p->ips_cap ? p->ips_cap : 4096;
-		uint64_t *n;
-
-		while (cap < r->nips + k->n)
-			cap *= 2;
-		n = realloc(r->ips, cap * sizeof(*n));
-		if (!n)
-			goto full;
-		r->ips = n;
-		p->ips_cap = cap;
-	}
+	if (array_reserve(&r->stacks, &p->stacks_cap, r->nstacks + 1, sizeof(*r->stacks)) < 0 ||
+	    array_reserve(&r->ips, &p->ips_cap, r->nips + k->n, sizeof(*r->ips)) < 0)
+		goto full;
 	if (id_index_insert(&p->stack_index, h, (uint32_t)r->nstacks) < 0)
 		goto full;
 	s = &r->stacks[r->nstacks++];

@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "base/hash.h"
+#include "base/json.h"
+#include "base/utf8.h"
 
 /* Open-addressing map from a 64-bit key to a 32-bit id; the key lives in
  * the caller's arrays, so the table holds only ids (UINT32_MAX = empty). */
@@ -351,71 +353,6 @@ int64_t calltree_min_total(const struct calltree *t, double minwidth,
 	return min < 1 ? 1 : (int64_t)(min + 0.999999);
 }
 
-/* Decodes one UTF-8 character at s (NUL-terminated); returns the bytes it
- * took, writing U+FFFD for anything malformed (one byte consumed). */
-static size_t utf8_next(const unsigned char *s, uint32_t *ret_cp)
-{
-	uint32_t cp, min;
-	size_t n;
-
-	if (s[0] < 0x80) {
-		*ret_cp = s[0];
-		return 1;
-	}
-	if ((s[0] & 0xe0) == 0xc0)
-		n = 2, cp = s[0] & 0x1f, min = 0x80;
-	else if ((s[0] & 0xf0) == 0xe0)
-		n = 3, cp = s[0] & 0x0f, min = 0x800;
-	else if ((s[0] & 0xf8) == 0xf0)
-		n = 4, cp = s[0] & 0x07, min = 0x10000;
-	else
-		goto bad;
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			goto bad;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		goto bad;
-	*ret_cp = cp;
-	return n;
-bad:
-	*ret_cp = 0xfffd;
-	return 1;
-}
-
-static void put_json_string(const char *str, size_t max, FILE *out)
-{
-	const unsigned char *s = (const unsigned char *)(str ? str : "");
-	size_t used = 0;
-
-	putc('"', out);
-	while (*s) {
-		uint32_t cp;
-		size_t n = utf8_next(s, &cp);
-
-		if (used + n > max) {
-			fputs("\\u2026", out);
-			break;
-		}
-		used += n;
-		if (cp == '"' || cp == '\\') {
-			putc('\\', out);
-			putc((int)cp, out);
-		} else if (cp < 0x20 || cp == 0x7f || cp == '<' || cp == '>' ||
-			   cp == '&' || cp == 0x2028 || cp == 0x2029 ||
-			   cp == 0xfffd) {
-			/* Escaped so that no name can close the <script>
-			 * element or end a JS string literal. */
-			fprintf(out, "\\u%04" PRIx32, cp);
-		} else {
-			fwrite(s, 1, n, out);
-		}
-		s += n;
-	}
-	putc('"', out);
-}
-
 void calltree_put_xml(const char *str, size_t max, FILE *out)
 {
 	const unsigned char *s = (const unsigned char *)(str ? str : "");
@@ -491,7 +428,7 @@ static void put_strings(const struct strtab *st, FILE *out)
 	for (size_t i = 0; i < st->n; i++) {
 		if (i)
 			putc(',', out);
-		put_json_string(st->strs[i], CALLTREE_MAX_NAME, out);
+		json_put_string(out, st->strs[i], CALLTREE_MAX_NAME, JSON_HTML_SAFE);
 	}
 	putc(']', out);
 }
@@ -542,7 +479,7 @@ static void put_notes(const struct calltree *t, const struct profile *p,
 		if (!first)                                  \
 			putc(',', out);                      \
 		first = false;                               \
-		put_json_string((s), CALLTREE_MAX_NAME, out); \
+		json_put_string(out, (s), CALLTREE_MAX_NAME, JSON_HTML_SAFE); \
 	} while (0)
 
 	putc('[', out);
@@ -626,15 +563,15 @@ int calltree_write_json(const struct calltree *t, const struct profile *p,
 	}
 
 	fputs("{\"version\":1,\"title\":", out);
-	put_json_string(o->title ? o->title : "", CALLTREE_MAX_NAME, out);
+	json_put_string(out, o->title ? o->title : "", CALLTREE_MAX_NAME, JSON_HTML_SAFE);
 	fputs(",\"event\":", out);
-	put_json_string(p->event ? p->event : "", 256, out);
+	json_put_string(out, p->event ? p->event : "", 256, JSON_HTML_SAFE);
 	fputs(",\"valueType\":", out);
-	put_json_string(p->nvalues ? vt->type : "samples", 256, out);
+	json_put_string(out, p->nvalues ? vt->type : "samples", 256, JSON_HTML_SAFE);
 	fputs(",\"unit\":", out);
-	put_json_string(p->nvalues ? vt->unit : "count", 256, out);
+	json_put_string(out, p->nvalues ? vt->unit : "count", 256, JSON_HTML_SAFE);
 	fputs(",\"command\":", out);
-	put_json_string(p->command ? p->command : "", 256, out);
+	json_put_string(out, p->command ? p->command : "", 256, JSON_HTML_SAFE);
 	fprintf(out,
 		",\"pid\":%d,\"durationNs\":%" PRIu64 ",\"startNs\":%" PRIu64
 		",\"total\":%" PRId64 ",\"reverse\":%s,\"width\":%u"
@@ -647,7 +584,7 @@ int calltree_write_json(const struct calltree *t, const struct profile *p,
 	for (size_t i = 0; i < nused; i++) {
 		if (i)
 			putc(',', out);
-		put_json_string(t->funcs[used[i]].name, CALLTREE_MAX_NAME, out);
+		json_put_string(out, t->funcs[used[i]].name, CALLTREE_MAX_NAME, JSON_HTML_SAFE);
 	}
 	/* funcs: module, file, line, kind — four numbers per name. */
 	fputs("],\"funcs\":[", out);

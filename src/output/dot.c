@@ -18,8 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "base/hash.h"
 #include "base/id_index.h"
+#include "base/utf8.h"
 
 #define NODE_FRACTION 0.005
 #define EDGE_FRACTION 0.001
@@ -74,15 +76,8 @@ static int add_edge(struct graph *g, uint32_t from, uint32_t to, int64_t value,
 	uint32_t id = id_index_find(&g->edge_index, h, edge_match, g, key);
 
 	if (id == ID_NONE) {
-		if (g->nedges == g->edges_cap) {
-			size_t cap = g->edges_cap ? 2 * g->edges_cap : 64;
-			struct edge *n = realloc(g->edges, cap * sizeof(*n));
-
-			if (!n)
-				return -ENOMEM;
-			g->edges = n;
-			g->edges_cap = cap;
-		}
+		if (array_reserve(&g->edges, &g->edges_cap, g->nedges + 1, sizeof(*g->edges)) < 0)
+			return -ENOMEM;
 		id = (uint32_t)g->nedges;
 		if (id_index_insert(&g->edge_index, h, id) < 0)
 			return -ENOMEM;
@@ -147,30 +142,6 @@ static int build(struct graph *g)
 	return 0;
 }
 
-static size_t utf8_len(const unsigned char *s)
-{
-	unsigned char c = s[0];
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		return (s[1] & 0xc0) == 0x80 ? 2 : 0;
-	if (c >= 0xe0 && c <= 0xef) {
-		unsigned char lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
-
-		return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 ? 3 : 0;
-	}
-	if (c >= 0xf0 && c <= 0xf4) {
-		unsigned char lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
-
-		return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 &&
-			       (s[3] & 0xc0) == 0x80 ?
-			       4 :
-			       0;
-	}
-	return 0;
-}
-
 /* The inside of a DOT "string": quotes and backslashes escaped, control
  * characters and bytes that are not UTF-8 (graphviz rejects them) as '?'. */
 static void put_escaped(const char *str, FILE *out)
@@ -178,18 +149,18 @@ static void put_escaped(const char *str, FILE *out)
 	const unsigned char *s = (const unsigned char *)str;
 
 	while (*s) {
-		size_t n = utf8_len(s);
+		uint32_t cp;
+		size_t n = utf8_next(s, &cp);
 
-		if (*s == '"' || *s == '\\') {
+		if (cp == '"' || cp == '\\') {
 			putc('\\', out);
-			putc(*s, out);
-		} else if (*s < 0x20 || !n) {
+			putc((int)cp, out);
+		} else if (cp < 0x20 || (cp == UTF8_INVALID && n == 1)) {
 			putc('?', out);
-			n = 1;
 		} else {
 			fwrite(s, 1, n, out);
 		}
-		s += n ? n : 1;
+		s += n;
 	}
 }
 

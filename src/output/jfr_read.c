@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "output/jfr_format.h"
 
 #define MAX_CHUNKS 4096
@@ -152,25 +153,6 @@ struct reader {
 static int bad(struct reader *x, const char *what)
 {
 	return diag_set(x->d, -EINVAL, "jfr: %s", what);
-}
-
-static int grow(void *arr, size_t *cap, size_t need, size_t elem)
-{
-	void **a = arr;
-	size_t ncap;
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 16;
-	while (ncap < need)
-		ncap *= 2;
-	n = realloc(*a, ncap * elem);
-	if (!n)
-		return -ENOMEM;
-	*a = n;
-	*cap = ncap;
-	return 0;
 }
 
 static int step(struct reader *x)
@@ -559,7 +541,7 @@ static int read_pool(struct reader *x, struct rd *r)
 			continue;
 		}
 		pl = &x->pools[t->pool];
-		if (grow(&pl->e, &pl->cap, pl->n + 1, sizeof(*pl->e)) < 0)
+		if (array_reserve(&pl->e, &pl->cap, pl->n + 1, sizeof(*pl->e)) < 0)
 			return -ENOMEM;
 		pe = &pl->e[pl->n++];
 		*pe = (struct pentry){ .key = key };
@@ -693,7 +675,7 @@ static int read_element(struct reader *x, struct rd *r, enum elem_ctx parent,
 			return bad(x, "metadata class without a name or id");
 		if (x->ntypes == MAX_TYPES)
 			return diag_set(x->d, -EFBIG, "jfr: more than %u types", MAX_TYPES);
-		if (grow(&x->types, &x->types_cap, x->ntypes + 1, sizeof(*x->types)) < 0)
+		if (array_reserve(&x->types, &x->types_cap, x->ntypes + 1, sizeof(*x->types)) < 0)
 			return -ENOMEM;
 		t = &x->types[x->ntypes++];
 		*t = (struct jtype){ .name = a_name, .pool = P_NONE };
@@ -713,7 +695,7 @@ static int read_element(struct reader *x, struct rd *r, enum elem_ctx parent,
 		if (t->nfields == t->fields_cap) {
 			size_t cap = t->fields_cap;
 
-			if (grow(&t->fields, &cap, t->nfields + 1, sizeof(*t->fields)) < 0)
+			if (array_reserve(&t->fields, &cap, t->nfields + 1, sizeof(*t->fields)) < 0)
 				return -ENOMEM;
 			t->fields_cap = (uint32_t)cap;
 		}
@@ -1095,7 +1077,7 @@ static int read_event(struct reader *x, struct rd *r, const struct jtype *t)
 		e = diag_set(x->d, -EFBIG, "jfr: more than %u samples", JFR_MAX_EVENTS);
 		goto out;
 	}
-	if (grow(&x->recs, &x->recs_cap, x->nrecs + 1, sizeof(*x->recs)) < 0) {
+	if (array_reserve(&x->recs, &x->recs_cap, x->nrecs + 1, sizeof(*x->recs)) < 0) {
 		e = -ENOMEM;
 		goto out;
 	}

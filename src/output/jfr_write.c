@@ -20,10 +20,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "base/hash.h"
 #include "base/id_index.h"
 #include "output/jfr_format.h"
 #include "output/output.h"
+#include "profile/events.h"
 
 /* A written file larger than this is refused (-EFBIG): it would be a
  * recording nobody can open anyway. */
@@ -391,23 +393,6 @@ struct pools {
 	uint32_t nrooted;	/* keys 1..nrooted: threads with thread roots */
 };
 
-static int grow(void *arr, size_t *cap, size_t need, size_t elem)
-{
-	void **a = arr;
-	size_t ncap;
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 64;
-	n = realloc(*a, ncap * elem);
-	if (!n)
-		return -ENOMEM;
-	*a = n;
-	*cap = ncap;
-	return 0;
-}
-
 static int sym_match(const void *ctx, uint32_t id, const void *key)
 {
 	const struct sym *a = &((const struct pools *)ctx)->syms[id], *b = key;
@@ -423,7 +408,7 @@ static int sym_intern(struct pools *pl, const char *s, size_t len,
 	uint32_t id = id_index_find(&pl->sym_index, h, sym_match, pl, &k);
 
 	if (id == ID_NONE) {
-		if (grow(&pl->syms, &pl->syms_cap, pl->nsyms + 1, sizeof(*pl->syms)) < 0)
+		if (array_reserve(&pl->syms, &pl->syms_cap, pl->nsyms + 1, sizeof(*pl->syms)) < 0)
 			return -ENOMEM;
 		id = (uint32_t)pl->nsyms;
 		if (id_index_insert(&pl->sym_index, h, id) < 0)
@@ -453,7 +438,7 @@ static int pair_intern(struct pair **arr, size_t *n, size_t *cap,
 	uint32_t id = id_index_find(x, h, pair_match, &ctx, &k);
 
 	if (id == ID_NONE) {
-		if (grow(arr, cap, *n + 1, sizeof(**arr)) < 0)
+		if (array_reserve(arr, cap, *n + 1, sizeof(**arr)) < 0)
 			return -ENOMEM;
 		id = (uint32_t)*n;
 		if (id_index_insert(x, h, id) < 0)
@@ -782,17 +767,13 @@ static void write_checkpoint(struct jbuf *out, const struct profile *p,
 
 /* ---- Events. ---- */
 
-/* The events JFR tools know as CPU samples; the rest are nprof.Sample. */
+/* The events JFR tools know as CPU samples (profile/events.h); the rest
+ * are nprof.Sample. A profile naming no event was a cpu one. */
 static bool is_execution_sample(const struct profile *p)
 {
-	static const char *const names[] = { "cpu", "itimer", "wall" };
+	const struct event_def *e = p->event ? event_find(p->event) : NULL;
 
-	if (!p->event)
-		return true;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(p->event, names[i]))
-			return true;
-	return false;
+	return !p->event || (e && e->execution_sample);
 }
 
 static void write_profile_event(struct jbuf *out, const struct profile *p,

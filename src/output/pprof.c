@@ -28,6 +28,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "base/array.h"
 #include "base/hash.h"
 #include "base/id_index.h"
 #include "output/pprof.h"
@@ -41,25 +42,6 @@ typedef Perftools__Profiles__Mapping pb_mapping;
 typedef Perftools__Profiles__Location pb_location;
 typedef Perftools__Profiles__Line pb_line;
 typedef Perftools__Profiles__Function pb_function;
-
-/* Grows *arr (of elem-size entries) to hold at least need. */
-static int grow(void *arr, size_t *cap, size_t need, size_t elem)
-{
-	void **a = arr;
-	size_t ncap = *cap ? *cap : 16;
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	n = realloc(*a, ncap * elem);
-	if (!n)
-		return -ENOMEM;
-	*a = n;
-	*cap = ncap;
-	return 0;
-}
 
 /* The string table: index 0 is "". Strings are not copied. */
 struct strtab {
@@ -86,7 +68,7 @@ static int64_t str_id(struct strtab *t, const char *s)
 
 	if (id != ID_NONE)
 		return id;
-	if (grow(&t->items, &t->cap, t->n + 1, sizeof(*t->items)) < 0)
+	if (array_reserve(&t->items, &t->cap, t->n + 1, sizeof(*t->items)) < 0)
 		return -ENOMEM;
 	id = (uint32_t)t->n;
 	if (id_index_insert(&t->index, h, id) < 0)
@@ -150,7 +132,7 @@ static int frame_function(struct builder *b, uint32_t frame, uint32_t *ret)
 	}
 	id = id_index_find(&b->fn_index, h, fn_match, b, &key);
 	if (id == ID_NONE) {
-		if (grow(&b->fns, &b->fns_cap, b->nfns + 1, sizeof(*b->fns)) < 0)
+		if (array_reserve(&b->fns, &b->fns_cap, b->nfns + 1, sizeof(*b->fns)) < 0)
 			return -ENOMEM;
 		id = (uint32_t)b->nfns;
 		if (id_index_insert(&b->fn_index, h, id) < 0)
@@ -191,8 +173,8 @@ static int location_of(struct builder *b, const uint32_t *frames, uint32_t len,
 		for (uint32_t i = 0; i < len; i++)
 			if (frame_function(b, frames[i], &fn) < 0)
 				return -ENOMEM;
-		if (grow(&b->locs, &b->locs_cap, b->nlocs + 1, sizeof(*b->locs)) < 0 ||
-		    grow(&b->seq, &b->seq_cap, b->nseq + len, sizeof(*b->seq)) < 0)
+		if (array_reserve(&b->locs, &b->locs_cap, b->nlocs + 1, sizeof(*b->locs)) < 0 ||
+		    array_reserve(&b->seq, &b->seq_cap, b->nseq + len, sizeof(*b->seq)) < 0)
 			return -ENOMEM;
 		id = (uint32_t)b->nlocs;
 		if (id_index_insert(&b->loc_index, h, id) < 0)
@@ -260,7 +242,7 @@ static int mapping_of(struct builder *b, const char *path, const char *build_id,
 	uint32_t id = id_index_find(&b->map_index, h, map_match, b, path);
 
 	if (id == ID_NONE) {
-		if (grow(&b->maps, &b->maps_cap, b->nmaps + 1, sizeof(*b->maps)) < 0)
+		if (array_reserve(&b->maps, &b->maps_cap, b->nmaps + 1, sizeof(*b->maps)) < 0)
 			return -ENOMEM;
 		id = (uint32_t)b->nmaps;
 		if (id_index_insert(&b->map_index, h, id) < 0)

@@ -15,60 +15,12 @@
  * JSON must be UTF-8: bytes that are not are written as U+FFFD. */
 #include "output/output.h"
 
+#include "base/json.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Length of the valid UTF-8 sequence at s, or 0 when it is not one. */
-static size_t utf8_len(const unsigned char *s)
-{
-	unsigned char c = s[0];
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		return (s[1] & 0xc0) == 0x80 ? 2 : 0;
-	if (c >= 0xe0 && c <= 0xef) {
-		unsigned char lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
-
-		return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 ? 3 : 0;
-	}
-	if (c >= 0xf0 && c <= 0xf4) {
-		unsigned char lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
-
-		return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 &&
-			       (s[3] & 0xc0) == 0x80 ?
-			       4 :
-			       0;
-	}
-	return 0;
-}
-
-static void put_json_string(const char *str, FILE *out)
-{
-	const unsigned char *s = (const unsigned char *)(str ? str : "");
-
-	putc('"', out);
-	while (*s) {
-		size_t n = utf8_len(s);
-
-		if (*s == '"' || *s == '\\') {
-			putc('\\', out);
-			putc(*s, out);
-		} else if (*s < 0x20) {
-			fprintf(out, "\\u%04x", *s);
-		} else if (n) {
-			fwrite(s, 1, n, out);
-			s += n;
-			continue;
-		} else {
-			fputs("\\ufffd", out);
-		}
-		s++;
-	}
-	putc('"', out);
-}
 
 /* The value to weigh by, and speedscope's name for its unit. */
 static unsigned pick_value(const struct profile *p, const char **ret_unit)
@@ -96,7 +48,7 @@ static void put_profile(const struct profile *p, long thread, unsigned v,
 	bool first = true;
 
 	fputs("{\"type\":\"sampled\",\"name\":", out);
-	put_json_string(name, out);
+	json_put_string(out, name, 0, 0);
 	fprintf(out, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%" PRId64
 		",\"samples\":[", unit, total);
 	for (size_t i = 0; i < p->nsamples; i++) {
@@ -176,17 +128,17 @@ int output_write_speedscope(const struct profile *p,
 
 	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\n"
 	      "\"exporter\":\"nprof\",\"name\":", out);
-	put_json_string(name, out);
+	json_put_string(out, name, 0, 0);
 	fputs(",\"activeProfileIndex\":0,\n\"shared\":{\"frames\":[", out);
 	for (size_t f = 0; f < p->nframes; f++) {
 		const struct frame *fr = &p->frames[f];
 		const char *file = fr->file ? fr->file : fr->module;
 
 		fputs(f ? ",\n{\"name\":" : "\n{\"name\":", out);
-		put_json_string(fr->name, out);
+		json_put_string(out, fr->name, 0, 0);
 		if (file) {
 			fputs(",\"file\":", out);
-			put_json_string(file, out);
+			json_put_string(out, file, 0, 0);
 		}
 		if (fr->line)
 			fprintf(out, ",\"line\":%" PRIu32, fr->line);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "base/hash.h"
 
 /* Strings are stored in chunks that never move, so interned pointers stay
@@ -30,26 +31,6 @@ struct profile_private {
 	size_t frames_cap, stack_frames_cap, stacks_cap, threads_cap,
 		samples_cap;
 };
-
-/* Grows *arr (of elem-size entries) so that it holds at least need. */
-static int reserve(void *arr, size_t *cap, size_t need, size_t elem)
-{
-	void **a = arr;
-	size_t ncap;
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap : 16;
-	while (ncap < need)
-		ncap *= 2;
-	n = realloc(*a, ncap * elem);
-	if (!n)
-		return -ENOMEM;
-	*a = n;
-	*cap = ncap;
-	return 0;
-}
 
 struct profile *profile_new(void)
 {
@@ -142,7 +123,7 @@ const char *profile_intern_string(struct profile *p, const char *s)
 	id = id_index_find(&pp->string_index, h, string_match, pp, s);
 	if (id != ID_NONE)
 		return pp->strings[id];
-	if (reserve(&pp->strings, &pp->strings_cap, pp->nstrings + 1,
+	if (array_reserve(&pp->strings, &pp->strings_cap, pp->nstrings + 1,
 		    sizeof(*pp->strings)) < 0)
 		goto oom;
 	copy = chunk_alloc(pp, len + 1);
@@ -228,7 +209,7 @@ int profile_intern_frame(struct profile *p, const struct frame *f,
 	h = frame_hash(&key);
 	id = id_index_find(&pp->frame_index, h, frame_match, p, &key);
 	if (id == ID_NONE) {
-		if (reserve(&p->frames, &pp->frames_cap, p->nframes + 1,
+		if (array_reserve(&p->frames, &pp->frames_cap, p->nframes + 1,
 			    sizeof(*p->frames)) < 0)
 			return -ENOMEM;
 		id = (uint32_t)p->nframes;
@@ -269,9 +250,9 @@ int profile_intern_stack(struct profile *p, const uint32_t *frames,
 	uint32_t id = id_index_find(&pp->stack_index, h, stack_match, p, &key);
 
 	if (id == ID_NONE) {
-		if (reserve(&p->stacks, &pp->stacks_cap, p->nstacks + 1,
+		if (array_reserve(&p->stacks, &pp->stacks_cap, p->nstacks + 1,
 			    sizeof(*p->stacks)) < 0 ||
-		    reserve(&p->stack_frames, &pp->stack_frames_cap,
+		    array_reserve(&p->stack_frames, &pp->stack_frames_cap,
 			    p->nstack_frames + depth,
 			    sizeof(*p->stack_frames)) < 0)
 			return -ENOMEM;
@@ -306,7 +287,7 @@ int profile_intern_thread(struct profile *p, pid_t tid, const char *name,
 	uint32_t id = id_index_find(&pp->thread_index, h, thread_match, p, &tid);
 
 	if (id == ID_NONE) {
-		if (reserve(&p->threads, &pp->threads_cap, p->nthreads + 1,
+		if (array_reserve(&p->threads, &pp->threads_cap, p->nthreads + 1,
 			    sizeof(*p->threads)) < 0)
 			return -ENOMEM;
 		id = (uint32_t)p->nthreads;
@@ -346,7 +327,7 @@ int profile_add_sample(struct profile *p, uint32_t stack, uint32_t thread,
 	uint32_t id = id_index_find(&pp->sample_index, h, sample_match, p, &key);
 
 	if (id == ID_NONE) {
-		if (reserve(&p->samples, &pp->samples_cap, p->nsamples + 1,
+		if (array_reserve(&p->samples, &pp->samples_cap, p->nsamples + 1,
 			    sizeof(*p->samples)) < 0)
 			return -ENOMEM;
 		id = (uint32_t)p->nsamples;
@@ -386,7 +367,7 @@ int profile_intern_module(struct profile *p, const char *path,
 	h = hash_u64((uintptr_t)ipath);
 	id = id_index_find(&pp->module_index, h, module_match, p, ipath);
 	if (id == ID_NONE) {
-		if (reserve(&p->modules, &pp->modules_cap, p->nmodules + 1,
+		if (array_reserve(&p->modules, &pp->modules_cap, p->nmodules + 1,
 			    sizeof(*p->modules)) < 0)
 			return -ENOMEM;
 		id = (uint32_t)p->nmodules;
@@ -412,7 +393,7 @@ int profile_add_event(struct profile *p, uint64_t time_ns, uint32_t stack,
 		p->events_dropped++;
 		return 0;
 	}
-	if (reserve(&p->events, &p->priv->events_cap, p->nevents + 1,
+	if (array_reserve(&p->events, &p->priv->events_cap, p->nevents + 1,
 		    sizeof(*p->events)) < 0)
 		return -ENOMEM;
 	p->events[p->nevents++] = (struct sample_event){ time_ns, stack, thread,

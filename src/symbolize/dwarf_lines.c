@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "symbolize/debugfile.h"
 
 /* DIEs looked at for one address; a unit is rarely past a few hundred
@@ -159,15 +160,8 @@ static int add_range(struct dwarf_lines *dl, uint64_t lo, uint64_t hi,
 		return 0;
 	if (dl->n >= DWARF_LINES_MAX_RANGES)
 		return -ENOBUFS;
-	if (dl->n == dl->cap) {
-		size_t ncap = dl->cap ? dl->cap * 2 : 256;
-		struct cu_range *nv = realloc(dl->ranges, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		dl->ranges = nv;
-		dl->cap = ncap;
-	}
+	if (array_reserve(&dl->ranges, &dl->cap, dl->n + 1, sizeof(*dl->ranges)) < 0)
+		return -ENOMEM;
 	dl->ranges[dl->n++] = (struct cu_range){ lo, hi, cu };
 	return 0;
 }

@@ -1,4 +1,5 @@
 #include "symbolize/elf_symtab.h"
+#include "base/array.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -186,18 +187,8 @@ static int add_string(struct elf_symtab *t, const char *s, size_t len,
 {
 	if (t->strs_len + len + 1 > UINT32_MAX)
 		return -E2BIG;
-	if (t->strs_len + len + 1 > t->strs_cap) {
-		size_t ncap = t->strs_cap ? t->strs_cap * 2 : 4096;
-		char *ns;
-
-		while (ncap < t->strs_len + len + 1)
-			ncap *= 2;
-		ns = realloc(t->strs, ncap);
-		if (!ns)
-			return -ENOMEM;
-		t->strs = ns;
-		t->strs_cap = ncap;
-	}
+	if (array_reserve(&t->strs, &t->strs_cap, t->strs_len + len + 1, 1) < 0)
+		return -ENOMEM;
 	memcpy(t->strs + t->strs_len, s, len);
 	t->strs[t->strs_len + len] = '\0';
 	*ret_off = (uint32_t)t->strs_len;
@@ -215,15 +206,8 @@ static int add_sym(struct elf_symtab *t, uint64_t addr, uint64_t size,
 		t->dropped++;
 		return 0;
 	}
-	if (t->n == t->cap) {
-		size_t ncap = t->cap ? t->cap * 2 : 1024;
-		struct elf_sym *nv = realloc(t->syms, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		t->syms = nv;
-		t->cap = ncap;
-	}
+	if (array_reserve(&t->syms, &t->cap, t->n + 1, sizeof(*t->syms)) < 0)
+		return -ENOMEM;
 	s = &t->syms[t->n];
 	err = add_string(t, name, len, &s->name);
 	if (err < 0)

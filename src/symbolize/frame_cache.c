@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "base/hash.h"
 
 struct frame_cache_key {
@@ -49,18 +50,8 @@ static int add_frames(struct frame_cache *c, struct profile *p,
 		if (err < 0)
 			return err;
 	}
-	if (c->frames_cap - c->nframes < n) {
-		size_t cap = c->frames_cap ? c->frames_cap * 2 : 4096;
-		uint32_t *nv;
-
-		while (cap - c->nframes < n)
-			cap *= 2;
-		nv = realloc(c->frames, cap * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		c->frames = nv;
-		c->frames_cap = cap;
-	}
+	if (array_reserve(&c->frames, &c->frames_cap, c->nframes + n, sizeof(*c->frames)) < 0)
+		return -ENOMEM;
 	for (unsigned i = 0; i < n; i++) {
 		struct frame f = { .name = si[i].name, .module = si[i].module,
 				   .file = si[i].file, .line = si[i].line,
@@ -96,15 +87,8 @@ int frame_cache_get(struct frame_cache *c, struct proc_syms *ps,
 	err = add_frames(c, p, si, k.n);
 	if (err < 0)
 		return err;
-	if (c->nkeys == c->keys_cap) {
-		size_t cap = c->keys_cap ? c->keys_cap * 2 : 1024;
-		struct frame_cache_key *n = realloc(c->keys, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		c->keys = n;
-		c->keys_cap = cap;
-	}
+	if (array_reserve(&c->keys, &c->keys_cap, c->nkeys + 1, sizeof(*c->keys)) < 0)
+		return -ENOMEM;
 	if (id_index_insert(&c->index, h, (uint32_t)c->nkeys) < 0)
 		return -ENOMEM;
 	c->keys[c->nkeys++] = k;

@@ -1,4 +1,5 @@
 #include "symbolize/kallsyms.h"
+#include "base/array.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -9,18 +10,8 @@ static int add_string(struct kallsyms *k, const char *s, size_t len,
 {
 	if (k->strs_len + len + 1 > UINT32_MAX)
 		return -E2BIG;
-	if (k->strs_len + len + 1 > k->strs_cap) {
-		size_t ncap = k->strs_cap ? k->strs_cap * 2 : 4096;
-		char *ns;
-
-		while (ncap < k->strs_len + len + 1)
-			ncap *= 2;
-		ns = realloc(k->strs, ncap);
-		if (!ns)
-			return -ENOMEM;
-		k->strs = ns;
-		k->strs_cap = ncap;
-	}
+	if (array_reserve(&k->strs, &k->strs_cap, k->strs_len + len + 1, 1) < 0)
+		return -ENOMEM;
 	memcpy(k->strs + k->strs_len, s, len);
 	k->strs[k->strs_len + len] = '\0';
 	*ret_off = (uint32_t)k->strs_len;
@@ -113,15 +104,8 @@ static int parse_line(struct kallsyms *k, const char *p, const char *end)
 	err = add_string(k, name, (size_t)(name_end - name), &name_off);
 	if (err < 0)
 		return err;
-	if (k->n == k->cap) {
-		size_t ncap = k->cap ? k->cap * 2 : 4096;
-		struct ksym *nv = realloc(k->syms, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		k->syms = nv;
-		k->cap = ncap;
-	}
+	if (array_reserve(&k->syms, &k->cap, k->n + 1, sizeof(*k->syms)) < 0)
+		return -ENOMEM;
 	if (k->n && addr < k->syms[k->n - 1].addr)
 		k->sorted = false;
 	k->syms[k->n].addr = addr;

@@ -1,4 +1,5 @@
 #include "symbolize/maps.h"
+#include "base/array.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -63,22 +64,9 @@ int maps_classify_path(const char *path, enum map_kind *ret_kind,
 
 static int reserve(struct maps *m, size_t extra)
 {
-	size_t ncap;
-	struct map_entry *nv;
-
-	if (m->n + extra <= m->cap)
-		return 0;
 	if (m->n + extra > MAPS_MAX_ENTRIES)
 		return -E2BIG;
-	ncap = m->cap ? m->cap * 2 : 64;
-	while (ncap < m->n + extra)
-		ncap *= 2;
-	nv = realloc(m->v, ncap * sizeof(*nv));
-	if (!nv)
-		return -ENOMEM;
-	m->v = nv;
-	m->cap = ncap;
-	return 0;
+	return array_reserve(&m->v, &m->cap, m->n + extra, sizeof(*m->v));
 }
 
 /* Index of the first entry whose end is above addr. */

@@ -1,4 +1,5 @@
 #include "symbolize/perfmap.h"
+#include "base/array.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -58,27 +59,10 @@ static int add(struct perfmap *m, uint64_t start, uint64_t size,
 		return -E2BIG;
 	if (m->strs_len + len + 1 > UINT32_MAX)
 		return -E2BIG;
-	if (m->n == m->cap) {
-		size_t ncap = m->cap ? m->cap * 2 : 256;
-		struct perfmap_entry *nv = realloc(m->v, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		m->v = nv;
-		m->cap = ncap;
-	}
-	if (m->strs_len + len + 1 > m->strs_cap) {
-		size_t ncap = m->strs_cap ? m->strs_cap * 2 : 4096;
-		char *ns;
-
-		while (ncap < m->strs_len + len + 1)
-			ncap *= 2;
-		ns = realloc(m->strs, ncap);
-		if (!ns)
-			return -ENOMEM;
-		m->strs = ns;
-		m->strs_cap = ncap;
-	}
+	if (array_reserve(&m->v, &m->cap, m->n + 1, sizeof(*m->v)) < 0)
+		return -ENOMEM;
+	if (array_reserve(&m->strs, &m->strs_cap, m->strs_len + len + 1, 1) < 0)
+		return -ENOMEM;
 	e = &m->v[m->n];
 	e->start = start;
 	e->size = size;

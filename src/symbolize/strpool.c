@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "base/hash.h"
 
 /* Big enough that a typical process's names fit in a few chunks, small
@@ -50,15 +51,9 @@ static char *alloc(struct strpool *p, size_t size)
 	if (size > p->cur_left) {
 		size_t csize = size > CHUNK_SIZE / 4 ? size : CHUNK_SIZE;
 
-		if (p->nchunks == p->chunks_cap) {
-			size_t ncap = p->chunks_cap ? 2 * p->chunks_cap : 16;
-			char **nc = realloc(p->chunks, ncap * sizeof(*nc));
-
-			if (!nc)
-				return NULL;
-			p->chunks = nc;
-			p->chunks_cap = ncap;
-		}
+		if (array_reserve(&p->chunks, &p->chunks_cap, p->nchunks + 1,
+				  sizeof(*p->chunks)) < 0)
+			return NULL;
 		mem = malloc(csize);
 		if (!mem)
 			return NULL;
@@ -89,15 +84,8 @@ const char *strpool_intern_len(struct strpool *p, const char *s, size_t len)
 		errno = ENOBUFS;
 		return NULL;
 	}
-	if (p->n == p->cap) {
-		size_t ncap = p->cap ? 2 * p->cap : 256;
-		const char **ns = realloc(p->strs, ncap * sizeof(*ns));
-
-		if (!ns)
-			goto out;
-		p->strs = ns;
-		p->cap = ncap;
-	}
+	if (array_reserve(&p->strs, &p->cap, p->n + 1, sizeof(*p->strs)) < 0)
+		goto out;
 	copy = alloc(p, len + 1);
 	if (!copy)
 		goto out;

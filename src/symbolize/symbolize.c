@@ -22,6 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/array.h"
+#include "base/clock.h"
 #include "symbolize/demangle.h"
 #include "symbolize/dwarf_lines.h"
 #include "symbolize/kallsyms.h"
@@ -242,18 +244,10 @@ static int pmod_for(struct proc_syms *ps, const struct map_entry *e,
 			return 0;
 		}
 	}
-	if (ps->nmods == ps->mods_cap) {
-		size_t ncap = ps->mods_cap ? ps->mods_cap * 2 : 32;
-		struct pmod *nv;
-
-		if (ncap >= NO_MODULE)
-			return -E2BIG;
-		nv = realloc(ps->mods, ncap * sizeof(*nv));
-		if (!nv)
-			goto out;
-		ps->mods = nv;
-		ps->mods_cap = ncap;
-	}
+	if (ps->nmods + 1 >= NO_MODULE)
+		return -E2BIG;
+	if (array_reserve(&ps->mods, &ps->mods_cap, ps->nmods + 1, sizeof(*ps->mods)) < 0)
+		goto out;
 	pm = &ps->mods[ps->nmods];
 	memset(pm, 0, sizeof(*pm));
 	pm->path = strdup(e->path);
@@ -442,14 +436,6 @@ static int open_perfmap_file(struct proc_syms *ps, const char *path)
 	return fd;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 int proc_syms_reload_perf_map(struct proc_syms *ps)
 {
 	char *buf = NULL;
@@ -457,7 +443,7 @@ int proc_syms_reload_perf_map(struct proc_syms *ps)
 	int fd = -1, err;
 	struct stat st;
 
-	ps->perfmap_read_ns = now_ns();
+	ps->perfmap_read_ns = clock_ns(CLOCK_MONOTONIC);
 	if (!ps->perfmap_path[0]) {
 		char cand[2][PATH_MAX];
 		pid_t nspid = procfs_ns_pid(ps->pid);
@@ -754,7 +740,7 @@ static int resolve(struct proc_syms *ps, uint64_t addr, bool kernel,
 	 * names it. */
 	pe = perfmap_find(&ps->perfmap, addr);
 	if (!pe && (!pm || !pm->mod) &&
-	    now_ns() - ps->perfmap_read_ns > PERFMAP_RELOAD_NS) {
+	    clock_ns(CLOCK_MONOTONIC) - ps->perfmap_read_ns > PERFMAP_RELOAD_NS) {
 		proc_syms_reload_perf_map(ps);
 		pe = perfmap_find(&ps->perfmap, addr);
 	}

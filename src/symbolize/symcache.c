@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/array.h"
 #include "symbolize/debugfile.h"
 
 struct symcache {
@@ -121,15 +122,8 @@ static int make_room(struct symcache *c)
 		module_free(c->v[victim]);
 		c->v[victim] = c->v[--c->n];
 	}
-	if (c->n == c->cap) {
-		size_t ncap = c->cap ? c->cap * 2 : 32;
-		struct symmod **nv = realloc(c->v, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		c->v = nv;
-		c->cap = ncap;
-	}
+	if (array_reserve(&c->v, &c->cap, c->n + 1, sizeof(*c->v)) < 0)
+		return -ENOMEM;
 	return 0;
 }
 

@@ -30,10 +30,10 @@ static void one_line(const struct diag *d)
 
 static void sane(const struct agent_options *o)
 {
-	if (o->event > AGENT_EVENT_LOCK || o->max_depth > 2048 || o->wall_threads > 4096)
+	if (o->event > EVENT_LOCK || o->max_depth > 2048 || o->wall_threads > 4096)
 		abort();
 	if (o->interval_text[0] && o->interval_ns && o->interval_ns < 100000 &&
-	    o->event != AGENT_EVENT_LOCK)
+	    o->event != EVENT_LOCK)
 		abort();
 	if (strnlen(o->file, sizeof(o->file)) == sizeof(o->file) ||
 	    strnlen(o->title, sizeof(o->title)) == sizeof(o->title) ||

@@ -5,7 +5,7 @@
 # routine (the DWARF walker in the signal handler), the file written at
 # exit, at SIGTERM and at the end of a duration, and cpu falling back to
 # itimer where perf_event_open is denied (a seccomp filter: tests/progs/
-# deny_perf; and the test_deny_perf option).
+# deny_perf, in the log and in the profile).
 . "$(dirname "$0")/lib.sh"
 need_build
 AGENT=$NPROF_BUILD/libnprof.so
@@ -62,13 +62,13 @@ else
 	not_ok "denied: the agent says cpu fell back to itimer, and why"
 	diag_file "$TMP/agent.err"
 fi
-run_agent "event=cpu,test_deny_perf,file=$TMP/denied.txt,output=summary" \
+WRAP=$PROGS/deny_perf run_agent "event=cpu,file=$TMP/denied.txt,output=summary" \
 	"$PROGS/split" --seconds 1
 if grep -q 'event: *itimer\|itimer' "$TMP/denied.txt" &&
 	grep -q 'cpu: perf_events denied' "$TMP/denied.txt"; then
-	ok "denied (test_deny_perf): the summary names itimer and carries the reason"
+	ok "denied: the summary names itimer and carries the reason"
 else
-	not_ok "denied (test_deny_perf): the summary names itimer and carries the reason"
+	not_ok "denied: the summary names itimer and carries the reason"
 	diag_file "$TMP/denied.txt" 30
 fi
 

@@ -36,7 +36,7 @@ GEN=$NPROF_BUILD/gen
 
 cd "$NPROF_SRC" || bail "cd $NPROF_SRC"
 SRCS=$(ls src/base/*.c src/unwind/*.c src/profile/*.c src/symbolize/*.c src/output/*.c \
-	src/engine/*.c src/agent/*.c src/agent/hot/*.c)
+	src/threaddump/*.c src/engine/*.c src/agent/*.c src/agent/hot/*.c)
 newest_header=$(find include src "$GEN" -name '*.h' -printf '%T@\n' | sort -n | tail -1)
 
 # build NAME SANFLAGS: BUILD/sanitize/NAME/libnprof.so and .../split.

@@ -10,6 +10,9 @@
 # (not stopped, not traced, and every thread still wakes up). With the
 # agent, nprof stacks must not trace the process at all (TracerPid sampled
 # throughout the thread dump stays 0), and --ptrace must force ptrace.
+# The agent's own thread dump (GET /stacks, ?output=json) and nprof
+# stacks' must be one format: the same JSON keys, top-level and per
+# thread, and the same text header.
 . "$(dirname "$0")/lib.sh"
 need_build
 [ -x "$PROGS/eight_threads" ] || bail "eight_threads is built"
@@ -248,6 +251,64 @@ open(out, "w").write("samples %d traced %d stopped %d\n" % (n, traced, stopped))
 EOF
 }
 
+# same_format LABEL PID NAME: the agent's own thread dump (GET /stacks)
+# and nprof stacks' ($TMP/cli.json, then a text dump) are one format: the
+# same top-level keys, the same keys per thread of each status, the same
+# keys per frame; text with the same two header lines (but for the times).
+same_format() {
+	local label=$1 pid=$2 name=$3 code
+	if ! command -v curl >/dev/null || [ -z "$HAVE_PY" ]; then
+		skip "$label: the agent's /stacks and nprof stacks have one format" "no curl or python3"
+		return
+	fi
+	if ! wait_http "$TMP/$name.err"; then
+		not_ok "$label: the agent logs its HTTP endpoint"
+		diag_file "$TMP/$name.err"
+		return
+	fi
+	code=$(curl -s -m 30 -o "$TMP/agent.json" -w '%{http_code}' \
+		-H "Authorization: Bearer $TOKEN" "http://$ADDR/stacks?output=json")
+	if [ "$code" = 200 ] && python3 - "$TMP/cli.json" "$TMP/agent.json" >"$TMP/keys.check" 2>&1 <<'EOF2'
+import json, sys
+cli, agent = (json.load(open(f)) for f in sys.argv[1:3])
+assert set(cli) == set(agent), ("top-level", sorted(set(cli) ^ set(agent)))
+assert cli["method"] == agent["method"] == "agent", (cli["method"], agent["method"])
+def keys(d):
+    # per status: the union of the thread keys and of the frame keys
+    # (error, errno and walk_end come with a status or a truncated stack)
+    k, f = {}, set()
+    for t in d["threads"]:
+        k.setdefault((t["status"], t["truncated"]), set()).update(t)
+        for fr in t["frames"]:
+            f.update(fr)
+    return k, f
+(ck, cf), (ak, af) = keys(cli), keys(agent)
+common = set(ck) & set(ak)
+assert ("taken", False) in common, (sorted(ck), sorted(ak))
+for s in common:
+    assert ck[s] == ak[s], (s, sorted(ck[s] ^ ak[s]))
+assert cf == af, ("frame", sorted(cf ^ af))
+print("%d top-level keys, %d per taken thread, %d per frame" % (len(cli), len(ck[("taken", False)]), len(cf)))
+EOF2
+	then ok "$label: GET /stacks?output=json and nprof stacks --json have the same keys: $(cat "$TMP/keys.check")"
+	else not_ok "$label: GET /stacks?output=json and nprof stacks --json have the same keys (HTTP $code)"; diag_file "$TMP/keys.check" 20; diag_file "$TMP/agent.json" 5; fi
+
+	code=$(curl -s -m 30 -o "$TMP/agent.txt" -w '%{http_code}' \
+		-H "Authorization: Bearer $TOKEN" "http://$ADDR/stacks")
+	run_nprof 30 stacks "$pid"
+	# Times and counts aside, the header is the same text.
+	local strip='s/ at [0-9-]+ [0-9:]+$/ at T/; s/^[0-9]+ threads, taken in [^ ]+ [^ ]+ /N threads, taken in D /'
+	if [ "$code" = 200 ] && [ "$(head -2 "$TMP/agent.txt" | sed -E "$strip")" = "$(head -2 "$TMP/np.out" | sed -E "$strip")" ] &&
+		grep -qE '^"eight_threads" tid=[0-9]+ state=sleeping syscall=rt_sigsuspend cpu=' "$TMP/agent.txt" &&
+		grep -qE '^	at wait_in_poll \(eight_threads\)$' "$TMP/agent.txt"; then
+		ok "$label: GET /stacks has nprof stacks' header and layout: $(head -1 "$TMP/agent.txt" | cut -c1-50)..."
+	else
+		not_ok "$label: GET /stacks has nprof stacks' header and layout (HTTP $code)"
+		diag_file "$TMP/agent.txt" 12
+		diag_file "$TMP/np.out" 4
+	fi
+}
+
 for variant in fp nofp; do
 	label="agent $variant"
 	if [ "$variant" = fp ]; then prog=$PROGS/eight_threads; else prog=$PROGS/nofp/eight_threads; fi
@@ -255,7 +316,7 @@ for variant in fp nofp; do
 		not_ok "$label: libnprof.so is built ($AGENT)"
 		continue
 	fi
-	if ! start_prog "eta-$variant" env LD_PRELOAD="$AGENT" NPROF_QUIET=1 "$prog"; then
+	if ! start_prog "eta-$variant" env LD_PRELOAD="$AGENT" NPROF_HTTP=127.0.0.1:0 "$prog"; then
 		not_ok "$label: eight_threads starts with the agent"
 		continue
 	fi
@@ -302,6 +363,8 @@ for variant in fp nofp; do
 
 	run_nprof 30 stacks --json "$pid"
 	json_check "$label" agent
+	cp "$TMP/np.out" "$TMP/cli.json"
+	same_format "$label" "$pid" "eta-$variant"
 
 	run_nprof 30 stacks --ptrace "$pid"
 	if [ "$NP_RC" -eq 0 ] && grep -qE '^[0-9]+ threads, taken in .*\(ptrace\)$' "$TMP/np.out"; then

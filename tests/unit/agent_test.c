@@ -41,14 +41,14 @@ static void test_options(void)
 	CHECK(agent_options_parse("event=wall,interval=20ms,duration=30,file=/tmp/x-%p.html,"
 				  "jstackdepth=64,thread,simple=false,wall_threads=4", &o, &d) == 0,
 	      "a full option string parses (%s)", d.msg);
-	CHECK(o.event == AGENT_EVENT_WALL && o.interval_ns == 20000000 &&
+	CHECK(o.event == EVENT_WALL && o.interval_ns == 20000000 &&
 	      o.duration_ns == 30000000000ull && o.max_depth == 64 && o.per_thread &&
 	      !o.simple && o.wall_threads == 4 && !strcmp(o.file, "/tmp/x-%p.html"),
 	      "every field as given");
 	CHECK(agent_options_parse("start event=itimer interval=1ms", &o, &d) < 0,
 	      "'start' is not an option");
 	CHECK(agent_options_parse("event=itimer interval=1ms&output=collapsed", &o, &d) == 0 &&
-	      o.event == AGENT_EVENT_ITIMER && o.interval_ns == 1000000 && o.have_format &&
+	      o.event == EVENT_ITIMER && o.interval_ns == 1000000 && o.have_format &&
 	      o.format == OUTPUT_COLLAPSED, "spaces and & separate options too");
 	diag_clear(&d);
 	CHECK(agent_options_parse("event=cycles", &o, &d) == -EINVAL &&
@@ -63,7 +63,7 @@ static void test_options(void)
 	diag_clear(&d);
 	CHECK(agent_options_parse("colour=red", &o, &d) == -EINVAL && strstr(d.msg, "colour"),
 	      "an unknown key is named");
-	CHECK(agent_options_parse(NULL, &o, &d) == 0 && o.event == AGENT_EVENT_CPU,
+	CHECK(agent_options_parse(NULL, &o, &d) == 0 && o.event == EVENT_CPU,
 	      "no options: cpu");
 }
 

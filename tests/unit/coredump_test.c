@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "engine/coredump.h"
+#include "capture/coredump.h"
 #include "test.h"
 
 /* Written by the child after fork: same address in the parent's view. */

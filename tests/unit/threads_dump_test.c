@@ -1,7 +1,9 @@
 /* threads_dump: the names tables, and real dumps of a forked child whose
  * threads are parked in known places (read on a pipe, a CPU loop), through
  * the library call the daemon will use; the child must run on, untraced;
- * the text and JSON writers; a missing PID. */
+ * the text and JSON writers, and the JSON read back (the same dump, the
+ * same text); the agent path with replies in the current and the older
+ * schema; a missing PID; replies the reader must refuse. */
 #include <errno.h>
 #include <stdint.h>
 #include <pthread.h>
@@ -13,7 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "engine/threads_dump.h"
+#include "capture/threads_dump.h"
+#include "capture/tracee.h"
 #include "test.h"
 
 static int pipe_fds[2];
@@ -127,6 +130,121 @@ static bool traced_or_stopped(pid_t pid)
 	return bad;
 }
 
+
+static char *to_text(const struct thread_dump *td, unsigned flags)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	if (!f)
+		return NULL;
+	thread_dump_write_text(td, flags, f);
+	fclose(f);
+	return out;
+}
+
+static char *to_json(const struct thread_dump *td)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	if (!f)
+		return NULL;
+	thread_dump_write_json(td, f);
+	fclose(f);
+	return out;
+}
+
+/* The JSON of td read back: the same threads, frames and states, and the
+ * same text and JSON written again. */
+static void test_roundtrip(const struct thread_dump *td, const char *label)
+{
+	char *json = to_json(td), *json2 = NULL, *text = NULL, *text2 = NULL;
+	struct thread_dump *back = NULL;
+	bool same = true;
+	int err;
+
+	err = json ? thread_dump_read_json(json, strlen(json), &back) : -ENOMEM;
+	CHECK(err == 0 && back, "%s: its JSON reads back (%d)", label, err);
+	if (!back) {
+		free(json);
+		return;
+	}
+	same = back->pid == td->pid && back->method == td->method &&
+	       !strcmp(back->comm, td->comm) && back->nthreads == td->nthreads &&
+	       back->ntaken == td->ntaken && back->ngone == td->ngone &&
+	       back->nfailed == td->nfailed && back->time_ns == td->time_ns &&
+	       back->pause_max_ns == td->pause_max_ns &&
+	       (td->exe ? back->exe && !strcmp(back->exe, td->exe) : !back->exe);
+	for (size_t i = 0; same && i < td->nthreads; i++) {
+		const struct thread_info *a = &td->threads[i], *b = &back->threads[i];
+
+		same = a->tid == b->tid && !strcmp(a->name, b->name) && a->state == b->state &&
+		       a->status == b->status && a->err == b->err &&
+		       (a->sc == THREAD_SC_IN) == (b->sc == THREAD_SC_IN) &&
+		       a->syscall_nr == b->syscall_nr &&
+		       !memcmp(a->syscall_args, b->syscall_args, sizeof(a->syscall_args)) &&
+		       a->cpu_ns == b->cpu_ns && a->pause_ns == b->pause_ns &&
+		       a->nframes == b->nframes && a->truncated == b->truncated;
+		for (unsigned j = 0; same && j < a->nframes; j++)
+			same = a->frames[j].addr == b->frames[j].addr &&
+			       !strcmp(a->frames[j].name, b->frames[j].name) &&
+			       a->frames[j].kind == b->frames[j].kind &&
+			       a->frames[j].module_offset == b->frames[j].module_offset &&
+			       (a->frames[j].module ? b->frames[j].module &&
+							  !strcmp(a->frames[j].module, b->frames[j].module)
+						    : !b->frames[j].module);
+	}
+	CHECK(same, "%s: read back, the same process, threads, states and frames", label);
+	json2 = to_json(back);
+	CHECK(json2 && !strcmp(json, json2), "%s: read back, the same JSON", label);
+	text = to_text(td, THREAD_DUMP_ADDRS);
+	text2 = to_text(back, THREAD_DUMP_ADDRS);
+	CHECK(text && text2 && !strcmp(text, text2), "%s: read back, the same text", label);
+	free(json);
+	free(json2);
+	free(text);
+	free(text2);
+	thread_dump_free(back);
+}
+
+/* What the reader refuses, and what it keeps of an unknown status. */
+static void test_reader(void)
+{
+	static const char *const bad[] = {
+		"", "{}", "[]", "{\"threads\":{}}", "{\"threads\":[{}]}",
+		"{\"threads\":[{\"tid\":0}]}", "{\"threads\":[{\"tid\":-1}]}",
+		"{\"threads\":[{\"tid\":2147483648}]}",
+		"{\"threads\":[{\"tid\":5},{\"tid\":5}]}",
+		"{\"threads\":[{\"tid\":5,\"frames\":[{\"addr\":12}]}]}",
+		"{\"threads\":[{\"tid\":5,\"cpu_ns\":-1}]}",
+		"{\"threads\":[{\"tid\":5}]",
+	};
+	struct thread_dump *td = NULL;
+	int err;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		td = NULL;
+		err = thread_dump_read_json(bad[i], strlen(bad[i]), &td);
+		CHECK(err == -EPROTO && !td, "reader refuses '%s'", bad[i]);
+	}
+	{
+		const char *j = "{\"x\":[1,{\"y\":null}],\"threads\":[{\"tid\":7,\"status\":\"odd\","
+				"\"frames\":[{\"addr\":\"0x10\"}],\"future\":{\"a\":[true]}},"
+				"{\"tid\":8,\"status\":\"failed\",\"errno\":13}]}";
+
+		err = thread_dump_read_json(j, strlen(j), &td);
+		CHECK(err == 0 && td && td->nthreads == 2 && td->threads[0].status == THREAD_FAILED &&
+			      td->threads[0].err == -EPROTO && td->threads[1].err == -EACCES &&
+			      td->threads[0].nframes == 1 && !strcmp(td->threads[0].frames[0].name, "??") &&
+			      td->nfailed == 2,
+		      "reader: unknown keys skipped, an unknown status failed, errno kept");
+		thread_dump_free(td);
+	}
+}
+
 int main(void);
 
 /* thread_dump_take_agent's capture, for the test: the canned reply in arg. */
@@ -159,13 +277,15 @@ static void test_agent(pid_t child)
 		pid_t *tids = NULL;
 		size_t n = 0;
 
-		if (thread_dump_list_tids(child, &tids, &n) == 0)
+		if (tracee_list_tids(child, &tids, &n) == 0)
 			for (size_t i = 0; i < n; i++)
 				if (tids[i] != child)
 					spinner = tids[i];
 		free(tids);
 	}
 	CHECK(spinner > 0, "agent: found the spinner's tid");
+	/* A reply in the schema of older agents (method "signal", status
+	 * "no-answer" and "self", a "note"): still read. */
 	snprintf(json, sizeof(json),
 		 "{\"pid\":%d,\"comm\":\"x\",\"time_ns\":1,\"method\":\"signal\",\"total_ns\":5,"
 		 "\"threads_omitted\":0,\"threads\":[\n"
@@ -223,6 +343,49 @@ static void test_agent(pid_t child)
 	}
 	thread_dump_free(td);
 
+	/* The reply in the current schema: the agent's model, written by the
+	 * one writer. */
+	{
+		struct thread_dump *ad = thread_dump_new(child, THREAD_DUMP_AGENT);
+		struct thread_info *t;
+		char *reply;
+
+		t = thread_dump_add_thread(ad, child);
+		t->status = THREAD_TAKEN;
+		t->state = 'R'; /* the agent's own view: /proc's, read before, wins */
+		t->frames = calloc(2, sizeof(*t->frames));
+		t->frames[0].addr = (uintptr_t)child_block_in_read + 1;
+		t->frames[1].addr = (uintptr_t)main + 1;
+		t->frames[0].name = strdup("x");
+		t->frames[1].name = strdup("y");
+		t->nframes = 2;
+		t = thread_dump_add_thread(ad, spinner);
+		t->status = THREAD_FAILED;
+		t->err = -ETIMEDOUT;
+		t = thread_dump_add_thread(ad, 2147483000);
+		t->status = THREAD_AGENT;
+		thread_dump_sort(ad);
+		reply = to_json(ad);
+		thread_dump_free(ad);
+		td = NULL;
+		diag_clear(&d);
+		err = thread_dump_take_agent(child, NULL, fake_capture, reply, &td, &d);
+		CHECK(err == 0 && td, "agent, current schema: dump built from the reply (%s)", d.msg);
+		m = td ? find(td, "threads_dump_te") : NULL;
+		s = td ? find(td, "td-spinner") : NULL;
+		CHECK(m && m->status == THREAD_TAKEN && m->nframes == 2 && m->state == 'S' &&
+			      !strcmp(m->frames[0].name, "child_block_in_read") &&
+			      !strcmp(m->frames[1].name, "main") && m->sc == THREAD_SC_IN &&
+			      m->syscall_nr == SYS_read,
+		      "agent, current schema: named here, state and system call from /proc");
+		CHECK(s && s->status == THREAD_FAILED && s->err == -ETIMEDOUT && td->nfailed == 1,
+		      "agent, current schema: the errno of a failed thread comes across");
+		if (td)
+			test_roundtrip(td, "agent dump");
+		thread_dump_free(td);
+		free(reply);
+	}
+
 	td = NULL;
 	diag_clear(&d);
 	err = thread_dump_take_agent(child, NULL, fake_capture, "{\"threads\":[{\"tid\":1,", &td, &d);
@@ -254,6 +417,9 @@ int main(void)
 	      "out-of-range syscall numbers have no name");
 	CHECK_STR(thread_state_name('D'), "disk wait", "D is disk wait");
 	CHECK_STR(thread_state_name('S'), "sleeping", "S is sleeping");
+	CHECK(thread_syscall_number("futex") == SYS_futex && thread_syscall_number("nope") == -1,
+	      "syscall numbers by name");
+	test_reader();
 
 	diag_clear(&d);
 	err = thread_dump_take(999999, NULL, &td, &d);
@@ -309,6 +475,7 @@ int main(void)
 			      "json has the syscall and the frames");
 			free(text);
 			free(json);
+			test_roundtrip(td, "ptrace dump");
 		}
 		thread_dump_free(td);
 	}

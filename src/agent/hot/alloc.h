@@ -30,6 +30,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "profile/events.h"
+
 enum mem_gate_bits {
 	MEM_GATE_BOOT = 1,	/* real functions not resolved yet */
 	MEM_GATE_ALLOC = 2,	/* an alloc session records */
@@ -47,8 +49,8 @@ enum mem_gate_bits {
 #define MEM_MAX_DEPTH 256		/* frames per sample, whatever asked */
 #define MEM_DEFAULT_DEPTH 128
 #define MEM_ONE 65536ull		/* fixed point for estimated counts */
-#define MEM_DEFAULT_INTERVAL (512u << 10)	/* bytes */
-#define MEM_DEFAULT_LOCK_NS 10000ull		/* 10 us */
+#define MEM_DEFAULT_INTERVAL EVENT_ALLOC_DEFAULT_BYTES	/* profile/events.h */
+#define MEM_DEFAULT_LOCK_NS EVENT_LOCK_DEFAULT_NS
 
 /* One sampled stack. Slot 0 is the overflow stack: samples whose stack
  * did not fit land there, so totals stay right. */

@@ -26,8 +26,8 @@
  * live), the vDSO, and the first page of every ELF file mapped from offset
  * 0 (build-ids). With all_mappings, every readable mapping. Never: PROT_NONE
  * guard regions, [vvar], [vsyscall], VM_IO and MADV_DONTDUMP ranges. */
-#ifndef NPROF_ENGINE_COREDUMP_H
-#define NPROF_ENGINE_COREDUMP_H
+#ifndef NPROF_CAPTURE_COREDUMP_H
+#define NPROF_CAPTURE_COREDUMP_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -53,7 +53,7 @@ struct coredump_result {
 
 /* Writes the core of pid to path (created 0600, replaced if it exists).
  * Fails (-errno; d names the cause and the fix) when: no such process
- * (-ESRCH), not permitted (-EPERM, as thread_dump_explain_access says),
+ * (-ESRCH), not permitted (-EPERM, as tracee_explain_access says),
  * the file would not fit (-ENOSPC, checked before anything is stopped;
  * nothing is written), or writing failed (the partial file is removed).
  * Every thread is released on every path. */

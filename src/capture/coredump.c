@@ -1,5 +1,5 @@
 /* coredump: see coredump.h. */
-#include "engine/coredump.h"
+#include "capture/coredump.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -15,7 +15,8 @@
 #include <sys/user.h>
 #include <unistd.h>
 
-#include "engine/threads_dump.h"
+#include "base/clock.h"
+#include "capture/tracee.h"
 #include "symbolize/procfs.h"
 
 #define PAGE 4096ull
@@ -414,7 +415,7 @@ static void release_all(struct cd *c)
 {
 	for (size_t i = 0; i < c->n; i++)
 		if (c->t[i].stopped) {
-			thread_dump_release(c->t[i].tid, c->t[i].sig);
+			tracee_release(c->t[i].tid, c->t[i].sig);
 			c->t[i].stopped = false;
 		}
 }
@@ -429,7 +430,7 @@ static int freeze(struct cd *c, unsigned *ret_gone, struct diag *d)
 		pid_t *tids = NULL;
 		size_t n = 0;
 		bool added = false;
-		int err = thread_dump_list_tids(c->pid, &tids, &n);
+		int err = tracee_list_tids(c->pid, &tids, &n);
 
 		if (err == -ESRCH && c->n)
 			break; /* exited meanwhile: what was stopped stays */
@@ -458,8 +459,8 @@ static int freeze(struct cd *c, unsigned *ret_gone, struct diag *d)
 			t->tid = tids[i];
 			added = true;
 			if (!c->stop_start)
-				c->stop_start = thread_dump_now_ns();
-			err = thread_dump_stop(t->tid, &t->sig);
+				c->stop_start = clock_ns(CLOCK_MONOTONIC);
+			err = tracee_stop(t->tid, &t->sig);
 			if (err == 0) {
 				t->stopped = true;
 				continue;
@@ -469,7 +470,7 @@ static int freeze(struct cd *c, unsigned *ret_gone, struct diag *d)
 				continue;
 			}
 			free(tids);
-			return thread_dump_explain_access(c->pid, err == -EACCES ? -EPERM : err,
+			return tracee_explain_access(c->pid, err == -EACCES ? -EPERM : err,
 							  "ptrace (PTRACE_SEIZE)", d);
 		}
 		free(tids);
@@ -621,7 +622,7 @@ int coredump_write(pid_t pid, const char *path, const struct coredump_options *o
 	struct statvfs vfs;
 	Elf64_Phdr *ph = NULL;
 	uint8_t *buf = NULL;
-	uint64_t t0 = thread_dump_now_ns(), off, data_off, estimate = 0;
+	uint64_t t0 = clock_ns(CLOCK_MONOTONIC), off, data_off, estimate = 0;
 	size_t nph, nth;
 	char ha[32], hb[32];
 	int fd = -1, err;
@@ -635,7 +636,7 @@ int coredump_write(pid_t pid, const char *path, const struct coredump_options *o
 		goto out;
 	}
 	if (err == -EACCES || err == -EPERM) {
-		err = thread_dump_explain_access(pid, -EPERM, "reading the memory map", d);
+		err = tracee_explain_access(pid, -EPERM, "reading the memory map", d);
 		goto out;
 	}
 	if (err < 0) {
@@ -684,7 +685,7 @@ int coredump_write(pid_t pid, const char *path, const struct coredump_options *o
 		if (!t->stopped)
 			continue;
 		if (thread_regs(t) < 0) {
-			thread_dump_release(t->tid, t->sig);
+			tracee_release(t->tid, t->sig);
 			t->stopped = false;
 			r.threads_gone++;
 			continue;
@@ -815,7 +816,7 @@ int coredump_write(pid_t pid, const char *path, const struct coredump_options *o
 		goto out;
 	}
 	release_all(&c);
-	r.pause_ns = thread_dump_now_ns() - c.stop_start;
+	r.pause_ns = clock_ns(CLOCK_MONOTONIC) - c.stop_start;
 
 	/* 6. The size the headers promise, holes included. */
 	if (ftruncate(fd, (off_t)off) < 0 || close(fd) < 0) {
@@ -827,7 +828,7 @@ int coredump_write(pid_t pid, const char *path, const struct coredump_options *o
 	r.file_bytes = off;
 	r.nthreads = (unsigned)nth;
 	r.nmappings = (unsigned)now.n;
-	r.total_ns = thread_dump_now_ns() - t0;
+	r.total_ns = clock_ns(CLOCK_MONOTONIC) - t0;
 	*ret = r;
 	err = 0;
 out:

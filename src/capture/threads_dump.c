@@ -1,0 +1,555 @@
+/* threads_dump: see threads_dump.h. The ptrace sequence and its races are
+ * described in docs/nprof-stacks.1.md ("How it works"). */
+#include "capture/threads_dump.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "capture/tracee.h"
+#include "symbolize/maps.h"
+#include "symbolize/procfs.h"
+#include "symbolize/symbolize.h"
+#include "unwind/modules.h"
+#include "unwind/unwind_table.h"
+#include "unwind/walker.h"
+
+#define MAPS_MAX_BYTES (256u << 20)
+
+/* --- one thread ----------------------------------------------------------- */
+
+struct namer {
+	struct proc_syms *ps;
+	unsigned flags;
+};
+
+/* thread_dump_name_frames's namer: src/symbolize/. */
+static int name_addr(void *arg, uint64_t addr, struct thread_frame_name *ret, unsigned max,
+		     unsigned *ret_n)
+{
+	const struct namer *nm = arg;
+	struct symbol_info si[SYM_MAX_FRAMES_PER_ADDR];
+	unsigned got = 1;
+	int err;
+
+	memset(si, 0, sizeof(si));
+	if (max > SYM_MAX_FRAMES_PER_ADDR)
+		max = SYM_MAX_FRAMES_PER_ADDR;
+	if (nm->flags & SYM_LINES)
+		err = proc_syms_lookup_frames(nm->ps, addr, false, nm->flags, si, max, &got);
+	else
+		err = proc_syms_lookup(nm->ps, addr, false, nm->flags, &si[0]);
+	if (err < 0)
+		return err;
+	for (unsigned k = 0; k < got && k < max; k++)
+		ret[k] = (struct thread_frame_name){ si[k].name, si[k].module, si[k].file,
+						     si[k].module_offset, si[k].kind, si[k].line };
+	*ret_n = got < max ? got : max;
+	return 0;
+}
+
+struct take_ctx {
+	pid_t pid;
+	const struct thread_dump_options *o;
+	struct maps maps;		/* for the end of each stack */
+	struct unwind_modules mods;
+	uint8_t *stack;			/* max_stack_bytes, reused */
+	uint64_t *ips;			/* max_depth, reused */
+};
+
+static const char *walk_end_name(enum unwind_stop s)
+{
+	switch (s) {
+	case UNWIND_STOP_END: return NULL;
+	case UNWIND_STOP_MAX: return "depth limit";
+	case UNWIND_STOP_FAULT: return "stack copy ended or bad pointer";
+	case UNWIND_STOP_BAD_SP: return "stack pointer did not grow";
+	case UNWIND_STOP_NO_INFO: return "no unwind info and no frame pointer";
+	}
+	return "unknown";
+}
+
+/* Copies the stack from sp up to the end of its mapping (at most the
+ * buffer): the bytes copied. */
+static size_t copy_stack(struct take_ctx *x, pid_t tid, uint64_t sp)
+{
+	const struct map_entry *m = maps_find(&x->maps, sp);
+	size_t len = x->o->max_stack_bytes;
+	struct iovec local, remote;
+	ssize_t n;
+
+	if (m && m->end - sp < len)
+		len = (size_t)(m->end - sp);
+	local.iov_base = x->stack;
+	local.iov_len = len;
+	remote.iov_base = (void *)(uintptr_t)sp;
+	remote.iov_len = len;
+	/* A partial copy (the stack ends before len, in a mapping made after
+	 * we read the maps) returns what was read. */
+	n = process_vm_readv(tid, &local, 1, &remote, 1, 0);
+	return n > 0 ? (size_t)n : 0;
+}
+
+static void walk(struct take_ctx *x, struct thread_info *t,
+		 const struct user_regs_struct *regs, size_t copied)
+{
+	struct unwind_regs r = { regs->rip, regs->rsp, regs->rbp };
+	struct unwind_stack_copy sc = { regs->rsp, x->stack, copied };
+	struct unwind_info info;
+	unsigned n;
+
+	n = unwind_walk_ex(&r, &x->mods, unwind_read_stack_copy, &sc, x->ips,
+			   x->o->max_depth, &info);
+	t->frames = calloc(n ? n : 1, sizeof(*t->frames));
+	if (!t->frames)
+		return;
+	for (unsigned i = 0; i < n; i++)
+		t->frames[i].addr = x->ips[i];
+	t->nframes = n;
+	t->truncated = info.stop != UNWIND_STOP_END;
+	if (walk_end_name(info.stop))
+		snprintf(t->walk_end, sizeof(t->walk_end), "%s", walk_end_name(info.stop));
+}
+
+/* Takes one thread: 0, or -EPERM when ptrace is refused (the caller
+ * explains it). Every other outcome is in t->status. */
+static int take_thread(struct take_ctx *x, struct thread_dump *td,
+		       struct thread_info *t)
+{
+	struct user_regs_struct regs;
+	struct iovec iov = { &regs, sizeof(regs) };
+	uint64_t t0, t1;
+	size_t copied;
+	int err, sig = 0;
+
+	err = thread_info_read_proc(x->pid, t);
+	if (err < 0) {
+		t->status = THREAD_GONE;
+		return 0;
+	}
+	if (t->state == 'Z' || t->state == 'X') {
+		t->status = THREAD_GONE;
+		return 0;
+	}
+	if (t->state == 'D' && t->sc == THREAD_SC_IN) {
+		/* Interrupting a thread in uninterruptible sleep waits until
+		 * the sleep ends. Its user stack does not change while the
+		 * kernel holds it: read it live from the syscall's sp. */
+		t->status = THREAD_LIVE;
+		memset(&regs, 0, sizeof(regs));
+		regs.rsp = t->syscall_sp;
+		regs.rip = t->syscall_pc;
+		copied = copy_stack(x, t->tid, regs.rsp);
+		t->stack_bytes = copied;
+		walk(x, t, &regs, copied);
+		return 0;
+	}
+	t0 = clock_ns(CLOCK_MONOTONIC);
+	err = tracee_stop(t->tid, &sig);
+	if (err == -ESRCH) {
+		t->status = THREAD_GONE;
+		return 0;
+	}
+	if (err == -EPERM || err == -EACCES)
+		return -EPERM;
+	if (err < 0) {
+		t->status = THREAD_FAILED;
+		t->err = err;
+		return 0;
+	}
+	memset(&regs, 0, sizeof(regs));
+	if (ptrace(PTRACE_GETREGSET, t->tid, (void *)NT_PRSTATUS, &iov) < 0) {
+		t->status = THREAD_FAILED;
+		t->err = -errno;
+		tracee_release(t->tid, sig);
+		return 0;
+	}
+	copied = copy_stack(x, t->tid, regs.rsp);
+	tracee_release(t->tid, sig);
+	t1 = clock_ns(CLOCK_MONOTONIC);
+	t->pause_ns = t1 - t0;
+	t->stack_bytes = copied;
+	t->status = THREAD_TAKEN;
+	td->pause_sum_ns += t->pause_ns;
+	if (t->pause_ns > td->pause_max_ns)
+		td->pause_max_ns = t->pause_ns;
+	walk(x, t, &regs, copied);
+	return 0;
+}
+
+/* --- the thread dump ------------------------------------------------------ */
+
+static bool seen(const struct thread_dump *td, pid_t tid)
+{
+	for (size_t i = 0; i < td->nthreads; i++)
+		if (td->threads[i].tid == tid)
+			return true;
+	return false;
+}
+
+int thread_dump_take(pid_t pid, const struct thread_dump_options *opts,
+		     struct thread_dump **ret, struct diag *d)
+{
+	struct thread_dump_options o = opts ? *opts : (struct thread_dump_options){ 0 };
+	struct take_ctx x = { .pid = pid, .o = &o };
+	struct symbolizer *sym = NULL;
+	struct unwind_cache *cache = NULL;
+	struct proc_syms *ps = NULL;
+	struct thread_dump *td = NULL;
+	char path[64], *buf = NULL;
+	pid_t *tids = NULL;
+	size_t ntids = 0, len;
+	uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
+	int err;
+
+	if (!o.max_depth)
+		o.max_depth = THREAD_DUMP_DEPTH;
+	if (o.max_depth > THREAD_DUMP_MAX_DEPTH)
+		o.max_depth = THREAD_DUMP_MAX_DEPTH;
+	if (!o.max_stack_bytes)
+		o.max_stack_bytes = THREAD_DUMP_STACK_BYTES;
+	maps_init(&x.maps);
+	unwind_modules_init(&x.mods);
+
+	err = -ENOMEM;
+	td = thread_dump_new(pid, THREAD_DUMP_PTRACE);
+	x.stack = malloc(o.max_stack_bytes);
+	x.ips = malloc(o.max_depth * sizeof(*x.ips));
+	if (!td || !x.stack || !x.ips)
+		goto out;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	{
+		char *sbuf = NULL;
+		size_t n = 0;
+		int r = procfs_read_file(path, 4096, &sbuf, &n);
+		const char *p = r == 0 ? memrchr(sbuf, ')', n) : NULL;
+		bool zombie = p && (size_t)(p - sbuf) + 2 < n && p[2] == 'Z';
+
+		free(sbuf);
+		if (r < 0 || (zombie && tracee_list_tids(pid, &tids, &ntids) < 0) ||
+		    thread_dump_read_process(td) < 0) {
+			err = diag_set(d, -ESRCH, "no process with PID %d", (int)pid);
+			goto out;
+		}
+		free(tids);
+		tids = NULL;
+	}
+
+	/* Everything read from /proc for the whole process comes first, while
+	 * no thread is stopped. */
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	err = procfs_read_file(path, MAPS_MAX_BYTES, &buf, &len);
+	if (err == -ENOENT || err == -ESRCH) {
+		err = diag_set(d, -ESRCH, "no process with PID %d", (int)pid);
+		goto out;
+	}
+	if (err == -EACCES || err == -EPERM) {
+		err = tracee_explain_access(pid, -EPERM, "reading the memory map", d);
+		goto out;
+	}
+	if (err < 0) {
+		err = diag_set(d, err, "cannot read %s: %s", path, strerror(-err));
+		goto out;
+	}
+	maps_parse(&x.maps, buf, len, 0);
+	if (!o.cache) {
+		cache = unwind_cache_new();
+		if (!cache) {
+			err = -ENOMEM;
+			goto out;
+		}
+		o.cache = cache;
+	}
+	err = unwind_modules_from_maps(&x.mods, o.cache, pid);
+	if (err < 0) {
+		err = diag_set(d, err, "cannot read the modules of PID %d: %s",
+			       (int)pid, strerror(-err));
+		goto out;
+	}
+	if (!o.sym) {
+		sym = symbolizer_new();
+		if (!sym) {
+			err = -ENOMEM;
+			goto out;
+		}
+		o.sym = sym;
+	}
+	err = symbolizer_open_process(o.sym, pid, false, &ps, d);
+	if (err == -EACCES || err == -EPERM) {
+		diag_clear(d);
+		err = tracee_explain_access(pid, -EPERM, "reading the memory map", d);
+	}
+	if (err < 0)
+		goto out;
+
+	/* Passes: threads created during one are taken in the next. */
+	for (unsigned pass = 0; pass < THREAD_DUMP_PASSES; pass++) {
+		size_t before = td->nthreads;
+
+		free(tids);
+		tids = NULL;
+		err = tracee_list_tids(pid, &tids, &ntids);
+		if (err == -ESRCH) {
+			if (!pass) {
+				err = diag_set(d, -ESRCH, "no process with PID %d", (int)pid);
+				goto out;
+			}
+			td->process_exited = true;
+			break;
+		}
+		if (err < 0) {
+			err = diag_set(d, err, "cannot list the threads of PID %d: %s",
+				       (int)pid, strerror(-err));
+			goto out;
+		}
+		for (size_t i = 0; i < ntids; i++) {
+			struct thread_info *t;
+
+			if (seen(td, tids[i]))
+				continue;
+			t = thread_dump_add_thread(td, tids[i]);
+			if (!t) {
+				err = -ENOMEM;
+				goto out;
+			}
+			if (take_thread(&x, td, t) == -EPERM) {
+				if (!td->ntaken) {
+					err = tracee_explain_access(pid, -EPERM,
+						"ptrace (PTRACE_SEIZE)", d);
+					goto out;
+				}
+				t->status = THREAD_FAILED;
+				t->err = -EPERM;
+			}
+			if (t->status == THREAD_TAKEN || t->status == THREAD_LIVE)
+				td->ntaken++;
+		}
+		if (td->nthreads == before)
+			break;
+		if (pass + 1 == THREAD_DUMP_PASSES) {
+			/* What a last look finds was created too late. */
+			free(tids);
+			tids = NULL;
+			if (tracee_list_tids(pid, &tids, &ntids) == 0)
+				for (size_t i = 0; i < ntids; i++)
+					if (!seen(td, tids[i]))
+						td->missed_new++;
+		}
+	}
+	thread_dump_count(td);
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (access(path, F_OK) < 0 || (td->nthreads && td->ngone == td->nthreads))
+		td->process_exited = true;
+
+	{
+		struct namer nm = { ps, o.sym_flags };
+
+		err = thread_dump_name_frames(td, name_addr, &nm);
+	}
+	if (err < 0) {
+		err = diag_set(d, err, "naming frames: %s", strerror(-err));
+		goto out;
+	}
+	thread_dump_sort(td);
+	td->total_ns = clock_ns(CLOCK_MONOTONIC) - t0;
+	*ret = td;
+	td = NULL;
+	err = 0;
+out:
+	thread_dump_free(td);
+	proc_syms_free(ps);
+	symbolizer_free(sym);
+	unwind_modules_release(&x.mods);
+	unwind_cache_free(cache);
+	maps_release(&x.maps);
+	free(x.stack);
+	free(x.ips);
+	free(tids);
+	free(buf);
+	return err;
+}
+
+
+/* --- with the agent: the stacks come from inside the process ----------------- */
+
+/* Moves what the agent took of thread a into t, which holds what /proc
+ * said before the agent's signal: its status and its frames (capped at
+ * max_depth); the /proc fields of t stay. */
+static void merge_thread(struct thread_info *t, struct thread_info *a, unsigned max_depth)
+{
+	bool cut;
+
+	thread_info_clear_frames(t);
+	t->status = a->status;
+	t->err = a->err;
+	if (t->state == '?')
+		t->state = a->state;
+	if (!strcmp(t->name, "?"))
+		memcpy(t->name, a->name, sizeof(t->name));
+	if (t->sc == THREAD_SC_UNKNOWN && a->sc == THREAD_SC_IN) {
+		t->sc = a->sc;
+		t->syscall_nr = a->syscall_nr;
+		memcpy(t->syscall_args, a->syscall_args, sizeof(t->syscall_args));
+	}
+	if (t->sc == THREAD_SC_IN && a->sc == THREAD_SC_IN && t->syscall_nr == a->syscall_nr)
+		memcpy(t->restart_of, a->restart_of, sizeof(t->restart_of));
+	if (!t->cpu_ns)
+		t->cpu_ns = a->cpu_ns;
+	t->pause_ns = 0;
+	t->stack_bytes = a->stack_bytes;
+	if (t->status != THREAD_TAKEN && t->status != THREAD_LIVE) {
+		thread_info_clear_frames(a);
+		return;
+	}
+	/* Frames past max_depth are dropped: ours are named again anyway. */
+	cut = a->nframes > max_depth;
+	while (a->nframes > max_depth) {
+		struct thread_frame *f = &a->frames[--a->nframes];
+
+		free(f->name);
+		free(f->module);
+		free(f->file);
+	}
+	t->frames = a->frames;
+	t->nframes = a->nframes;
+	a->frames = NULL;
+	a->nframes = 0;
+	t->truncated = a->truncated || cut;
+	memcpy(t->walk_end, a->walk_end, sizeof(t->walk_end));
+	if (t->truncated && !t->walk_end[0])
+		snprintf(t->walk_end, sizeof(t->walk_end), "the agent's walk stopped");
+}
+
+int thread_dump_take_agent(pid_t pid, const struct thread_dump_options *opts,
+			   thread_dump_capture_fn capture, void *arg,
+			   struct thread_dump **ret, struct diag *d)
+{
+	struct thread_dump_options o = opts ? *opts : (struct thread_dump_options){ 0 };
+	struct symbolizer *sym = NULL;
+	struct proc_syms *ps = NULL;
+	struct thread_dump *td = NULL, *at = NULL;
+	size_t ntids = 0, jlen = 0;
+	char path[64], *json = NULL;
+	pid_t *tids = NULL;
+	uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
+	int err;
+
+	if (!o.max_depth)
+		o.max_depth = THREAD_DUMP_DEPTH;
+	if (o.max_depth > THREAD_DUMP_MAX_DEPTH)
+		o.max_depth = THREAD_DUMP_MAX_DEPTH;
+	td = thread_dump_new(pid, THREAD_DUMP_AGENT);
+	if (!td)
+		return -ENOMEM;
+	if (thread_dump_read_process(td) < 0) {
+		err = diag_set(d, -ESRCH, "no process with PID %d", (int)pid);
+		goto out;
+	}
+	/* State and system call first: the agent's signal interrupts the
+	 * call (to be restarted) and would show the thread running. */
+	err = tracee_list_tids(pid, &tids, &ntids);
+	if (err < 0) {
+		err = err == -ESRCH ? diag_set(d, err, "no process with PID %d", (int)pid)
+				    : diag_set(d, err, "cannot list the threads of PID %d: %s",
+					       (int)pid, strerror(-err));
+		goto out;
+	}
+	for (size_t i = 0; i < ntids; i++) {
+		struct thread_info *t = thread_dump_add_thread(td, tids[i]);
+
+		if (!t) {
+			err = -ENOMEM;
+			goto out;
+		}
+		if (thread_info_read_proc(pid, t) < 0 || t->state == 'Z' || t->state == 'X')
+			t->status = THREAD_GONE;
+		else
+			t->status = THREAD_FAILED, t->err = -ENODATA; /* until the agent says */
+	}
+
+	err = capture(pid, arg, &json, &jlen, d);
+	if (err < 0)
+		goto out;
+	err = thread_dump_read_json(json, jlen, &at);
+	if (err < 0) {
+		err = diag_set(d, err, "PID %d's agent sent something that is not a thread dump",
+			       (int)pid);
+		goto out;
+	}
+	td->omitted = at->omitted;
+	for (size_t i = 0; i < at->nthreads; i++) {
+		struct thread_info *a = &at->threads[i];
+		struct thread_info *t = thread_dump_find_thread(td, a->tid);
+
+		if (!t) { /* created after our listing */
+			t = thread_dump_add_thread(td, a->tid);
+			if (!t) {
+				err = -ENOMEM;
+				goto out;
+			}
+			thread_info_read_proc(pid, t);
+		}
+		merge_thread(t, a, o.max_depth);
+	}
+	for (size_t i = 0; i < td->nthreads; i++) {
+		struct thread_info *t = &td->threads[i];
+
+		/* Listed by us, not by the agent: gone by then, if /proc agrees. */
+		if (t->status == THREAD_FAILED && t->err == -ENODATA) {
+			snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)pid, (int)t->tid);
+			if (access(path, F_OK) < 0)
+				t->status = THREAD_GONE;
+		}
+	}
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (access(path, F_OK) < 0)
+		td->process_exited = true;
+
+	if (!o.sym) {
+		sym = symbolizer_new();
+		if (!sym) {
+			err = -ENOMEM;
+			goto out;
+		}
+		o.sym = sym;
+	}
+	{
+		struct diag sd;
+
+		diag_clear(&sd);
+		err = symbolizer_open_process(o.sym, pid, false, &ps, &sd);
+	}
+	/* Else pid's maps are not ours to read: the agent's names stay. */
+	if (err == 0) {
+		struct namer nm = { ps, o.sym_flags };
+
+		err = thread_dump_name_frames(td, name_addr, &nm);
+	} else {
+		err = 0;
+	}
+	if (err < 0) {
+		err = diag_set(d, err, "naming frames: %s", strerror(-err));
+		goto out;
+	}
+	thread_dump_sort(td);
+	td->total_ns = clock_ns(CLOCK_MONOTONIC) - t0;
+	*ret = td;
+	td = NULL;
+	err = 0;
+out:
+	thread_dump_free(td);
+	thread_dump_free(at);
+	proc_syms_free(ps);
+	symbolizer_free(sym);
+	free(json);
+	free(tids);
+	return err;
+}

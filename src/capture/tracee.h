@@ -1,0 +1,37 @@
+/* tracee: what the point-in-time captures of another process (thread
+ * dumps by ptrace, threads_dump.h; core files, coredump.h) share: listing
+ * its threads, stopping one with ptrace and letting it go, and saying why
+ * ptrace was refused.
+ *
+ * tracee_stop waits on the thread with waitpid(): callers must not reap
+ * with waitpid(-1, ...) from another thread while a capture runs. */
+#ifndef NPROF_CAPTURE_TRACEE_H
+#define NPROF_CAPTURE_TRACEE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/diag.h"
+
+#define TRACEE_MAX_THREADS 65536 /* listed at most */
+
+/* The one-line reason ptrace (or /proc access needing it) was refused for
+ * pid, with the fix: seccomp on nprof, another user's process, Yama's
+ * ptrace_scope, a process already traced, missing CAP_SYS_PTRACE, a
+ * non-dumpable process. Returns err. */
+int tracee_explain_access(pid_t pid, int err, const char *what, struct diag *d);
+
+/* The thread ids of pid (sorted), from /proc/PID/task. -ESRCH when gone. */
+int tracee_list_tids(pid_t pid, pid_t **ret_tids, size_t *ret_n);
+
+/* Seizes tid and waits until it is stopped. On success *ret_sig is the
+ * signal to give back at release (a signal-delivery stop caught it), or
+ * 0. -ESRCH: the thread exited; -EPERM: not permitted. */
+int tracee_stop(pid_t tid, int *ret_sig);
+
+/* Releases a thread stopped by tracee_stop. */
+int tracee_release(pid_t tid, int sig);
+
+
+#endif
