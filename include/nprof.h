@@ -47,7 +47,9 @@ int nprof_stop(void);
  * output=. */
 int nprof_dump(const char *options);
 
-/* One line: "idle" or "running event=cpu effective=itimer samples=N". */
+/* One line: "idle" or "running event=cpu effective=itimer samples=N
+ * weight_ns=W" (W: the time the samples stand for, itimer's merged
+ * expirations included). */
 int nprof_status(char *buf, size_t len);
 
 /* Serves the control socket (@nprof-agent-PID) that `nprof record PID`

@@ -95,6 +95,9 @@ void agent_session_tick(void);
 /* The running session's options and event in effect, false when none. */
 bool agent_session_info(struct agent_options *ret_o, enum event_id *ret_effective,
 			uint64_t *ret_samples);
+/* What the running session's samples stand for so far, in ns (cpu,
+ * itimer: CPU time, merged timer expirations included; wall: wall time). */
+uint64_t agent_session_weight_ns(void);
 /* At exit or a fatal signal: stop and write the file, if there is one. */
 void agent_session_finish(const char *why);
 

@@ -118,9 +118,9 @@ NPROF_EXPORT int nprof_status(char *buf, size_t len)
 	if (!buf || !len)
 		return -EINVAL;
 	if (agent_session_info(&o, &eff, &samples))
-		snprintf(buf, len, "running event=%s effective=%s samples=%llu",
-			 event_name(o.event), event_name(eff),
-			 (unsigned long long)samples);
+		snprintf(buf, len, "running event=%s effective=%s samples=%llu weight_ns=%llu",
+			 event_name(o.event), event_name(eff), (unsigned long long)samples,
+			 (unsigned long long)agent_session_weight_ns());
 	else
 		snprintf(buf, len, "idle");
 	return 0;

@@ -512,6 +512,7 @@ static int hot_setup(struct diag *d)
 static void stats_reset(void)
 {
 	atomic_store(&hot.stats.samples, 0);
+	atomic_store(&hot.stats.weight_ns, 0);
 	atomic_store(&hot.stats.drop_busy, 0);
 	atomic_store(&hot.stats.drop_full, 0);
 	atomic_store(&hot.stats.truncated, 0);
@@ -767,6 +768,11 @@ void agent_session_tick(void)
 	}
 out:
 	pthread_mutex_unlock(&S.lock);
+}
+
+uint64_t agent_session_weight_ns(void)
+{
+	return atomic_load(&hot.stats.weight_ns);
 }
 
 bool agent_session_info(struct agent_options *ret_o, enum event_id *ret_effective,

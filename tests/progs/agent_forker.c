@@ -158,14 +158,19 @@ static bool find_api(void)
 	return api_start && api_stop && api_status && api_last_error;
 }
 
+/* The agent's samples so far, in intervals: the time they stand for
+ * (nprof_status's weight_ns) over the interval. Not the count of
+ * signals: a CPU timer that expires again while its signal is pending
+ * (a thread waiting for a CPU on a busy machine) sends one signal for
+ * both, and the sample weighs both. */
 static uint64_t samples_now(void)
 {
 	char buf[256];
 	const char *p;
 
-	if (api_status(buf, sizeof(buf)) < 0 || !(p = strstr(buf, "samples=")))
+	if (api_status(buf, sizeof(buf)) < 0 || !(p = strstr(buf, "weight_ns=")))
 		return 0;
-	return strtoull(p + 8, NULL, 10);
+	return strtoull(p + 10, NULL, 10) / interval_ns;
 }
 
 static int start_session(const char *file)
@@ -485,6 +490,21 @@ static uint64_t itimer_left(void)
 	return (uint64_t)now.it_value.tv_sec * 1000000000ull + (uint64_t)now.it_value.tv_usec * 1000ull;
 }
 
+/* A SIGPROF the timer sent that no thread has taken yet (a process-wide
+ * signal waits for a thread that runs, which on a busy machine can take
+ * a while, its expirations adding up in it) reaches the handler before
+ * the count is read: at most 2 s of waiting. */
+static void settle_sigprof(void)
+{
+	sigset_t pending;
+
+	for (int i = 0; i < 2000; i++) {
+		if (sigpending(&pending) < 0 || !sigismember(&pending, SIGPROF))
+			return;
+		usleep(1000);
+	}
+}
+
 static void app_round(struct app_round *r, double *expect)
 {
 	struct sigevent ev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGPROF };
@@ -520,6 +540,7 @@ static void app_round(struct app_round *r, double *expect)
 		burn_counted(150000000, expect);
 		timer_settime(t, 0, &off, NULL);
 		r->timer_expect = (double)(clock_ns(CLOCK_PROCESS_CPUTIME_ID) - p0) / 5e6;
+		settle_sigprof();
 		r->timer = atomic_load(&app.timer) - n0;
 		timer_delete(t);
 	}

@@ -401,7 +401,7 @@ static void test_errors(void)
 static void test_busy(void)
 {
 	int go;
-	pid_t pid = start_child(CHILD_BUSY, &go), early = pid > 0 ? tid_named(pid, "early") : 0;
+	pid_t pid = start_child(CHILD_BUSY, &go), early = 0;
 	struct recorder *r = NULL;
 	struct diag d;
 	uint64_t in_a = 0, in_b_early = 0, in_b_late = 0, caller_ok = 0,
@@ -409,6 +409,13 @@ static void test_busy(void)
 	pid_t late = 0;
 	int err;
 
+	/* The early thread names itself once it runs, which on a busy
+	 * machine may be a while after the child said it started it. */
+	for (int i = 0; pid > 0 && !early && i < 1000; i++) {
+		early = tid_named(pid, "early");
+		if (!early)
+			usleep(10000);
+	}
 	CHECK(pid > 0 && early > 0, "busy child started, with its early thread");
 	cpu0 = cpu_time_ns(pid);
 	main0 = cpu_time_ns_of(pid, pid);

@@ -72,6 +72,8 @@ struct hot_stripe {
 
 struct hot_stats {
 	atomic_ulong samples;	   /* records written */
+	atomic_ulong weight_ns;	   /* what they stand for: itimer's merged
+				      expirations and wall's ticks included */
 	atomic_ulong drop_busy;	   /* every stripe was locked */
 	atomic_ulong drop_full;	   /* the stripe had no room */
 	atomic_ulong truncated;	   /* walks that stopped early */

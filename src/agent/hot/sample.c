@@ -56,6 +56,7 @@ static void stripe_commit(struct hot_stripe *s, struct hot_record *rec)
 	s->used += rec->size;
 	hot_stripe_unlock(s);
 	atomic_fetch_add_explicit(&hot.stats.samples, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&hot.stats.weight_ns, rec->weight, memory_order_relaxed);
 }
 
 static enum hot_kind classify(const siginfo_t *si)
