@@ -14,6 +14,10 @@ WARN     := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow \
 ALL_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -fno-omit-frame-pointer \
             -fvisibility=hidden -Iinclude -Isrc -I$(BUILD)/gen -MMD -MP
 LIBS     := -ldw -lelf -liberty -lz -lm -lpthread
+# nprofd's client (src/client/daemon_client.c) is in the core library, so
+# everything that links it may need these; --as-needed keeps them out of
+# what does not use them (libnprof.so, preloaded into services).
+LIBS     += -Wl,--as-needed -lcurl -ljansson -Wl,--no-as-needed
 
 # The layers, bottom up (docs/layout.md). Every .c in these folders goes
 # into the core library that the CLI, the tests and later the daemon link.
@@ -31,7 +35,7 @@ NPROF     := $(BUILD)/nprof
 # --help text comes from the man page source: the first ``` block of each
 # docs/nprof*.1.md becomes a C string (scripts/md2help).
 HELP_MD   := $(wildcard docs/nprof*.1.md)
-HELP_H    := $(HELP_MD:docs/%.1.md=$(BUILD)/gen/help/%.h)
+HELP_H    := $(HELP_MD:docs/%.1.md=$(BUILD)/gen/help/%.h) $(BUILD)/gen/help/nprofd.h
 
 # Templates under src/output/res/ are embedded as C arrays (scripts/embed):
 # build/gen/res/NAME.h, included by the writer that uses them.
@@ -79,6 +83,11 @@ $(NPROF): $(CLI_OBJ) $(CORE_LIB)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $(CLI_OBJ) $(CORE_LIB) $(LIBS)
 
 $(BUILD)/gen/help/%.h: docs/%.1.md scripts/md2help
+	@mkdir -p $(@D)
+	$(call msg,GEN,$@)
+	$(Q)scripts/md2help $< > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/gen/help/nprofd.h: docs/nprofd.8.md scripts/md2help
 	@mkdir -p $(@D)
 	$(call msg,GEN,$@)
 	$(Q)scripts/md2help $< > $@.tmp && mv $@.tmp $@
@@ -186,6 +195,45 @@ sanitize: all
 .PHONY: sanitize
 # --- end of the agent block ----------------------------------------------------
 
+
+# --- nprofd, the host daemon (docs/nprofd.8.md, docs/api.md) ---------------
+# src/daemon/*.c but main.c also go into the daemon's unit tests
+# (tests/unit/daemon_*_test.c) and its fuzz targets.
+DAEMON_SRC  := $(wildcard src/daemon/*.c)
+DAEMON_OBJ  := $(DAEMON_SRC:%.c=$(BUILD)/%.o)
+DAEMON_MOD  := $(filter-out $(BUILD)/src/daemon/main.o,$(DAEMON_OBJ))
+DAEMON_LIBS := -lmicrohttpd -lsqlite3 -ljansson -lgnutls
+NPROFD      := $(BUILD)/nprofd
+
+$(NPROFD): $(DAEMON_OBJ) $(CORE_LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $(DAEMON_OBJ) $(CORE_LIB) $(LIBS) $(DAEMON_LIBS)
+
+$(BUILD)/tests/unit/daemon_%: tests/unit/daemon_%.c tests/unit/test.h $(DAEMON_MOD) $(CORE_LIB)
+	@mkdir -p $(@D)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(DAEMON_MOD) $(CORE_LIB) $(LIBS) $(DAEMON_LIBS)
+
+# The config parser, fuzzed on its own.
+$(BUILD)/tests/fuzz/daemon_config_fuzz: tests/fuzz/daemon_config_fuzz.c $(FUZZ_CORE) $(BUILD)/fuzz-obj/src/daemon/config.o
+	@mkdir -p $(@D)
+	$(call msg,FUZZLD,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_CORE) $(BUILD)/fuzz-obj/src/daemon/config.o $(LIBS)
+
+# The API's request handling against a private daemon, every module but
+# main.c; jobs_start and jobs_run are wrapped so that nothing forks.
+FUZZ_DAEMON_OBJ := $(filter-out $(BUILD)/fuzz-obj/src/daemon/main.o,$(DAEMON_SRC:%.c=$(BUILD)/fuzz-obj/%.o))
+$(BUILD)/tests/fuzz/daemon_request_fuzz: tests/fuzz/daemon_request_fuzz.c $(FUZZ_CORE) $(FUZZ_DAEMON_OBJ)
+	@mkdir -p $(@D)
+	$(call msg,FUZZLD,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -Wl,--wrap=jobs_start,--wrap=jobs_run -o $@ $< \
+		$(FUZZ_DAEMON_OBJ) $(FUZZ_CORE) $(LIBS) $(DAEMON_LIBS)
+
+daemon: $(NPROFD)
+all: $(NPROFD)
+.PHONY: daemon
+# --- end of the daemon block ---------------------------------------------------
+
 include tests/progs/progs.mk
 
 check: all
@@ -200,13 +248,13 @@ check-speed: all
 
 run: 
 	scripts/install-deps --build --if-missing
-	$(MAKE) $(NPROF) progs
+	$(MAKE) $(NPROF) $(NPROFD) progs
 	scripts/demo $(BUILD)
 
 # Every bench runs even when one before it fails; the status says whether any did.
 bench: all
 	bench/record-overhead $(BUILD); s=$$?; bench/dwarf-overhead $(BUILD) || s=1; \
-	bench/agent-overhead $(BUILD) || s=1; bench/alloc-overhead $(BUILD) || s=1; exit $$s
+	bench/agent-overhead $(BUILD) || s=1; bench/alloc-overhead $(BUILD) || s=1; bench/daemon $(BUILD) || s=1; exit $$s
 
 clean:
 	rm -rf $(BUILD)

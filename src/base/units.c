@@ -49,7 +49,7 @@ int units_parse_duration_ns(const char *s, uint64_t default_unit_ns,
 	static const struct suffix tab[] = {
 		{ "ns", 1 },	 { "us", 1e3 },	 { "ms", 1e6 },
 		{ "s", 1e9 },	 { "m", 60e9 },	 { "min", 60e9 },
-		{ "h", 3600e9 }, { NULL, 0 },
+		{ "h", 3600e9 }, { "d", 86400e9 }, { NULL, 0 },
 	};
 	return parse_with_suffixes(s, tab, (double)default_unit_ns, ret_ns);
 }
@@ -59,7 +59,7 @@ int units_parse_count(const char *s, uint64_t *ret_count)
 	static const struct suffix tab[] = {
 		{ "k", 1024.0 }, { "K", 1024.0 }, { "m", 1048576.0 },
 		{ "M", 1048576.0 }, { "g", 1073741824.0 }, { "G", 1073741824.0 },
-		{ NULL, 0 },
+		{ "t", 1099511627776.0 }, { "T", 1099511627776.0 }, { NULL, 0 },
 	};
 	return parse_with_suffixes(s, tab, 1, ret_count);
 }

@@ -4,13 +4,13 @@
 
 #include <stdint.h>
 
-/* "10ms", "1000us", "2s", "500ns", "1.5s"; a bare number means
+/* "10ms", "1000us", "2s", "500ns", "1.5s", "5m", "2h", "30d"; a bare number means
  * default_unit_ns units (1 for ns, 1e9 for seconds). Rejects negatives,
  * junk after the unit, and values that overflow. */
 int units_parse_duration_ns(const char *s, uint64_t default_unit_ns,
 			    uint64_t *ret_ns);
 
-/* "512k", "1m", "4096", "2g": a count or a byte size, binary multipliers. */
+/* "512k", "1m", "4096", "2g", "1T": a count or a byte size, binary multipliers. */
 int units_parse_count(const char *s, uint64_t *ret_count);
 
 /* "10 ms", "1.50 s": human text for a nanosecond value, into buf. */

@@ -26,6 +26,14 @@ int cmd_stacks(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_heap(int argc, char **argv);
+/* Through nprofd, the host daemon (daemon_cmd.h). */
+int cmd_workers(int argc, char **argv);
+int cmd_start(int argc, char **argv);
+int cmd_instances(int argc, char **argv);
+int cmd_stop(int argc, char **argv);
+int cmd_get(int argc, char **argv);
+int cmd_take(int argc, char **argv);
+int cmd_token(int argc, char **argv);
 
 /* pid_arg.c: a PID argument; -EINVAL unless 1..INT_MAX. (-f templates
  * are base/path_template.h.) */

@@ -22,6 +22,13 @@ static const struct command commands[] = {
 	{ "dump", cmd_dump },
 	{ "list", cmd_list },
 	{ "heap", cmd_heap },
+	{ "workers", cmd_workers },
+	{ "start", cmd_start },
+	{ "instances", cmd_instances },
+	{ "stop", cmd_stop },
+	{ "get", cmd_get },
+	{ "take", cmd_take },
+	{ "token", cmd_token },
 };
 
 void cli_error(const char *fmt, ...)

@@ -340,8 +340,11 @@ int agent_client_record(pid_t pid, const struct record_options *o, struct profil
 	uint64_t end = o->duration_ns ? clock_ns(CLOCK_MONOTONIC) + o->duration_ns : 0;
 	int err;
 
-	/* A backstop: should we die, the agent ends the session itself. */
-	agent_client_format_options(o, o->duration_ns ? o->duration_ns + 30000000000ull : 0,
+	/* A backstop: should we die (killed with the nprofd that ran us,
+	 * say), the agent ends the session itself 2 s past its duration;
+	 * had we only been slow, our stop still gets that session's
+	 * profile (the agent keeps the last one). */
+	agent_client_format_options(o, o->duration_ns ? o->duration_ns + 2000000000ull : 0,
 				    opts, sizeof(opts));
 	snprintf(line, sizeof(line), "start %s", opts);
 	err = agent_client_request(pid, line, &data, &len, d);
@@ -353,6 +356,12 @@ int agent_client_record(pid_t pid, const struct record_options *o, struct profil
 	       (kill(pid, 0) == 0 || errno == EPERM))
 		sleep_ms(20);
 	err = agent_client_request(pid, "stop output=pprof", &data, &len, d);
+	/* Late past the backstop, the session has ended on its own: the
+	 * agent keeps its profile for "dump". */
+	if (err < 0 && d && strstr(d->msg, "no profile is running")) {
+		diag_clear(d);
+		err = agent_client_request(pid, "dump output=pprof", &data, &len, d);
+	}
 	if (err < 0)
 		return err;
 	err = pprof_read(data, len, ret, d);

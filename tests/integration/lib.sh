@@ -397,3 +397,107 @@ rooted_chain() {
 	}
 	END { exit !found }' "$1"
 }
+
+# --- nprofd --------------------------------------------------------------------
+
+# need_daemon: nprofd is built, curl is there and we are root (a daemon
+# for several users); sets NPROFD, D (the daemon's directory: its
+# config, log and state) and SOCK.
+need_daemon() {
+	NPROFD=$NPROF_BUILD/nprofd
+	[ -x "$NPROFD" ] || bail "nprofd is built ($NPROFD)"
+	command -v curl >/dev/null || bail "curl is installed (scripts/install-deps)"
+	if [ "$(id -u)" != 0 ]; then
+		skip "nprofd" "needs root (a daemon for several users)"
+		finish
+	fi
+	D=$TMP/daemon
+	mkdir -p "$D"
+	chmod 755 "$D"
+	SOCK=$D/nprofd.sock
+}
+
+# not_ok_reply DESCRIPTION: not_ok, showing the last reply (a daemon
+# test defines not_ok() { not_ok_reply "$@"; }).
+not_ok_reply() {
+	tap_n=$((tap_n + 1)); tap_failed=$((tap_failed + 1)); echo "not ok $tap_n - $*"
+	diag "last reply (${CODE:-}):"; diag_file "$TMP/api.out" 3
+}
+
+# json FILE EXPR: a Python expression on the JSON in FILE (as j).
+json() {
+	python3 -c "import json,sys; j=json.load(open(sys.argv[1])); v=($2); print(v if isinstance(v, str) else repr(v))" "$1" 2>/dev/null
+}
+
+# api [-u AS] METHOD PATH [BODY]: one call over the socket, as root or
+# as AS (a setpriv command line); the body in $TMP/api.out (written by
+# this shell, so any user's reply lands there), the status in CODE.
+api() {
+	local as=""
+	[ "$1" = -u ] && { as=$2; shift 2; }
+	$as curl -s -o - -w '%{stderr}%{http_code}' --max-time 60 --unix-socket "$SOCK" \
+		-X "$1" ${3:+-H 'Content-Type: application/json' --data-binary "$3"} "http://nprofd$2" \
+		>"$TMP/api.out" 2>"$TMP/api.code"
+	CODE=$(cat "$TMP/api.code")
+}
+
+# http TOKEN METHOD PATH [BODY]: the same over HTTP with a bearer token.
+http() {
+	CODE=$(curl -s -o "$TMP/api.out" -w '%{http_code}' --max-time 60 -X "$2" \
+		${1:+-H "Authorization: Bearer $1"} ${4:+--data-binary "$4"} "http://$HTTP_ADDR$3")
+}
+
+# start_daemon CONFIG: nprofd on this test's socket and state; sets
+# DAEMON and HTTP_ADDR once it listens (up to 10 s).
+start_daemon() {
+	local i
+	: >"$D/log"
+	"$NPROFD" --config "$1" --socket "$SOCK" --state-dir "$D/state" --listen 127.0.0.1:0 \
+		2>"$D/log" &
+	DAEMON=$!
+	bg_pids+=("$DAEMON")
+	for ((i = 0; i < 200; i++)); do
+		HTTP_ADDR=$(sed -n 's|.*listening on http://\([^/]*\)/.*|\1|p' "$D/log" | head -1)
+		[ -n "$HTTP_ADDR" ] && return 0
+		kill -0 "$DAEMON" 2>/dev/null || break
+		sleep 0.05
+	done
+	diag_file "$D/log"
+	return 1
+}
+
+# worker_of PID: its worker id, as root sees it.
+worker_of() {
+	api GET "/api/v1/workers?pid=$1"
+	json "$TMP/api.out" 'j["workers"][0]["id"]'
+}
+
+# wait_instance ID [SECONDS]: polls until the instance is not RUNNING;
+# its JSON in $TMP/inst.json, its status in STATUS.
+wait_instance() {
+	local i
+	for ((i = 0; i < ${2:-30} * 10; i++)); do
+		api GET "/api/v1/instances/$1"
+		cp "$TMP/api.out" "$TMP/inst.json"
+		STATUS=$(json "$TMP/inst.json" 'j["status"]')
+		[ "$STATUS" != RUNNING ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# start_instance BODY: POST /api/v1/instances; its id in INST.
+start_instance() {
+	api POST /api/v1/instances "$1"
+	INST=$(json "$TMP/api.out" 'j["id"]')
+}
+
+# artifact_of: the first artifact id of $TMP/inst.json.
+artifact_of() { json "$TMP/inst.json" 'j["artifacts"][0]["id"]'; }
+
+# error_names CODE FIELD: the last reply had status CODE and named FIELD.
+error_names() {
+	[ "$CODE" = "$1" ] && [ "$(json "$TMP/api.out" 'j.get("field")')" = "$2" ] &&
+		[ -n "$(json "$TMP/api.out" 'j["error"]')" ]
+}
+

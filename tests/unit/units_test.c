@@ -23,6 +23,9 @@ int main(void)
 	CHECK(units_parse_duration_ns("", 1, &v) == -EINVAL, "empty refused");
 	CHECK(units_parse_duration_ns("1e30", 1000000000, &v) == -ERANGE, "overflow refused");
 	CHECK(units_parse_duration_ns("nan", 1, &v) == -EINVAL, "nan refused");
+	CHECK(units_parse_duration_ns("30d", 1, &v) == 0 && v == 30ull * 86400 * 1000000000ull, "30d");
+	CHECK(units_parse_duration_ns("1.5d", 1, &v) == 0 && v == 36ull * 3600 * 1000000000ull, "1.5d");
+	CHECK(units_parse_count("2T", &v) == 0 && v == 2ull << 40, "2T");
 	CHECK(units_parse_count("512k", &v) == 0 && v == 524288, "512k");
 	CHECK(units_parse_count("1m", &v) == 0 && v == 1048576, "1m");
 	CHECK(units_parse_count("100", &v) == 0 && v == 100, "100");

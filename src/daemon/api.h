@@ -1,0 +1,84 @@
+/* api: the handlers of /api/v1 (docs/api.md), one file per resource:
+ * api.c routes and serves workers, api_instances.c profiling instances
+ * and point-in-time actions, api_artifacts.c the files they produced,
+ * api_tokens.c API tokens and the audit log. */
+#ifndef NPROF_DAEMON_API_H
+#define NPROF_DAEMON_API_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "daemon/daemon.h"
+
+/* Whether path is "PREFIX/SEG" or "PREFIX/SEG/SUFFIX" (suffix NULL: the
+ * former); SEG (one path segment, at most len - 1 bytes) into seg. */
+bool api_path(const char *path, const char *prefix, const char *suffix, char *seg, size_t len);
+
+/* The worker named id, pinned (its pidfd into *ret_pidfd; close it) and
+ * visible to rq's user. false when it replied an error: 400 for a
+ * malformed id, 410 when the process is gone, 404 when there is no such
+ * worker or it belongs to someone else (the two look the same). */
+bool api_worker(struct daemon *d, const struct request *rq, struct reply *rp, const char *id,
+		struct worker *ret, int *ret_pidfd);
+
+/* The service section of w, or NULL. */
+const struct service_config *api_service(const struct daemon *d, const struct worker *w);
+
+/* Whether rq's user may run perf events here (root's probe, and for
+ * others kernel.perf_event_paranoid <= 2). */
+bool api_perf_ok(const struct daemon *d, const struct user *u);
+
+/* What one instance runs, filled by the POST handlers: nprof with args,
+ * or an operator's command line. */
+struct launch {
+	const char *kind;		/* profile, stacks, heapdump, coredump, restart, command */
+	const char *mode;		/* a profile's event, a command's name; else NULL */
+	uint64_t duration_ns;		/* a profile's duration, a command's %d */
+	uint64_t time_limit_ns;		/* ended past it (plus grace); 0: duration_ns */
+	const char *interval, *format;
+	const char *art_format;		/* what its stdout holds; NULL: stdout is not kept */
+	const char *art_ext;
+	const char *args[16];		/* nprof's arguments; "PID" stands for the pid */
+	size_t nargs;
+	const char *run;		/* or a command line (%p %d %o %%), split on blanks */
+	const char *target;		/* restart: the unit or [service] it goes through */
+	bool as_root;			/* restart: root, whoever asked */
+	bool as_owner;			/* commands: the worker's owner, whoever asked */
+	bool work_dir;			/* %o: a private directory's file; what it holds is kept */
+};
+
+/* Checks the limits and starts l on w: 201 with the instance, or the
+ * error (409 one of a kind per worker, 429 max_concurrent, 507 quota). */
+void instance_launch(struct daemon *d, const struct request *rq, struct reply *rp,
+		     const struct worker *w, struct launch *l);
+
+/* The instance id as the API shows it (with its artifacts). */
+json_t *instance_by_id(struct daemon *d, int64_t id);
+
+/* Splits a command line on blanks ('...' and "..." group, no other
+ * shell syntax), %p %d %o %% replaced: a NULL-terminated malloc'd argv
+ * (free each and it), or NULL with errno (EINVAL: unbalanced quote). */
+char **command_argv(const char *run, pid_t pid, uint64_t seconds, const char *output);
+void command_argv_free(char **argv);
+
+void api_instances(struct daemon *d, const struct request *rq, struct reply *rp);
+void api_actions(struct daemon *d, const struct request *rq, struct reply *rp,
+		 const char *worker_id, const char *action);
+void api_commands(struct daemon *d, const struct request *rq, struct reply *rp);
+void api_artifacts(struct daemon *d, const struct request *rq, struct reply *rp);
+void api_tokens(struct daemon *d, const struct request *rq, struct reply *rp);
+void api_audit(struct daemon *d, const struct request *rq, struct reply *rp);
+
+/* Instances that were running when nprofd last stopped: FAILED, their
+ * partial files kept when they hold something, removed otherwise. */
+void instances_recover(struct daemon *d);
+
+/* A restart's command succeeded: waits (on a thread of its own) for the
+ * worker's successor, then ends the instance. false if it could not. */
+bool instances_restart_done(struct daemon *d, int64_t id);
+
+/* The jobs' done callback (ctx: the daemon). */
+struct job_end;
+void instances_job_done(void *ctx, const struct job_end *end);
+
+#endif

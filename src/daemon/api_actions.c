@@ -1,0 +1,362 @@
+/* api_actions: what is done to a worker at a point in time — a thread
+ * dump, a heap snapshot, a core file, a restart through its supervisor,
+ * an operator's command — each an instance like a profile; and heap
+ * profiling switched on, off or asked about, answered at once. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/units.h"
+#include "daemon/api.h"
+#include "daemon/db.h"
+#include "daemon/jobs.h"
+#include "daemon/log.h"
+
+#define ACTION_TIME_LIMIT_NS (120ull * 1000000000ull)
+#define QUICK_TIME_LIMIT_NS (20ull * 1000000000ull)
+/* After a restart command succeeded, how long the new process may take
+ * to appear. */
+#define RESTART_WAIT_NS (30ull * 1000000000ull)
+
+/* Runs argv as root to its end (systemctl show, say): its stdout into
+ * out (len bytes), or -errno / -EIO when it failed. */
+static int run_capture(char *const *argv, uid_t uid, gid_t gid, char *out, size_t len,
+		       char *err, size_t errlen)
+{
+	int fd = memfd_create("nprofd-out", MFD_CLOEXEC), r;
+	struct job_spec s = { .argv = argv, .uid = uid, .gid = gid, .stdin_fd = -1, .stdout_fd = fd,
+			      .deadline_ns = clock_ns(CLOCK_MONOTONIC) + QUICK_TIME_LIMIT_NS };
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	r = jobs_run(&s, err, errlen);
+	n = pread(fd, out, len - 1, 0);
+	out[n > 0 ? n : 0] = '\0';
+	close(fd);
+	if (r < 0)
+		return r;
+	return WIFEXITED(r) && WEXITSTATUS(r) == 0 ? 0 : -EIO;
+}
+
+static bool systemd_runs(void)
+{
+	return access("/run/systemd/system", F_OK) == 0;
+}
+
+static pid_t unit_main_pid(const char *unit)
+{
+	char *argv[] = { "systemctl", "show", "-p", "MainPID", "--value", (char *)unit, NULL };
+	char out[64], err[256];
+
+	return run_capture(argv, 0, 0, out, sizeof(out), err, sizeof(err)) == 0
+		       ? (pid_t)atoi(out) : 0;
+}
+
+/* ---- restart --------------------------------------------------------------- */
+
+struct restart_wait {
+	struct daemon *d;
+	int64_t id;
+	char old[WORKER_ID_MAX];
+	char method[16];	/* "systemd" or "command" */
+	char target[256];	/* the unit, or the [service] section */
+};
+
+/* The newest process the service selects that started after old did. */
+static bool find_successor(struct restart_wait *rw, struct worker *ret)
+{
+	struct worker *ws = NULL;
+	size_t n = 0;
+	pid_t old_pid;
+	uint64_t old_start;
+	bool found = false;
+
+	if (worker_id_parse(rw->old, &old_pid, &old_start) < 0)
+		return false;
+	if (!strcmp(rw->method, "systemd")) {
+		pid_t pid = unit_main_pid(rw->target);
+		int r;
+
+		if (pid <= 0 || pid == old_pid)
+			return false;
+		pthread_mutex_lock(&rw->d->scan_lock);
+		r = worker_read(rw->d->scanner, "/proc", pid, ret);
+		pthread_mutex_unlock(&rw->d->scan_lock);
+		return r == 0;
+	}
+	pthread_mutex_lock(&rw->d->scan_lock);
+	worker_scan(rw->d->scanner, "/proc", 65536, &ws, &n);
+	pthread_mutex_unlock(&rw->d->scan_lock);
+	for (size_t i = 0; i < n; i++) {
+		const struct service_config *svc = api_service(rw->d, &ws[i]);
+
+		if (!svc || strcmp(svc->name, rw->target) || ws[i].start_ticks <= old_start ||
+		    ws[i].pid == old_pid)
+			continue;
+		/* The first one started is the service's own process, not a
+		 * child it started since. */
+		if (!found || ws[i].start_ticks < ret->start_ticks)
+			*ret = ws[i];
+		found = true;
+	}
+	free(ws);
+	return found;
+}
+
+static void *restart_wait_thread(void *arg)
+{
+	struct restart_wait *rw = arg;
+	uint64_t end = clock_ns(CLOCK_MONOTONIC) + RESTART_WAIT_NS;
+	struct worker w;
+	char msg[512];
+	bool found;
+
+	while (!(found = find_successor(rw, &w)) && clock_ns(CLOCK_MONOTONIC) < end)
+		usleep(100000);
+	if (found)
+		snprintf(msg, sizeof(msg), "restarted: the new worker is %s (pid %d)", w.id, (int)w.pid);
+	else
+		snprintf(msg, sizeof(msg), "the restart command succeeded, but no new process of %s "
+			 "appeared within %llu s", rw->target,
+			 (unsigned long long)(RESTART_WAIT_NS / 1000000000ull));
+	db_exec(rw->d->db, NULL, "UPDATE instances SET status = ?, message = ?, finished = ?, "
+		"new_worker = ? WHERE id = ?", "ttiti", found ? "FINISHED" : "FAILED", msg,
+		(int64_t)now_ms(), found ? w.id : NULL, rw->id);
+	log_info("instance %lld %s: %s", (long long)rw->id, found ? "FINISHED" : "FAILED", msg);
+	free(rw);
+	return NULL;
+}
+
+bool instances_restart_done(struct daemon *d, int64_t id)
+{
+	json_t *rows = db_query(d->db, "SELECT worker, mode, target FROM instances WHERE id = ? AND "
+				"kind = 'restart'", "i", id);
+	json_t *row = json_array_get(rows, 0);
+	struct restart_wait *rw = row ? calloc(1, sizeof(*rw)) : NULL;
+	pthread_attr_t attr;
+	pthread_t t;
+	bool started = false;
+
+	if (rw) {
+		rw->d = d;
+		rw->id = id;
+		snprintf(rw->old, sizeof(rw->old), "%s", json_string_value(json_object_get(row, "worker")));
+		snprintf(rw->method, sizeof(rw->method), "%s", json_string_value(json_object_get(row, "mode")));
+		snprintf(rw->target, sizeof(rw->target), "%s", json_string_value(json_object_get(row, "target")));
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		started = pthread_create(&t, &attr, restart_wait_thread, rw) == 0;
+		pthread_attr_destroy(&attr);
+		if (!started)
+			free(rw);
+	}
+	json_decref(rows);
+	return started;
+}
+
+static void restart(struct daemon *d, const struct request *rq, struct reply *rp,
+		    const struct worker *w)
+{
+	const struct service_config *svc = api_service(d, w);
+	char unit_cmd[512];
+	struct launch l = { .kind = "restart", .as_root = true, .time_limit_ns = QUICK_TIME_LIMIT_NS * 3 };
+
+	if (svc && svc->restart[0]) {
+		/* The operator's word for this service comes first. */
+		l.mode = "command";
+		l.target = svc->name;
+		l.run = svc->restart;
+	} else if (systemd_runs() && w->unit[0] && strstr(w->unit, ".service") &&
+		   unit_main_pid(w->unit) == w->pid) {
+		snprintf(unit_cmd, sizeof(unit_cmd), "systemctl restart '%s'", w->unit);
+		l.mode = "systemd";
+		l.target = w->unit;
+		l.run = unit_cmd;
+	} else {
+		reply_error(rp, 409, NULL, "worker %s has no supervisor nprofd can restart it through: it "
+			    "is not the main process of a systemd unit%s, and no [service] section "
+			    "with restart_command selects it; add one (nprofd.conf(5))", w->id,
+			    systemd_runs() ? "" : " (systemd does not run here)");
+		return;
+	}
+	instance_launch(d, rq, rp, w, &l);
+}
+
+/* ---- operator commands ------------------------------------------------------ */
+
+static const struct command_config *find_command(const struct daemon *d, const char *name)
+{
+	for (size_t i = 0; i < d->cfg.n_commands; i++)
+		if (!strcmp(d->cfg.commands[i].name, name))
+			return &d->cfg.commands[i];
+	return NULL;
+}
+
+static void command(struct daemon *d, const struct request *rq, struct reply *rp,
+		    const struct worker *w, const struct command_config *c)
+{
+	json_error_t jerr;
+	json_t *body = rq->body_len ? json_loadb(rq->body, rq->body_len, 0, &jerr) : json_object();
+	json_t *dur = json_object_get(body, "duration");
+	struct launch l = { .kind = "command", .mode = c->name, .run = c->run,
+			    .time_limit_ns = c->timeout_ns, .work_dir = c->keep_output,
+			    .duration_ns = 10000000000ull };
+
+	if (!json_is_object(body)) {
+		reply_error(rp, 400, NULL, "the body must be empty or a JSON object {\"duration\": \"10s\"}");
+		goto out;
+	}
+	if (dur && (!json_is_string(dur) ||
+		    units_parse_duration_ns(json_string_value(dur), 1000000000ull, &l.duration_ns) < 0 ||
+		    l.duration_ns < 1000000000ull || l.duration_ns > c->timeout_ns)) {
+		reply_error(rp, 400, "duration", "duration must be from 1s to the command's timeout "
+			    "(%llu s)", (unsigned long long)(c->timeout_ns / 1000000000ull));
+		goto out;
+	}
+	if (c->keep_stdout) {
+		l.art_format = "text";
+		l.art_ext = "txt";
+	}
+	/* As the worker's owner, as Storm's worker.profiler.command runs
+	 * through its setuid launcher: an operator's command gets no more
+	 * than the owner has, whoever asked. */
+	l.as_owner = true;
+	instance_launch(d, rq, rp, w, &l);
+out:
+	json_decref(body);
+}
+
+void api_commands(struct daemon *d, const struct request *rq, struct reply *rp)
+{
+	json_t *list = json_array();
+
+	for (size_t i = 0; i < d->cfg.n_commands; i++) {
+		const struct command_config *c = &d->cfg.commands[i];
+
+		json_array_append_new(list, json_pack("{ss ss sf ss}", "name", c->name, "description",
+			c->description, "timeout", (double)c->timeout_ns / 1e9, "output",
+			c->keep_output ? "file" : c->keep_stdout ? "stdout" : "none"));
+	}
+	rp->json = json_pack("{so sb}", "commands", list, "enabled",
+			     d->cfg.allow.action[ACTION_COMMANDS] > 0);
+}
+
+/* ---- heap profiling on, off, status ------------------------------------------- */
+
+static void heap_switch(struct daemon *d, const struct request *rq, struct reply *rp,
+			const struct worker *w)
+{
+	json_error_t jerr;
+	json_t *body = json_loadb(rq->body, rq->body_len, 0, &jerr);
+	const char *action = json_string_value(json_object_get(body, "action"));
+	const char *interval = json_string_value(json_object_get(body, "interval"));
+	char pid_text[16], out[4096], err[4096];
+	char *argv[] = { d->nprof, "heap", pid_text, (char *)action, NULL, NULL, NULL };
+	uint64_t iv;
+	int r;
+
+	if (!json_is_object(body) || !action ||
+	    (strcmp(action, "enable") && strcmp(action, "disable") && strcmp(action, "status"))) {
+		reply_error(rp, 400, "action", "send {\"action\": \"enable\" | \"disable\" | \"status\"} "
+			    "(and for enable, \"interval\": \"512k\")");
+		goto out;
+	}
+	if (interval && (strcmp(action, "enable") || units_parse_count(interval, &iv) < 0)) {
+		reply_error(rp, 400, "interval", "interval goes with enable, as a size: 512k, 1m");
+		goto out;
+	}
+	if (!w->agent) {
+		reply_error(rp, 400, NULL, "heap profiling needs nprof's agent in worker %s: start it "
+			    "with NPROF_START=1 LD_PRELOAD=libnprof.so", w->id);
+		goto out;
+	}
+	snprintf(pid_text, sizeof(pid_text), "%d", (int)w->pid);
+	if (interval) {
+		argv[4] = "-i";
+		argv[5] = (char *)interval;
+	}
+	r = run_capture(argv, rq->user.admin ? 0 : w->uid, rq->user.admin ? 0 : rq->user.gid, out,
+			sizeof(out), err, sizeof(err));
+	if (r < 0) {
+		char *nl;
+
+		while ((nl = strrchr(err, '\n')) && !nl[1])
+			*nl = '\0';
+		reply_error(rp, 409, "action", "%s", err[0] ? (strncmp(err, "nprof: ", 7) ? err : err + 7)
+							    : "nprof heap failed");
+		goto out;
+	}
+	rp->json = json_pack("{ss ss ss}", "worker", w->id, "action", action, "output", out);
+	snprintf(rp->result, sizeof(rp->result), "heap %s", action);
+out:
+	json_decref(body);
+}
+
+/* ---- POST /api/v1/workers/ID/ACTION ---------------------------------------------- */
+
+void api_actions(struct daemon *d, const struct request *rq, struct reply *rp,
+		 const char *worker_id, const char *action)
+{
+	struct launch l = { .time_limit_ns = ACTION_TIME_LIMIT_NS };
+	const struct command_config *c = NULL;
+	enum action_kind kind;
+	struct worker w;
+	char key[128];
+	int pidfd;
+
+	if (!strcmp(action, "stacks")) {
+		kind = ACTION_THREAD_DUMP;
+		l = (struct launch){ .kind = "stacks", .art_format = "threads", .art_ext = "json",
+				     .format = "text", .args = { "stacks", "--json", "PID" }, .nargs = 3 };
+	} else if (!strcmp(action, "heapdump")) {
+		kind = ACTION_HEAP_SNAPSHOT;
+		l = (struct launch){ .kind = "heapdump", .art_format = "pprof", .art_ext = "pb.gz",
+				     .format = "flamegraph",
+				     .args = { "heap", "PID", "dump", "-o", "pprof" }, .nargs = 5 };
+	} else if (!strcmp(action, "coredump")) {
+		kind = ACTION_CORE_FILE;
+		l = (struct launch){ .kind = "coredump", .art_format = "core", .art_ext = "core",
+				     .format = "core",
+				     .args = { "dump", "-f", "/proc/self/fd/1", "PID" }, .nargs = 4 };
+	} else if (!strcmp(action, "restart")) {
+		kind = ACTION_RESTART;
+	} else if (!strcmp(action, "heap")) {
+		kind = ACTION_HEAP_PROFILING;
+	} else if (!strncmp(action, "commands/", 9)) {
+		kind = ACTION_COMMANDS;
+		if (!(c = find_command(d, action + 9))) {
+			reply_error(rp, 404, "command", "no command '%.64s' in nprofd.conf; GET "
+				    "/api/v1/commands lists them", action + 9);
+			return;
+		}
+	} else {
+		reply_error(rp, 404, NULL, "no action %.64s; use stacks, heapdump, coredump, restart, "
+			    "heap or commands/NAME", action);
+		return;
+	}
+	if (!api_worker(d, rq, rp, worker_id, &w, &pidfd))
+		return;
+	if (!config_action_allowed(&d->cfg, api_service(d, &w), kind, key, sizeof(key)))
+		reply_error(rp, 403, NULL, "%s is disabled by the operator (%s in nprofd.conf)",
+			    action, key);
+	else if (kind == ACTION_RESTART)
+		restart(d, rq, rp, &w);
+	else if (kind == ACTION_HEAP_PROFILING)
+		heap_switch(d, rq, rp, &w);
+	else if (kind == ACTION_COMMANDS)
+		command(d, rq, rp, &w, c);
+	else if (kind == ACTION_HEAP_SNAPSHOT && !w.agent)
+		reply_error(rp, 400, NULL, "a heap snapshot needs nprof's agent in worker %s: start "
+			    "it with NPROF_START=1 LD_PRELOAD=libnprof.so", w.id);
+	else
+		instance_launch(d, rq, rp, &w, &l);
+	close(pidfd);
+}

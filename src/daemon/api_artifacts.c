@@ -1,0 +1,316 @@
+/* api_artifacts: listing, downloading (converted on demand) and
+ * deleting the files instances produced. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "daemon/api.h"
+#include "daemon/db.h"
+#include "daemon/jobs.h"
+#include "output/output.h"
+#include "threaddump/threaddump.h"
+
+#define CONVERT_TIME_LIMIT_NS (60ull * 1000000000ull)
+#define THREADS_JSON_MAX (64u << 20)
+
+/* What a download in format f is called and sent as. */
+static const struct download_kind {
+	const char *format, *ext, *type;
+} KINDS[] = {
+	{ "pprof", "pb.gz", "application/octet-stream" },
+	{ "jfr", "jfr", "application/octet-stream" },
+	{ "flamegraph", "html", "text/html; charset=utf-8" },
+	{ "tree", "html", "text/html; charset=utf-8" },
+	{ "svg", "svg", "image/svg+xml" },
+	{ "speedscope", "speedscope.json", "application/json" },
+	{ "collapsed", "collapsed", "text/plain; charset=utf-8" },
+	{ "dot", "dot", "text/vnd.graphviz; charset=utf-8" },
+	{ "summary", "txt", "text/plain; charset=utf-8" },
+	{ "traces", "txt", "text/plain; charset=utf-8" },
+	{ "flat", "txt", "text/plain; charset=utf-8" },
+	{ "threads", "json", "application/json" },
+	{ "json", "json", "application/json" },
+	{ "text", "txt", "text/plain; charset=utf-8" },
+	{ "core", "core", "application/octet-stream" },
+	{ "file", "", "application/octet-stream" },
+};
+
+static const struct download_kind *kind_of(const char *format)
+{
+	for (size_t i = 0; i < sizeof(KINDS) / sizeof(KINDS[0]); i++)
+		if (!strcmp(KINDS[i].format, format))
+			return &KINDS[i];
+	return NULL;
+}
+
+static json_t *artifact_json(json_t *row)
+{
+	json_t *o = json_deep_copy(row);
+	char when[40];
+
+	json_object_set_new(o, "created", json_string(iso_time(
+		(uint64_t)json_integer_value(json_object_get(row, "created")), when, sizeof(when))));
+	json_object_set_new(o, "complete", json_boolean(json_integer_value(json_object_get(row, "complete")) == 1));
+	json_object_del(o, "file");
+	return o;
+}
+
+static json_t *find_artifact(struct daemon *d, const struct request *rq, struct reply *rp,
+			     const char *id_text)
+{
+	char *end;
+	long long id = strtoll(id_text, &end, 10);
+	json_t *rows, *row;
+
+	if (*end || id <= 0) {
+		reply_error(rp, 400, "id", "'%.32s' is not an artifact id (a positive number)", id_text);
+		return NULL;
+	}
+	rows = db_query(d->db, "SELECT * FROM artifacts WHERE id = ?", "i", (int64_t)id);
+	row = json_incref(json_array_get(rows, 0));
+	json_decref(rows);
+	if (!row || !user_may_see(&rq->user,
+				  (uid_t)json_integer_value(json_object_get(row, "worker_uid")))) {
+		json_decref(row);
+		reply_error(rp, 404, "id", "no artifact %lld that you may see", id);
+		return NULL;
+	}
+	snprintf(rp->worker, sizeof(rp->worker), "%s",
+		 json_string_value(json_object_get(row, "worker")));
+	return row;
+}
+
+static int open_stored(struct daemon *d, json_t *row)
+{
+	const char *file = json_string_value(json_object_get(row, "file"));
+	int dir, fd;
+
+	if (!file || strchr(file, '/'))
+		return -EINVAL;
+	dir = open(d->artifacts_dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+	if (dir < 0)
+		return -errno;
+	fd = openat(dir, file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		fd = -errno;
+	close(dir);
+	return fd;
+}
+
+/* A thread dump's JSON as text, in this process: the reader is the
+ * fuzzed one (tests/fuzz/thread_dump_json_fuzz.c). */
+static int threads_to_text(int in, int out, char *err, size_t errlen)
+{
+	struct stat st;
+	struct thread_dump *td = NULL;
+	char *buf = NULL;
+	FILE *f = NULL;
+	ssize_t n = 0;
+	int r = -EIO;
+
+	if (fstat(in, &st) < 0 || st.st_size > THREADS_JSON_MAX) {
+		snprintf(err, errlen, "the thread dump is larger than %u bytes", THREADS_JSON_MAX);
+		return -EFBIG;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf)
+		return -ENOMEM;
+	while (n < st.st_size) {
+		ssize_t k = read(in, buf + n, (size_t)(st.st_size - n));
+
+		if (k <= 0)
+			goto out;
+		n += k;
+	}
+	if ((r = thread_dump_read_json(buf, (size_t)n, &td)) < 0) {
+		snprintf(err, errlen, "the thread dump file is not nprof's thread dump JSON");
+		goto out;
+	}
+	f = fdopen(dup(out), "w");
+	if (!f)
+		goto out;
+	r = thread_dump_write_text(td, 0, f);
+out:
+	if (f && fclose(f) != 0 && r == 0)
+		r = -EIO;
+	thread_dump_free(td);
+	free(buf);
+	return r;
+}
+
+/* The stored file converted to format, as a new unlinked file. */
+static int convert(struct daemon *d, json_t *row, int stored, const char *format,
+		   struct reply *rp)
+{
+	const char *have = json_string_value(json_object_get(row, "format"));
+	char err[4096] = "";
+	char *argv[] = { d->nprof, "convert", "-", "-", "-o", (char *)format, NULL };
+	uid_t owner = (uid_t)json_integer_value(json_object_get(row, "worker_uid"));
+	int out = open(d->artifacts_dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600), r;
+
+	if (out < 0) {
+		reply_error(rp, 500, NULL, "cannot make a temporary file in %s: %s", d->artifacts_dir,
+			    strerror(errno));
+		return -1;
+	}
+	if (!strcmp(have, "threads")) {
+		r = threads_to_text(stored, out, err, sizeof(err));
+	} else {
+		/* The file was written by a child running as the worker's
+		 * owner, who could have written anything into it: read it
+		 * as that user, not as root. */
+		struct passwd pw, *p = NULL;
+		char pwbuf[4096];
+		struct job_spec s = { .argv = argv, .uid = owner,
+				      .gid = getpwuid_r(owner, &pw, pwbuf, sizeof(pwbuf), &p) == 0 && p
+					     ? p->pw_gid : 65534,
+				      .stdin_fd = stored, .stdout_fd = out,
+				      .deadline_ns = clock_ns(CLOCK_MONOTONIC) + CONVERT_TIME_LIMIT_NS };
+
+		(void)!fchown(out, owner, (gid_t)-1);
+		r = jobs_run(&s, err, sizeof(err));
+		if (r > 0)
+			r = WIFEXITED(r) && WEXITSTATUS(r) == 0 ? 0 : -EIO;
+	}
+	if (r < 0) {
+		char *nl = strrchr(err, '\n');
+
+		while (nl && nl[1] == '\0' && nl > err) {
+			*nl = '\0';
+			nl = strrchr(err, '\n');
+		}
+		reply_error(rp, 500, "format", "converting the artifact to %s failed%s%s", format,
+			    err[0] ? ": " : "", nl ? nl + 1 : err);
+		close(out);
+		return -1;
+	}
+	lseek(out, 0, SEEK_SET);
+	return out;
+}
+
+static bool can_convert(const char *have, const char *want)
+{
+	if (!strcmp(have, want))
+		return true;
+	if (!strcmp(have, "threads"))
+		return !strcmp(want, "text") || !strcmp(want, "json");
+	if (!strcmp(have, "pprof")) {
+		enum output_format f;
+
+		return output_format_parse(want, &f) == 0;
+	}
+	return false;
+}
+
+static void download(struct daemon *d, const struct request *rq, struct reply *rp, json_t *row)
+{
+	const char *have = json_string_value(json_object_get(row, "format"));
+	const char *want = rq->query(rq, "format");
+	const char *name = json_string_value(json_object_get(row, "name"));
+	const struct download_kind *k;
+	struct stat st;
+	char base[96];
+	int fd;
+
+	if (!want || (!strcmp(want, "json") && !strcmp(have, "threads")))
+		want = have;
+	if (!can_convert(have, want)) {
+		reply_error(rp, 400, "format", "a %s artifact converts to %s", have,
+			    !strcmp(have, "pprof") ? output_format_names()
+			    : !strcmp(have, "threads") ? "json or text" : "nothing else");
+		return;
+	}
+	if (json_integer_value(json_object_get(row, "complete")) == 0) {
+		reply_error(rp, 409, "id", "artifact %lld is still being written; try again when its "
+			    "instance has ended", (long long)json_integer_value(json_object_get(row, "id")));
+		return;
+	}
+	fd = open_stored(d, row);
+	if (fd < 0) {
+		reply_error(rp, 410, "id", "the file of artifact %lld is gone from the state directory",
+			    (long long)json_integer_value(json_object_get(row, "id")));
+		return;
+	}
+	if (strcmp(want, have)) {
+		int out = convert(d, row, fd, want, rp);
+
+		close(fd);
+		if (out < 0)
+			return;
+		fd = out;
+	}
+	k = kind_of(want);
+	fstat(fd, &st);
+	rp->fd = fd;
+	rp->size = (uint64_t)st.st_size;
+	snprintf(rp->content_type, sizeof(rp->content_type), "%s",
+		 k ? k->type : "application/octet-stream");
+	/* The stored name minus its extension, plus the download's. */
+	snprintf(base, sizeof(base), "%.95s", name);
+	if (strchr(base, '.') && strcmp(have, "file"))
+		*strchr(base, '.') = '\0';
+	snprintf(rp->filename, sizeof(rp->filename), "%s%s%s", base, k && k->ext[0] ? "." : "",
+		 k ? k->ext : "");
+	snprintf(rp->result, sizeof(rp->result), "downloaded as %s", want);
+}
+
+static void artifacts_list(struct daemon *d, const struct request *rq, struct reply *rp)
+{
+	const char *worker = rq->query(rq, "worker"), *inst = rq->query(rq, "instance");
+	json_t *rows, *list = json_array();
+
+	rows = db_query(d->db, "SELECT * FROM artifacts WHERE (? IS NULL OR worker = ?) AND "
+			"(? IS NULL OR instance = ?) AND (? OR worker_uid = ?) ORDER BY id DESC "
+			"LIMIT 1000", "ttttiu", worker, worker, inst, inst,
+			(int64_t)rq->user.admin, (unsigned)rq->user.uid);
+	for (size_t i = 0; i < json_array_size(rows); i++)
+		json_array_append_new(list, artifact_json(json_array_get(rows, i)));
+	json_decref(rows);
+	rp->json = json_pack("{so}", "artifacts", list);
+}
+
+void api_artifacts(struct daemon *d, const struct request *rq, struct reply *rp)
+{
+	char seg[32];
+	json_t *row;
+
+	if (!strcmp(rq->path, "/api/v1/artifacts") && !strcmp(rq->method, "GET")) {
+		artifacts_list(d, rq, rp);
+		return;
+	}
+	if (!api_path(rq->path, "/api/v1/artifacts", NULL, seg, sizeof(seg)) ||
+	    (strcmp(rq->method, "GET") && strcmp(rq->method, "DELETE"))) {
+		reply_error(rp, 404, NULL, "no %s %.200s in the API; see docs/api.md", rq->method,
+			    rq->path);
+		return;
+	}
+	if (!(row = find_artifact(d, rq, rp, seg)))
+		return;
+	if (!strcmp(rq->method, "GET")) {
+		if (rq->query(rq, "info"))
+			rp->json = artifact_json(row);
+		else
+			download(d, rq, rp, row);
+	} else if (json_integer_value(json_object_get(row, "complete")) == 0) {
+		reply_error(rp, 409, "id", "artifact %s is still being written", seg);
+	} else {
+		const char *file = json_string_value(json_object_get(row, "file"));
+		char path[PATH_MAX * 2];
+
+		if (file && !strchr(file, '/')) {
+			snprintf(path, sizeof(path), "%s/%s", d->artifacts_dir, file);
+			unlink(path);
+		}
+		db_exec(d->db, NULL, "DELETE FROM artifacts WHERE id = ?", "t", seg);
+		rp->json = json_pack("{ss}", "deleted", seg);
+		snprintf(rp->result, sizeof(rp->result), "deleted");
+	}
+	json_decref(row);
+}

@@ -1,0 +1,128 @@
+/* api_tokens: API tokens (created over the unix socket only: a token is
+ * handed to the user the kernel vouched for) and the audit log. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/units.h"
+#include "daemon/api.h"
+#include "daemon/db.h"
+#include "daemon/tokens.h"
+
+#define TOKEN_TTL_DEFAULT_NS (90ull * 24 * 3600 * 1000000000ull)
+#define TOKEN_TTL_MAX_NS (366ull * 24 * 3600 * 1000000000ull)
+
+static void token_new(struct daemon *d, const struct request *rq, struct reply *rp)
+{
+	json_error_t jerr;
+	json_t *body = rq->body_len ? json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES, &jerr)
+				    : json_object();
+	json_t *name_v = json_object_get(body, "name"), *ttl_v = json_object_get(body, "expires_in");
+	const char *name = json_is_string(name_v) ? json_string_value(name_v) : "api";
+	uint64_t ttl = TOKEN_TTL_DEFAULT_NS;
+	char token[TOKEN_LEN + 1], when[40];
+	int64_t id;
+
+	if (strcmp(rq->user.via, "socket")) {
+		reply_error(rp, 403, NULL, "tokens are created over nprofd's unix socket only: run "
+			    "nprof token create on the host");
+	} else if (!json_is_object(body)) {
+		reply_error(rp, 400, NULL, "the body must be a JSON object {\"name\": ..., "
+			    "\"expires_in\": \"90d\"}");
+	} else if (name_v && (!json_is_string(name_v) || !name[0] || strlen(name) > 64)) {
+		reply_error(rp, 400, "name", "name must be a string of 1 to 64 bytes");
+	} else if (ttl_v && (!json_is_string(ttl_v) ||
+			     units_parse_duration_ns(json_string_value(ttl_v), 1000000000ull, &ttl) < 0 ||
+			     !ttl || ttl > TOKEN_TTL_MAX_NS)) {
+		reply_error(rp, 400, "expires_in", "expires_in must be a duration from 1s to 366d "
+			    "(\"90d\", \"12h\")");
+	} else if (token_create(d->db, &rq->user, name, ttl / 1000000, token, sizeof(token), &id) < 0) {
+		reply_error(rp, 500, NULL, "cannot write the token to the index (see nprofd's log)");
+	} else {
+		rp->status = 201;
+		rp->json = json_pack("{sI ss ss ss ss}", "id", (json_int_t)id, "name", name,
+				     "user", rq->user.name, "token", token, "expires",
+				     iso_time(now_ms() + ttl / 1000000, when, sizeof(when)));
+		snprintf(rp->result, sizeof(rp->result), "token %lld", (long long)id);
+	}
+	json_decref(body);
+}
+
+static void tokens_list(struct daemon *d, const struct request *rq, struct reply *rp)
+{
+	json_t *rows = db_query(d->db, "SELECT id, user, uid, name, created, expires, revoked FROM "
+				"tokens WHERE ? OR uid = ? ORDER BY id", "iu",
+				(int64_t)rq->user.admin, (unsigned)rq->user.uid);
+	char when[40];
+
+	for (size_t i = 0; i < json_array_size(rows); i++) {
+		json_t *t = json_array_get(rows, i);
+		json_t *rev = json_object_get(t, "revoked");
+
+		json_object_set_new(t, "created", json_string(iso_time(
+			(uint64_t)json_integer_value(json_object_get(t, "created")), when, sizeof(when))));
+		json_object_set_new(t, "expires", json_string(iso_time(
+			(uint64_t)json_integer_value(json_object_get(t, "expires")), when, sizeof(when))));
+		json_object_set_new(t, "revoked", json_is_integer(rev) ? json_string(iso_time(
+			(uint64_t)json_integer_value(rev), when, sizeof(when))) : json_null());
+	}
+	rp->json = json_pack("{so}", "tokens", rows ? rows : json_array());
+}
+
+void api_tokens(struct daemon *d, const struct request *rq, struct reply *rp)
+{
+	char seg[32];
+
+	if (!strcmp(rq->path, "/api/v1/tokens") && !strcmp(rq->method, "POST")) {
+		token_new(d, rq, rp);
+	} else if (!strcmp(rq->path, "/api/v1/tokens") && !strcmp(rq->method, "GET")) {
+		tokens_list(d, rq, rp);
+	} else if (api_path(rq->path, "/api/v1/tokens", NULL, seg, sizeof(seg)) &&
+		   !strcmp(rq->method, "DELETE")) {
+		char *end;
+		long long id = strtoll(seg, &end, 10);
+		int64_t owner = *end || id <= 0 ? -1
+			: db_query_int(d->db, -1, "SELECT uid FROM tokens WHERE id = ?", "i", (int64_t)id);
+
+		if (owner < 0 || (!rq->user.admin && owner != (int64_t)rq->user.uid)) {
+			reply_error(rp, 404, "id", "no token %.32s of yours", seg);
+			return;
+		}
+		db_exec(d->db, NULL, "UPDATE tokens SET revoked = ? WHERE id = ? AND revoked IS NULL",
+			"ii", (int64_t)now_ms(), (int64_t)id);
+		rp->json = json_pack("{sI}", "revoked", (json_int_t)id);
+		snprintf(rp->result, sizeof(rp->result), "revoked token %lld", id);
+	} else {
+		reply_error(rp, 404, NULL, "no %s %.200s in the API; see docs/api.md", rq->method,
+			    rq->path);
+	}
+}
+
+void api_audit(struct daemon *d, const struct request *rq, struct reply *rp)
+{
+	const char *limit_text = rq->query(rq, "limit"), *user = rq->query(rq, "user"),
+		   *worker = rq->query(rq, "worker");
+	long limit = limit_text ? atol(limit_text) : 200;
+	json_t *rows;
+	char when[40];
+
+	if (!rq->user.admin) {
+		reply_error(rp, 403, NULL, "the audit log is for admins (admin_users or admin_group "
+			    "in nprofd.conf)");
+		return;
+	}
+	if (limit < 1 || limit > 100000) {
+		reply_error(rp, 400, "limit", "limit must be 1 to 100000");
+		return;
+	}
+	rows = db_query(d->db, "SELECT * FROM audit WHERE (? IS NULL OR user = ?) AND "
+			"(? IS NULL OR worker = ?) ORDER BY id DESC LIMIT ?", "tttti",
+			user, user, worker, worker, (int64_t)limit);
+	for (size_t i = 0; i < json_array_size(rows); i++) {
+		json_t *a = json_array_get(rows, i);
+
+		json_object_set_new(a, "time", json_string(iso_time(
+			(uint64_t)json_integer_value(json_object_get(a, "time")), when, sizeof(when))));
+	}
+	rp->json = json_pack("{so}", "audit", rows ? rows : json_array());
+}

@@ -1,0 +1,166 @@
+/* config: nprofd.conf — what the operator sets, with every default and
+ * limit in one place (docs/nprofd.conf.5.md lists the same keys).
+ *
+ * The file is lines of "key = value" under optional [section] headers;
+ * '#' starts a comment. Sections:
+ *   (top)                 listen, socket, state_dir, tls_cert, tls_key,
+ *                         admin_users, admin_group, nprof, max_body,
+ *                         max_connections, request_timeout,
+ *                         trusted_proxies, proxy_user_header
+ *   [workers]             select
+ *   [instances]           modes, duration_max, duration_default,
+ *                         max_concurrent, history_per_worker, grace
+ *   [actions]             thread_dump, heap_snapshot, heap_profiling,
+ *                         core_file, restart, commands
+ *   [artifacts]           max_count, max_age, max_bytes
+ *   [service NAME]        match, restart_command, and any [actions] key
+ *                         (restart too: the switch) or "modes":
+ *                         overrides for that service's workers
+ *   [command NAME]        run, timeout, output, description
+ * An unknown section or key, a malformed value or a value past its limit
+ * stops start-up with "FILE:LINE: what is wrong; the fix"; so does a
+ * listen address off loopback without tls_cert and tls_key. */
+#ifndef NPROF_DAEMON_CONFIG_H
+#define NPROF_DAEMON_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "profile/events.h"
+
+#define CONFIG_MAX_NAMES 32	   /* admin users, trusted proxies, selectors */
+#define CONFIG_MAX_SERVICES 64
+#define CONFIG_MAX_COMMANDS 32
+#define CONFIG_NAME_MAX 64	   /* a user, service or command name */
+#define CONFIG_VALUE_MAX 1024	   /* any value, in bytes */
+
+/* The kinds of point-in-time action, each switched on or off. */
+enum action_kind {
+	ACTION_THREAD_DUMP,	/* [actions] thread_dump: on */
+	ACTION_HEAP_SNAPSHOT,	/* heap_snapshot: on (needs the agent loaded) */
+	ACTION_HEAP_PROFILING,	/* heap_profiling: off (enables heap sampling in the target) */
+	ACTION_CORE_FILE,	/* core_file: off */
+	ACTION_RESTART,		/* restart: off */
+	ACTION_COMMANDS,	/* commands: off (the [command] sections) */
+	ACTION_COUNT
+};
+
+/* Which processes count as workers: a selector is "all", "unit:NAME"
+ * (systemd unit, glob), "cgroup:PATH" (prefix of the cgroup path),
+ * "exe:PATH" (the executable, glob) or "user:NAME". */
+enum selector_kind { SELECT_ALL, SELECT_UNIT, SELECT_CGROUP, SELECT_EXE, SELECT_USER };
+
+struct selector {
+	enum selector_kind kind;
+	char value[CONFIG_VALUE_MAX];
+};
+
+/* Per-action and per-mode switches; -1 in a service means "as [actions]". */
+struct switches {
+	signed char action[ACTION_COUNT];
+	signed char mode[EVENT_COUNT];	/* a profiling mode allowed */
+};
+
+struct service_config {
+	char name[CONFIG_NAME_MAX];
+	struct selector match;			/* which workers are this service */
+	char restart[CONFIG_VALUE_MAX];		/* restart_command; "" = systemd when it runs, else none */
+	struct switches overrides;		/* -1 where not set */
+};
+
+struct command_config {
+	char name[CONFIG_NAME_MAX];		/* [a-z0-9_-], shown in the API */
+	char description[CONFIG_VALUE_MAX];
+	char run[CONFIG_VALUE_MAX];		/* %p pid, %d seconds, %o output file, %% */
+	uint64_t timeout_ns;			/* default 60 s, at most 1 h */
+	bool keep_output;			/* output = file (keep %o) | stdout | none, */
+	bool keep_stdout;			/* by default file when run has %o, else stdout */
+};
+
+struct daemon_config {
+	/* top */
+	char listen[CONFIG_VALUE_MAX];		/* "127.0.0.1:9700"; "" = no HTTP */
+	char socket_path[CONFIG_VALUE_MAX];	/* "/run/nprof/nprofd.sock" */
+	char state_dir[CONFIG_VALUE_MAX];	/* "/var/lib/nprof" */
+	char tls_cert[CONFIG_VALUE_MAX];	/* PEM files; required off loopback */
+	char tls_key[CONFIG_VALUE_MAX];
+	char admin_users[CONFIG_MAX_NAMES][CONFIG_NAME_MAX];
+	size_t n_admin_users;			/* default: none but root on the socket */
+	char admin_group[CONFIG_NAME_MAX];	/* default "" */
+	char nprof_path[CONFIG_VALUE_MAX];	/* default "": the nprof beside nprofd */
+	uint64_t max_body;			/* default 64 KiB, at most 16 MiB */
+	unsigned max_connections;		/* default 256, 1..10000 */
+	uint64_t request_timeout_ns;		/* default 30 s */
+	char trusted_proxies[CONFIG_MAX_NAMES][CONFIG_NAME_MAX]; /* addresses */
+	size_t n_trusted_proxies;
+	char proxy_user_header[CONFIG_NAME_MAX]; /* default "X-Forwarded-User" */
+
+	/* [workers] */
+	struct selector select[CONFIG_MAX_NAMES];
+	size_t n_select;			/* default: one SELECT_ALL */
+
+	/* [instances] */
+	uint64_t duration_max_ns;		/* default 5 min, at most 24 h */
+	uint64_t duration_default_ns;		/* default 30 s */
+	unsigned max_concurrent;		/* default 8, 1..256 */
+	unsigned history_per_worker;		/* default 10, 1..10000 */
+	uint64_t grace_ns;			/* default 10 s: past duration + grace, FAILED */
+
+	/* [actions], and [instances] modes: the defaults every service
+	 * starts from. Fresh install: every mode on (each instance ends
+	 * within duration_max); thread_dump, heap_snapshot on; the rest
+	 * (heap_profiling with no end, core_file, restart, commands) off. */
+	struct switches allow;
+
+	/* [artifacts] */
+	uint64_t max_count;			/* default 1000 */
+	uint64_t max_age_ns;			/* default 30 days; 0 = no limit */
+	uint64_t max_bytes;			/* default 10 GiB */
+
+	struct service_config services[CONFIG_MAX_SERVICES];
+	size_t n_services;
+	struct command_config commands[CONFIG_MAX_COMMANDS];
+	size_t n_commands;
+};
+
+/* The key an action is switched by, "thread_dump" ... */
+const char *config_action_key(enum action_kind a);
+
+/* Fills c with every default. */
+void config_defaults(struct daemon_config *c);
+
+/* Parses text (len bytes, not NUL-terminated; file names it in errors)
+ * over what c holds. 0, or -EINVAL with "FILE:LINE: cause; fix" in err
+ * (errlen bytes), c then unchanged; -ENOMEM. Never reads past len. */
+int config_parse(struct daemon_config *c, const char *file, const char *text,
+		 size_t len, char *err, size_t errlen);
+
+/* config_defaults, then the file at path (NULL: defaults only; at most
+ * 1 MiB, else -EFBIG) into c: 0, or -errno / -EINVAL with the message
+ * in err ("FILE: cause; fix" when no line is to blame), c unchanged. */
+int config_load(struct daemon_config *c, const char *path, char *err, size_t errlen);
+
+/* Whether action a / mode m is allowed for a worker of service svc
+ * (NULL: none of the [service] sections). When not, key (keylen bytes,
+ * may be NULL) names the setting that switches it, for the message:
+ * "[actions] core_file" or "[service web] core_file". */
+bool config_action_allowed(const struct daemon_config *c, const struct service_config *svc,
+			   enum action_kind a, char *key, size_t keylen);
+bool config_mode_allowed(const struct daemon_config *c, const struct service_config *svc,
+			 enum event_id m, char *key, size_t keylen);
+
+/* The first [service] section, in file order, whose match selects a
+ * worker, or NULL. unit is
+ * its systemd unit ("" if none), cgroup its cgroup path, exe its
+ * executable, user its owner's name. */
+const struct service_config *config_service_for(const struct daemon_config *c,
+						const char *unit, const char *cgroup,
+						const char *exe, const char *user);
+
+/* Whether [workers] select takes a process with these properties. */
+bool config_selects(const struct daemon_config *c, const char *unit, const char *cgroup,
+		    const char *exe, const char *user);
+
+#endif

@@ -1,0 +1,82 @@
+/* daemon: what every part of nprofd shares — the configuration, the
+ * index, the running jobs and the worker scanner — and the request and
+ * reply every API handler sees, whichever door (unix socket, HTTP) the
+ * request came in by. */
+#ifndef NPROF_DAEMON_DAEMON_H
+#define NPROF_DAEMON_DAEMON_H
+
+#include <jansson.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "daemon/config.h"
+#include "daemon/workers.h"
+
+struct db;
+struct jobs;
+
+struct daemon {
+	struct daemon_config cfg;
+	char config_path[PATH_MAX];	/* "" when none was read */
+	char artifacts_dir[PATH_MAX];	/* state_dir/artifacts, root-only */
+	char work_dir[PATH_MAX];	/* state_dir/work: a command's own directory, by id */
+	char nprof[PATH_MAX];		/* the nprof binary children run */
+	struct db *db;
+	struct jobs *jobs;
+	pthread_mutex_t start_lock;	/* checking limits and starting a job: one at a time */
+	pthread_mutex_t scan_lock;	/* the scanner keeps state between scans */
+	struct worker_scanner *scanner;
+	bool perf_ok, hw_ok;		/* perf_event_open, probed at start */
+	char http_url[128];		/* "http://127.0.0.1:9700/", "" without HTTP */
+	uint64_t started_ms;
+};
+
+/* Who sent a request: the kernel's word for the unix socket (peer
+ * credentials), a token's owner for HTTP. */
+struct user {
+	uid_t uid;
+	gid_t gid;
+	char name[64];
+	bool admin;
+	const char *via;		/* "socket", "token", "proxy" */
+};
+
+struct request {
+	const char *method;		/* "GET", "POST", "DELETE" */
+	const char *path;		/* without the query */
+	const char *body;		/* NUL-terminated; "" when none */
+	size_t body_len;
+	const char *(*query)(const struct request *rq, const char *key); /* NULL if absent */
+	void *conn;			/* the connection, for query() */
+	struct user user;
+};
+
+struct reply {
+	unsigned status;
+	json_t *json;			/* the body, owned by the reply */
+	int fd;				/* or a file to send (owned); -1 */
+	uint64_t size;
+	char content_type[64];
+	char filename[128];		/* Content-Disposition: attachment; filename= */
+	char worker[WORKER_ID_MAX];	/* the worker acted on, for the audit log */
+	char result[256];		/* a short result for the audit log */
+};
+
+/* 400 etc.: {"error": MESSAGE, "field": FIELD} (field NULL: none). */
+__attribute__((format(printf, 4, 5)))
+void reply_error(struct reply *rp, unsigned status, const char *field, const char *fmt, ...);
+
+/* The request's user and the worker's owner: may they see it? */
+bool user_may_see(const struct user *u, uid_t owner);
+
+/* Runs the API (api.c): fills rp. */
+void api_handle(struct daemon *d, const struct request *rq, struct reply *rp);
+
+/* Milliseconds since the epoch; "2026-11-25T16:31:22.123Z" for one. */
+uint64_t now_ms(void);
+const char *iso_time(uint64_t ms, char *buf, size_t len);
+
+#endif

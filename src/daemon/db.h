@@ -1,0 +1,41 @@
+/* db: nprofd's index in SQLite (WAL) — workers seen, profiling
+ * instances and actions, artifacts, API tokens and the audit log. The
+ * schema is versioned (PRAGMA user_version) and migrates forward at
+ * open. One connection, serialized by a mutex: every statement is short
+ * (files hold the bulk), so request threads take turns.
+ *
+ * Statements take their parameters by a type string, one letter per
+ * '?': 'i' int64_t, 't' const char * (NULL binds NULL), 'u' unsigned. */
+#ifndef NPROF_DAEMON_DB_H
+#define NPROF_DAEMON_DB_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct db;
+
+/* Opens (creating) path and brings its schema to the current version.
+ * NULL with errno set and the reason in err. */
+struct db *db_open(const char *path, char *err, size_t errlen);
+void db_close(struct db *db);
+
+/* Runs a statement that returns no rows. 0, or -EIO with the reason
+ * logged. When ret_id is not NULL, the row id it inserted. */
+int db_exec(struct db *db, int64_t *ret_id, const char *sql, const char *types, ...);
+
+/* Runs a query; every row becomes a JSON object keyed by column name
+ * (integers, reals, text, null). A new array, or NULL on error. */
+json_t *db_query(struct db *db, const char *sql, const char *types, ...);
+
+/* The first column of the first row as an integer, or fallback. */
+int64_t db_query_int(struct db *db, int64_t fallback, const char *sql, const char *types, ...);
+
+/* PRAGMA integrity_check says "ok". */
+bool db_integrity_ok(struct db *db);
+
+/* The schema version this build writes. */
+#define DB_SCHEMA_VERSION 2
+
+#endif

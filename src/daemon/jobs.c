@@ -1,0 +1,384 @@
+/* jobs: child processes and the thread that watches them. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/array.h"
+#include "base/clock.h"
+#include "daemon/jobs.h"
+#include "daemon/log.h"
+
+#define STDERR_KEEP 4096
+
+struct job {
+	int64_t id;
+	uid_t uid;
+	pid_t pid;
+	int pidfd;
+	int err_fd;		/* read end of its stderr; -1 at EOF */
+	char err[STDERR_KEEP];	/* the last STDERR_KEEP bytes it wrote */
+	size_t err_len;
+	uint64_t deadline_ns;
+	int stop_signal;
+	bool stopped, timed_out;
+};
+
+struct jobs {
+	pthread_mutex_t lock;	/* guards list, n, quit */
+	struct job **list;
+	size_t n, cap;
+	int wake_fd;		/* eventfd: the list changed */
+	bool quit;
+	pthread_t thread;
+	job_done_fn done;
+	void *ctx;
+};
+
+static void wake(struct jobs *j)
+{
+	uint64_t one = 1;
+
+	(void)!write(j->wake_fd, &one, sizeof(one));
+}
+
+/* Keeps the tail: a failing nprof says why in its last line. */
+static void read_stderr(struct job *jb)
+{
+	char buf[4096];
+	ssize_t n;
+
+	while (jb->err_fd >= 0 && (n = read(jb->err_fd, buf, sizeof(buf))) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				return;
+			break;
+		}
+		if ((size_t)n >= STDERR_KEEP) {
+			memcpy(jb->err, buf + n - STDERR_KEEP, STDERR_KEEP);
+			jb->err_len = STDERR_KEEP;
+		} else {
+			size_t keep = jb->err_len + (size_t)n > STDERR_KEEP ? STDERR_KEEP - (size_t)n
+									    : jb->err_len;
+
+			memmove(jb->err, jb->err + jb->err_len - keep, keep);
+			memcpy(jb->err + keep, buf, (size_t)n);
+			jb->err_len = keep + (size_t)n;
+		}
+	}
+	close(jb->err_fd);
+	jb->err_fd = -1;
+}
+
+static void finish(struct jobs *j, struct job *jb)
+{
+	siginfo_t si = { 0 };
+	struct job_end end;
+	char text[STDERR_KEEP + 1];
+
+	read_stderr(jb);
+	if (waitid(P_PIDFD, (id_t)jb->pidfd, &si, WEXITED) < 0)
+		si.si_code = CLD_KILLED, si.si_status = SIGKILL;
+	memcpy(text, jb->err, jb->err_len);
+	text[jb->err_len] = '\0';
+	end = (struct job_end){
+		.id = jb->id,
+		.uid = jb->uid,
+		.status = si.si_code == CLD_EXITED ? (si.si_status & 0xff) << 8 : si.si_status & 0x7f,
+		.stopped = jb->stopped,
+		.timed_out = jb->timed_out,
+		.stderr_text = text,
+	};
+	close(jb->pidfd);
+	if (jb->err_fd >= 0)
+		close(jb->err_fd);
+	free(jb);
+	j->done(j->ctx, &end);
+}
+
+static void *supervise(void *arg)
+{
+	struct jobs *j = arg;
+
+	for (;;) {
+		struct pollfd fds[1 + 2 * 256];
+		struct job *watched[256];
+		size_t nw = 0, nf = 1;
+		uint64_t now = clock_ns(CLOCK_MONOTONIC), next = UINT64_MAX;
+		int timeout;
+
+		fds[0] = (struct pollfd){ .fd = j->wake_fd, .events = POLLIN };
+		pthread_mutex_lock(&j->lock);
+		if (j->quit) {
+			pthread_mutex_unlock(&j->lock);
+			return NULL;
+		}
+		for (size_t i = 0; i < j->n && nw < 256; i++) {
+			struct job *jb = j->list[i];
+
+			if (jb->deadline_ns && now >= jb->deadline_ns && !jb->timed_out) {
+				jb->timed_out = true;
+				syscall(SYS_pidfd_send_signal, jb->pidfd, SIGKILL, NULL, 0);
+			}
+			if (jb->deadline_ns && !jb->timed_out && jb->deadline_ns < next)
+				next = jb->deadline_ns;
+			watched[nw++] = jb;
+			fds[nf++] = (struct pollfd){ .fd = jb->pidfd, .events = POLLIN };
+			fds[nf++] = (struct pollfd){ .fd = jb->err_fd, .events = POLLIN };
+		}
+		pthread_mutex_unlock(&j->lock);
+		timeout = next == UINT64_MAX ? -1 : (int)((next - now) / 1000000 + 1);
+		if (poll(fds, nf, timeout) < 0 && errno != EINTR) {
+			log_error("jobs: poll: %s", strerror(errno));
+			sleep(1);
+			continue;
+		}
+		if (fds[0].revents) {
+			uint64_t v;
+
+			(void)!read(j->wake_fd, &v, sizeof(v));
+		}
+		for (size_t w = 0; w < nw; w++) {
+			struct job *jb = watched[w];
+
+			if (fds[2 + 2 * w].revents)
+				read_stderr(jb);
+			if (!fds[1 + 2 * w].revents)
+				continue;
+			pthread_mutex_lock(&j->lock);
+			for (size_t i = 0; i < j->n; i++)
+				if (j->list[i] == jb) {
+					j->list[i] = j->list[--j->n];
+					break;
+				}
+			pthread_mutex_unlock(&j->lock);
+			finish(j, jb);
+		}
+	}
+}
+
+struct jobs *jobs_new(job_done_fn done, void *ctx)
+{
+	struct jobs *j = calloc(1, sizeof(*j));
+
+	if (!j)
+		return NULL;
+	pthread_mutex_init(&j->lock, NULL);
+	j->done = done;
+	j->ctx = ctx;
+	j->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (j->wake_fd < 0 || pthread_create(&j->thread, NULL, supervise, j) != 0) {
+		if (j->wake_fd >= 0)
+			close(j->wake_fd);
+		free(j);
+		return NULL;
+	}
+	return j;
+}
+
+void jobs_free(struct jobs *j)
+{
+	if (!j)
+		return;
+	pthread_mutex_lock(&j->lock);
+	for (size_t i = 0; i < j->n; i++)
+		syscall(SYS_pidfd_send_signal, j->list[i]->pidfd, SIGKILL, NULL, 0);
+	j->quit = true;
+	pthread_mutex_unlock(&j->lock);
+	wake(j);
+	pthread_join(j->thread, NULL);
+	for (size_t i = 0; i < j->n; i++)
+		finish(j, j->list[i]);
+	close(j->wake_fd);
+	free(j->list);
+	pthread_mutex_destroy(&j->lock);
+	free(j);
+}
+
+/* In the child, between fork and exec: async-signal-safe calls only. */
+static void __attribute__((noreturn))
+child(const struct job_spec *s, int err_w, pid_t parent, char *const envp[])
+{
+	sigset_t none;
+	int null = open("/dev/null", O_RDWR);
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			signal(sig, SIG_DFL);
+	if (null < 0 || dup2(s->stdin_fd >= 0 ? s->stdin_fd : null, 0) < 0 || dup2(s->stdout_fd >= 0 ? s->stdout_fd : null, 1) < 0 ||
+	    dup2(err_w, 2) < 0)
+		_exit(126);
+	syscall(SYS_close_range, 3u, ~0u, 0u);
+	setsid();
+	/* An nprofd run by a user (not root) runs its children as itself. */
+	if (getuid() == 0 && (setgroups(1, &s->gid) < 0 || setresgid(s->gid, s->gid, s->gid) < 0 ||
+			      setresuid(s->uid, s->uid, s->uid) < 0))
+		_exit(126);
+	if (getuid() != s->uid)
+		_exit(126);
+	/* After the change of user, which clears it; then check that the
+	 * daemon did not die before it was set. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(126);
+	if (strchr(s->argv[0], '/')) {
+		execve(s->argv[0], s->argv, envp);
+	} else {
+		/* An operator's command by name: the PATH children get. */
+		static const char *const dirs[] = { "/usr/local/sbin", "/usr/local/bin", "/usr/sbin",
+						    "/usr/bin", "/sbin", "/bin" };
+		char path[4096];
+
+		for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+			size_t dl = strlen(dirs[i]), nl = strlen(s->argv[0]);
+
+			if (dl + 1 + nl >= sizeof(path))
+				continue;
+			memcpy(path, dirs[i], dl);
+			path[dl] = '/';
+			memcpy(path + dl + 1, s->argv[0], nl + 1);
+			execve(path, s->argv, envp);
+		}
+	}
+	_exit(127);
+}
+
+static char *const child_env[] = {
+	"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8", NULL
+};
+
+int jobs_run(const struct job_spec *s, char *err, size_t errlen)
+{
+	struct job jb = { .err_fd = -1 };
+	pid_t parent = getpid(), pid;
+	int pipefd[2], r = 0;
+	siginfo_t si = { 0 };
+
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid == 0)
+		child(s, pipefd[1], parent, child_env);
+	close(pipefd[1]);
+	if (pid < 0) {
+		r = -errno;
+		close(pipefd[0]);
+		return r;
+	}
+	jb.err_fd = pipefd[0];
+	jb.pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	fcntl(jb.err_fd, F_SETFL, O_NONBLOCK);
+	for (;;) {
+		uint64_t now = clock_ns(CLOCK_MONOTONIC);
+		struct pollfd fds[2] = { { .fd = jb.pidfd, .events = POLLIN },
+					 { .fd = jb.err_fd, .events = POLLIN } };
+
+		if (now >= s->deadline_ns) {
+			kill(pid, SIGKILL);
+			r = -ETIME;
+			break;
+		}
+		poll(fds, 2, (int)((s->deadline_ns - now) / 1000000 + 1));
+		if (fds[1].revents)
+			read_stderr(&jb);
+		if (fds[0].revents)
+			break;
+	}
+	read_stderr(&jb);
+	waitid(P_PID, (id_t)pid, &si, WEXITED);
+	if (jb.pidfd >= 0)
+		close(jb.pidfd);
+	snprintf(err, errlen, "%.*s", (int)jb.err_len, jb.err);
+	if (r == 0)
+		r = si.si_code == CLD_EXITED ? (si.si_status & 0xff) << 8 : si.si_status & 0x7f;
+	return r;
+}
+
+int jobs_start(struct jobs *j, const struct job_spec *s, pid_t *ret_pid)
+{
+	char *const *envp = child_env;
+	struct job *jb = calloc(1, sizeof(*jb));
+	pid_t parent = getpid(), pid;
+	int pipefd[2], err;
+
+	if (!jb)
+		return -ENOMEM;
+	if (pipe2(pipefd, O_CLOEXEC) < 0) {
+		err = -errno;
+		free(jb);
+		return err;
+	}
+	pid = fork();
+	if (pid == 0)
+		child(s, pipefd[1], parent, envp);
+	err = -errno;
+	close(pipefd[1]);
+	if (pid < 0) {
+		close(pipefd[0]);
+		free(jb);
+		return err;
+	}
+	fcntl(pipefd[0], F_SETFL, O_NONBLOCK);
+	*jb = (struct job){ .id = s->id, .uid = s->uid, .pid = pid, .err_fd = pipefd[0],
+			    .deadline_ns = s->deadline_ns, .stop_signal = s->stop_signal };
+	jb->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	pthread_mutex_lock(&j->lock);
+	if (jb->pidfd < 0 || array_reserve(&j->list, &j->cap, j->n + 1, sizeof(*j->list)) < 0) {
+		pthread_mutex_unlock(&j->lock);
+		err = jb->pidfd < 0 ? -errno : -ENOMEM;
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		close(pipefd[0]);
+		if (jb->pidfd >= 0)
+			close(jb->pidfd);
+		free(jb);
+		return err;
+	}
+	j->list[j->n++] = jb;
+	pthread_mutex_unlock(&j->lock);
+	wake(j);
+	*ret_pid = pid;
+	return 0;
+}
+
+int jobs_stop(struct jobs *j, int64_t id)
+{
+	int r = -ESRCH;
+
+	pthread_mutex_lock(&j->lock);
+	for (size_t i = 0; i < j->n; i++) {
+		struct job *jb = j->list[i];
+
+		if (jb->id != id)
+			continue;
+		jb->stopped = true;
+		syscall(SYS_pidfd_send_signal, jb->pidfd, jb->stop_signal, NULL, 0);
+		r = 0;
+	}
+	pthread_mutex_unlock(&j->lock);
+	return r;
+}
+
+unsigned jobs_running(struct jobs *j)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&j->lock);
+	n = (unsigned)j->n;
+	pthread_mutex_unlock(&j->lock);
+	return n;
+}

@@ -1,0 +1,226 @@
+/* nprofd: the host daemon. Reads its configuration, opens the index and
+ * the state directory, marks what an earlier run left running as
+ * FAILED, then serves the API on the unix socket and HTTP until SIGTERM
+ * or SIGINT, when it stops running instances (keeping what they
+ * recorded) and exits. */
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "daemon/api.h"
+#include "daemon/artifacts.h"
+#include "daemon/db.h"
+#include "daemon/jobs.h"
+#include "daemon/log.h"
+#include "daemon/server.h"
+#include "help/nprofd.h"
+
+#ifndef NPROF_VERSION
+#define NPROF_VERSION "0.1.0"
+#endif
+
+#define DEFAULT_CONFIG "/etc/nprof/nprofd.conf"
+#define SHUTDOWN_GRACE_NS (5ull * 1000000000ull)
+
+__attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("nprofd: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs(" (see nprofd --help)\n", stderr);
+	return 2;
+}
+
+static int copy_opt(char *dst, size_t len, const char *flag, const char *val)
+{
+	if (strlen(val) >= len)
+		return usage_error("%s: the value is too long", flag);
+	strcpy(dst, val);
+	return 0;
+}
+
+/* state_dir: 0711, so that a command running as a worker's owner can
+ * reach its own work/ID directory (0700, theirs) by path, and list
+ * nothing; nprofd.db (0600 by the umask: token hashes, the audit log)
+ * and artifacts/ (0700: other users' data) are root's alone. */
+static int make_state_dir(struct daemon *d)
+{
+	char db_path[PATH_MAX + 16];
+	char err[512];
+	const struct { char *path; mode_t mode; } dirs[] = {
+		{ d->cfg.state_dir, 0711 }, { d->artifacts_dir, 0700 }, { d->work_dir, 0711 },
+	};
+
+	snprintf(d->artifacts_dir, sizeof(d->artifacts_dir), "%s/artifacts", d->cfg.state_dir);
+	snprintf(d->work_dir, sizeof(d->work_dir), "%s/work", d->cfg.state_dir);
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		if ((mkdir(dirs[i].path, dirs[i].mode) < 0 && errno != EEXIST) ||
+		    chmod(dirs[i].path, dirs[i].mode) < 0) {
+			log_error("cannot create %s (mode %o): %s; check state_dir in nprofd.conf",
+				  dirs[i].path, (unsigned)dirs[i].mode, strerror(errno));
+			return -1;
+		}
+	}
+	snprintf(db_path, sizeof(db_path), "%s/nprofd.db", d->cfg.state_dir);
+	d->db = db_open(db_path, err, sizeof(err));
+	if (!d->db) {
+		log_error("%s", err);
+		return -1;
+	}
+	return 0;
+}
+
+static int find_nprof(struct daemon *d)
+{
+	char self[PATH_MAX];
+	ssize_t n;
+
+	if (d->cfg.nprof_path[0]) {
+		snprintf(d->nprof, sizeof(d->nprof), "%s", d->cfg.nprof_path);
+	} else {
+		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		if (n < 0)
+			return -errno;
+		self[n] = '\0';
+		snprintf(d->nprof, sizeof(d->nprof), "%s/nprof", dirname(self));
+	}
+	if (access(d->nprof, X_OK) < 0) {
+		log_error("cannot run %s (%s): install nprof beside nprofd or set nprof in nprofd.conf",
+			  d->nprof, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "state-dir", required_argument, NULL, 'd' },
+		{ "check-config", no_argument, NULL, 'C' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static struct daemon d;
+	const char *config = NULL, *listen = NULL, *sock = NULL, *state = NULL;
+	bool check_only = false;
+	struct server *srv = NULL;
+	char err[1024];
+	sigset_t stop;
+	int opt, sig, status = 1;
+
+	while ((opt = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'c': config = optarg; break;
+		case 'l': listen = optarg; break;
+		case 's': sock = optarg; break;
+		case 'd': state = optarg; break;
+		case 'C': check_only = true; break;
+		case 'h': fputs(nprofd_help, stdout); return 0;
+		case 'V': printf("nprofd %s\n", NPROF_VERSION); return 0;
+		default: return usage_error("unknown option %s", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return usage_error("unexpected argument '%s'", argv[optind]);
+	if (!config && access(DEFAULT_CONFIG, F_OK) == 0)
+		config = DEFAULT_CONFIG;
+	if (config_load(&d.cfg, config, err, sizeof(err)) < 0) {
+		fprintf(stderr, "nprofd: %s\n", err);
+		return 1;
+	}
+	if ((listen && copy_opt(d.cfg.listen, sizeof(d.cfg.listen), "--listen", listen)) ||
+	    (sock && copy_opt(d.cfg.socket_path, sizeof(d.cfg.socket_path), "--socket", sock)) ||
+	    (state && copy_opt(d.cfg.state_dir, sizeof(d.cfg.state_dir), "--state-dir", state)))
+		return 2;
+	if (listen && listen[0]) {
+		bool loopback;
+
+		if (server_parse_listen(listen, &loopback) < 0)
+			return usage_error("--listen %s: not ADDR:PORT; use for example 127.0.0.1:9700",
+					   listen);
+	}
+	if (check_only) {
+		printf("nprofd: %s is valid\n", config ? config : "the built-in configuration");
+		return 0;
+	}
+	snprintf(d.config_path, sizeof(d.config_path), "%s", config ? config : "");
+	d.started_ms = now_ms();
+	pthread_mutex_init(&d.start_lock, NULL);
+	pthread_mutex_init(&d.scan_lock, NULL);
+	/* The signals that stop nprofd are taken by sigwait below; every
+	 * thread started from here on inherits the mask. A child's death
+	 * is seen through its pidfd, not SIGCHLD. */
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &stop, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	umask(077);
+	if (find_nprof(&d) < 0 || make_state_dir(&d) < 0)
+		goto out;
+	instances_recover(&d);
+	artifacts_retain(&d);
+	d.scanner = worker_scanner_new();
+	d.jobs = jobs_new(instances_job_done, &d);
+	if (!d.scanner || !d.jobs) {
+		log_error("out of memory at start");
+		goto out;
+	}
+	worker_perf_probe(&d.perf_ok, &d.hw_ok);
+	srv = server_start(&d, err, sizeof(err));
+	if (!srv) {
+		log_error("%s", err);
+		goto out;
+	}
+	log_info("nprofd %s ready: socket %s, state %s, nprof %s", NPROF_VERSION,
+		 d.cfg.socket_path[0] ? d.cfg.socket_path : "(none)", d.cfg.state_dir, d.nprof);
+	if (d.cfg.listen[0]) {
+		int host_len = (int)(strrchr(d.cfg.listen, ':') - d.cfg.listen);
+
+		snprintf(d.http_url, sizeof(d.http_url), "%s://%.*s:%u/",
+			 d.cfg.tls_cert[0] ? "https" : "http", host_len, d.cfg.listen,
+			 server_http_port(srv));
+		log_info("listening on %s", d.http_url);
+	}
+	do {
+		sig = 0;
+		sigwait(&stop, &sig);
+	} while (sig == SIGHUP); /* reloading comes later; HUP does not stop it */
+	log_info("%s: stopping", strsignal(sig));
+	status = 0;
+out:
+	server_stop(srv);
+	if (d.jobs) {
+		uint64_t end = clock_ns(CLOCK_MONOTONIC) + SHUTDOWN_GRACE_NS;
+		json_t *running = d.db ? db_query(d.db, "SELECT id FROM instances WHERE status = "
+						  "'RUNNING'", "") : NULL;
+
+		/* Running instances end as STOPPED, with what they recorded. */
+		for (size_t i = 0; i < json_array_size(running); i++)
+			jobs_stop(d.jobs, json_integer_value(json_object_get(json_array_get(running, i),
+									      "id")));
+		json_decref(running);
+		while (jobs_running(d.jobs) && clock_ns(CLOCK_MONOTONIC) < end)
+			usleep(20000);
+		jobs_free(d.jobs);
+	}
+	worker_scanner_free(d.scanner);
+	db_close(d.db);
+	return status;
+}

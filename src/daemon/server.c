@@ -1,0 +1,616 @@
+/* server: the unix socket and HTTP doors, identity, bodies, replies,
+ * the audit log. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "base/utf8.h"
+#include "daemon/daemon.h"
+#include "daemon/db.h"
+#include "daemon/log.h"
+#include "daemon/server.h"
+#include "daemon/tokens.h"
+
+#define POOL_THREADS 4
+
+struct door {
+	struct server *srv;
+	bool is_unix;
+	struct MHD_Daemon *mhd;
+	int fd;
+};
+
+struct server {
+	struct daemon *d;
+	struct door unix_door, http_door;
+	unsigned http_port;
+	char *tls_key, *tls_cert;
+};
+
+/* Per request: the body as it arrives. */
+struct pending {
+	char *body;
+	size_t len;
+	bool too_big;
+};
+
+int server_parse_listen(const char *listen, bool *ret_loopback)
+{
+	char host[256];
+	const char *colon;
+	struct in_addr a4;
+	struct in6_addr a6;
+	char *end;
+	unsigned long port;
+	size_t n;
+
+	if (listen[0] == '[') {
+		const char *close = strchr(listen, ']');
+
+		if (!close || close[1] != ':')
+			return -EINVAL;
+		n = (size_t)(close - listen - 1);
+		colon = close + 1;
+		if (n >= sizeof(host))
+			return -EINVAL;
+		memcpy(host, listen + 1, n);
+		host[n] = '\0';
+		if (inet_pton(AF_INET6, host, &a6) != 1)
+			return -EINVAL;
+		*ret_loopback = IN6_IS_ADDR_LOOPBACK(&a6);
+	} else {
+		colon = strrchr(listen, ':');
+		if (!colon)
+			return -EINVAL;
+		n = (size_t)(colon - listen);
+		if (n >= sizeof(host))
+			return -EINVAL;
+		memcpy(host, listen, n);
+		host[n] = '\0';
+		if (inet_pton(AF_INET, host, &a4) != 1)
+			return -EINVAL;
+		*ret_loopback = (ntohl(a4.s_addr) >> 24) == 127;
+	}
+	errno = 0;
+	port = strtoul(colon + 1, &end, 10);
+	if (errno || end == colon + 1 || *end || port > 65535)
+		return -EINVAL;
+	return 0;
+}
+
+static int listen_tcp(const char *addr, char *err, size_t errlen, unsigned *ret_port)
+{
+	struct sockaddr_storage ss = { 0 };
+	socklen_t sl;
+	char host[256];
+	const char *colon = strrchr(addr, ':');
+	unsigned port = (unsigned)strtoul(colon + 1, NULL, 10);
+	int fd, one = 1;
+
+	if (addr[0] == '[') {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+
+		snprintf(host, sizeof(host), "%.*s", (int)(strchr(addr, ']') - addr - 1), addr + 1);
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons((uint16_t)port);
+		inet_pton(AF_INET6, host, &s6->sin6_addr);
+		sl = sizeof(*s6);
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+
+		snprintf(host, sizeof(host), "%.*s", (int)(colon - addr), addr);
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons((uint16_t)port);
+		inet_pton(AF_INET, host, &s4->sin_addr);
+		sl = sizeof(*s4);
+	}
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(err, errlen, "listen = %s: socket: %s", addr, strerror(errno));
+		return -errno;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ss, sl) < 0 || listen(fd, 128) < 0) {
+		int e = errno;
+
+		snprintf(err, errlen, "listen = %s: %s%s", addr, strerror(e),
+			 e == EADDRINUSE ? "; another program holds the port: stop it or set listen "
+					   "(or --listen) to a free port" : "");
+		close(fd);
+		return -e;
+	}
+	sl = sizeof(ss);
+	getsockname(fd, (struct sockaddr *)&ss, &sl);
+	*ret_port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+						   : ((struct sockaddr_in *)&ss)->sin_port);
+	return fd;
+}
+
+/* The socket every local user may connect to: who they are comes from
+ * the kernel with each connection, so the mode is 0666 on purpose. A
+ * stale socket of an nprofd that died is replaced; a live one is not. */
+static int listen_unix(const char *path, char *err, size_t errlen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char dir[PATH_MAX];
+	char *slash;
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(err, errlen, "socket = %s: longer than %zu bytes; choose a shorter path",
+			 path, sizeof(sa.sun_path) - 1);
+		return -ENAMETOOLONG;
+	}
+	strcpy(sa.sun_path, path);
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+			snprintf(err, errlen, "socket = %s: cannot create %s: %s", path, dir,
+				 strerror(errno));
+			return -errno;
+		}
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		return -errno;
+	}
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+		snprintf(err, errlen, "socket = %s: another nprofd answers there; stop it or set "
+			 "socket (or --socket) to another path", path);
+		close(fd);
+		return -EADDRINUSE;
+	}
+	unlink(path);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(path, 0666) < 0 ||
+	    listen(fd, 128) < 0) {
+		int e = errno;
+
+		snprintf(err, errlen, "socket = %s: %s", path, strerror(e));
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+/* ---- who is asking ---------------------------------------------------- */
+
+static bool in_admin_group(const struct daemon *d, const char *name, gid_t gid)
+{
+	struct group gr, *g = NULL;
+	char buf[4096];
+	gid_t groups[256];
+	int n = 256;
+
+	if (!d->cfg.admin_group[0] ||
+	    getgrnam_r(d->cfg.admin_group, &gr, buf, sizeof(buf), &g) != 0 || !g)
+		return false;
+	if (getgrouplist(name, gid, groups, &n) < 0)
+		return false;
+	for (int i = 0; i < n; i++)
+		if (groups[i] == g->gr_gid)
+			return true;
+	return false;
+}
+
+/* Fills name, gid and admin for u->uid; false when the uid has no
+ * account (a token of a deleted user, say). */
+static bool complete_user(const struct daemon *d, struct user *u)
+{
+	struct passwd pw, *p = NULL;
+	char buf[4096];
+
+	if (getpwuid_r(u->uid, &pw, buf, sizeof(buf), &p) != 0 || !p)
+		return false;
+	snprintf(u->name, sizeof(u->name), "%s", p->pw_name);
+	u->gid = p->pw_gid;
+	u->admin = (u->uid == 0 && !strcmp(u->via, "socket"));
+	for (size_t i = 0; !u->admin && i < d->cfg.n_admin_users; i++)
+		u->admin = !strcmp(d->cfg.admin_users[i], u->name);
+	if (!u->admin)
+		u->admin = in_admin_group(d, u->name, u->gid);
+	return true;
+}
+
+static bool peer_user(struct door *door, struct MHD_Connection *c, struct user *u)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (!ci || getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+		return false;
+	u->uid = cred.uid;
+	u->via = "socket";
+	return complete_user(door->srv->d, u);
+}
+
+static void client_address(struct MHD_Connection *c, char *buf, size_t len)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+
+	buf[0] = '\0';
+	if (sa && sa->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, buf, (socklen_t)len);
+	else if (sa && sa->sa_family == AF_INET6)
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, buf,
+			  (socklen_t)len);
+}
+
+static bool http_user(struct door *door, struct MHD_Connection *c, struct user *u)
+{
+	struct daemon *d = door->srv->d;
+	const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						       MHD_HTTP_HEADER_AUTHORIZATION);
+	char addr[INET6_ADDRSTRLEN];
+
+	client_address(c, addr, sizeof(addr));
+	for (size_t i = 0; i < d->cfg.n_trusted_proxies; i++) {
+		const char *name;
+		struct passwd pw, *p = NULL;
+		char buf[4096];
+
+		if (strcmp(d->cfg.trusted_proxies[i], addr))
+			continue;
+		name = MHD_lookup_connection_value(c, MHD_HEADER_KIND, d->cfg.proxy_user_header);
+		if (!name || getpwnam_r(name, &pw, buf, sizeof(buf), &p) != 0 || !p)
+			break;
+		u->uid = p->pw_uid;
+		u->via = "proxy";
+		return complete_user(d, u);
+	}
+	if (!auth || strncasecmp(auth, "Bearer ", 7))
+		return false;
+	auth += 7;
+	while (*auth == ' ')
+		auth++;
+	if (token_check(d->db, auth, u) < 0)
+		return false;
+	u->via = "token";
+	return complete_user(d, u);
+}
+
+/* ---- replies ------------------------------------------------------------ */
+
+static const char *query_of(const struct request *rq, const char *key)
+{
+	return MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND, key);
+}
+
+static enum MHD_Result send_reply(struct MHD_Connection *c, struct reply *rp)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	if (rp->fd >= 0) {
+		r = MHD_create_response_from_fd64(rp->size, rp->fd);
+		if (r)
+			rp->fd = -1; /* the response closes it */
+	} else {
+		char *body = rp->json ? json_dumps(rp->json, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(6)) : NULL;
+		size_t len = body ? strlen(body) : 0;
+		char *nl = body ? realloc(body, len + 2) : NULL;
+
+		if (nl) {
+			nl[len] = '\n';
+			nl[len + 1] = '\0';
+			body = nl;
+			len++;
+		}
+		r = MHD_create_response_from_buffer(len, body ? body : (void *)"",
+						    body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+		if (!r)
+			free(body);
+		snprintf(rp->content_type, sizeof(rp->content_type), "application/json");
+	}
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, rp->content_type);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	if (rp->filename[0]) {
+		char cd[200];
+
+		/* Part of the name may come from a file a user's command made:
+		 * only characters that cannot end or break the header. */
+		for (char *f = rp->filename; *f; f++)
+			if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-+", *f))
+				*f = '_';
+		snprintf(cd, sizeof(cd), "attachment; filename=\"%s\"", rp->filename);
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_DISPOSITION, cd);
+	}
+	if (rp->status == MHD_HTTP_UNAUTHORIZED)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"nprofd\"");
+	ret = MHD_queue_response(c, rp->status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* Replaces, in place, control bytes and bytes that are not UTF-8 with
+ * '?': a message echoes what the client sent (a path, a key), which may
+ * be neither, or may be cut inside a character by a "%.200s"; jansson
+ * takes only UTF-8, and a message that is not would leave no body. */
+static void text_clean(char *s)
+{
+	unsigned char *p = (unsigned char *)s;
+
+	while (*p) {
+		uint32_t cp;
+		size_t n;
+
+		if (*p < 0x20 || *p == 0x7f) {
+			*p++ = '?';
+			continue;
+		}
+		if (*p < 0x80) {
+			p++;
+			continue;
+		}
+		n = utf8_next(p, &cp);
+		if (cp == UTF8_INVALID && n == 1)
+			*p = '?';
+		p += n;
+	}
+}
+
+void reply_error(struct reply *rp, unsigned status, const char *field, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	text_clean(msg);
+	json_decref(rp->json);
+	rp->status = status;
+	rp->json = json_pack("{ss}", "error", msg);
+	if (rp->json && field)
+		json_object_set_new(rp->json, "field", json_string(field));
+	snprintf(rp->result, sizeof(rp->result), "%.255s", msg);
+}
+
+/* What is worth a line in the audit log: everything that acts or
+ * downloads, and every refusal; not the lists a page polls. */
+static bool worth_auditing(const struct request *rq, const struct reply *rp)
+{
+	return strcmp(rq->method, "GET") || rp->status >= 400 ||
+	       !strncmp(rq->path, "/api/v1/artifacts/", 18);
+}
+
+static void audit(struct daemon *d, const struct request *rq, const struct reply *rp)
+{
+	char path[512];
+
+	if (!worth_auditing(rq, rp))
+		return;
+	snprintf(path, sizeof(path), "%s", rq->path);
+	db_exec(d->db, NULL,
+		"INSERT INTO audit(time, user, uid, via, method, path, worker, status, result) "
+		"VALUES(?,?,?,?,?,?,?,?,?)", "itittttut", (int64_t)now_ms(),
+		rq->user.name[0] ? rq->user.name : "-", rq->user.name[0] ? (int64_t)rq->user.uid : -1,
+		rq->user.via ? rq->user.via : "-", rq->method, path,
+		rp->worker[0] ? rp->worker : NULL, rp->status, rp->result);
+}
+
+/* ---- one request -------------------------------------------------------- */
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+				  const char *method, const char *version,
+				  const char *upload_data, size_t *upload_size, void **state)
+{
+	struct door *door = cls;
+	struct daemon *d = door->srv->d;
+	struct pending *p = *state;
+	struct request rq = { .method = method, .path = url, .query = query_of, .conn = c };
+	struct reply rp = { .status = 200, .fd = -1 };
+	enum MHD_Result ret;
+
+	if (!p) {
+		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+							     MHD_HTTP_HEADER_CONTENT_LENGTH);
+
+		p = calloc(1, sizeof(*p));
+		if (!p)
+			return MHD_NO;
+		*state = p;
+		/* Refuse an announced oversize body before reading it. */
+		if (cl && strtoull(cl, NULL, 10) > d->cfg.max_body)
+			p->too_big = true;
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		if (!p->too_big && p->len + *upload_size > d->cfg.max_body) {
+			p->too_big = true;
+			free(p->body);
+			p->body = NULL;
+			p->len = 0;
+		}
+		if (!p->too_big) {
+			char *b = realloc(p->body, p->len + *upload_size + 1);
+
+			if (!b)
+				return MHD_NO;
+			memcpy(b + p->len, upload_data, *upload_size);
+			p->len += *upload_size;
+			b[p->len] = '\0';
+			p->body = b;
+		}
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	rq.body = p->body ? p->body : "";
+	rq.body_len = p->len;
+	if (!(door->is_unix ? peer_user(door, c, &rq.user) : http_user(door, c, &rq.user))) {
+		memset(&rq.user, 0, sizeof(rq.user));
+		reply_error(&rp, 401, NULL, door->is_unix
+			    ? "your uid has no account on this host"
+			    : "no valid API token: send Authorization: Bearer TOKEN; create one "
+			      "with nprof token create");
+	} else if (p->too_big) {
+		reply_error(&rp, 413, NULL, "the request body is larger than max_body = %llu bytes",
+			    (unsigned long long)d->cfg.max_body);
+	} else if (strlen(url) > 1024 || memchr(rq.body, '\0', rq.body_len)) {
+		reply_error(&rp, 400, NULL, "the request's path is too long or its body holds a NUL byte");
+	} else {
+		api_handle(d, &rq, &rp);
+	}
+	if (!rp.json && rp.fd < 0 && !rp.content_type[0])
+		rp.json = json_object();
+	audit(d, &rq, &rp);
+	ret = send_reply(c, &rp);
+	json_decref(rp.json);
+	if (rp.fd >= 0)
+		close(rp.fd);
+	return ret;
+}
+
+static void on_done(void *cls, struct MHD_Connection *c, void **state,
+		    enum MHD_RequestTerminationCode toe)
+{
+	struct pending *p = *state;
+
+	if (p) {
+		free(p->body);
+		free(p);
+		*state = NULL;
+	}
+}
+
+static void *read_pem(const char *path, char *err, size_t errlen, const char *key)
+{
+	char *buf = malloc(1 << 20);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, (1 << 20) - 1);
+
+	if (fd >= 0)
+		close(fd);
+	if (!buf || n <= 0) {
+		snprintf(err, errlen, "%s = %s: cannot read it: %s", key, path,
+			 n == 0 ? "empty" : strerror(errno));
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+static int open_door(struct server *s, struct door *door, int fd, bool tls,
+		     char *err, size_t errlen)
+{
+	struct daemon *d = s->d;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+
+	door->srv = s;
+	door->fd = fd;
+	if (tls)
+		flags |= MHD_USE_TLS;
+	door->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, door,
+		MHD_OPTION_LISTEN_SOCKET, fd,
+		MHD_OPTION_THREAD_POOL_SIZE, (unsigned)POOL_THREADS,
+		MHD_OPTION_CONNECTION_LIMIT, d->cfg.max_connections,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(d->cfg.request_timeout_ns / 1000000000ull),
+		MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL,
+		/* Without TLS the list ends here, before the key and cert. */
+		tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, s->tls_key,
+		MHD_OPTION_HTTPS_MEM_CERT, s->tls_cert,
+		MHD_OPTION_END);
+	if (!door->mhd) {
+		snprintf(err, errlen, "libmicrohttpd would not start on the %s%s",
+			 door->is_unix ? "unix socket" : "HTTP listener",
+			 tls ? " (are tls_cert and tls_key a matching PEM pair?)" : "");
+		close(fd);
+		door->fd = -1;
+		return -EIO;
+	}
+	return 0;
+}
+
+struct server *server_start(struct daemon *d, char *err, size_t errlen)
+{
+	struct server *s = calloc(1, sizeof(*s));
+	bool loopback = true, tls;
+	int fd;
+
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	s->d = d;
+	s->unix_door.fd = s->http_door.fd = -1;
+	tls = d->cfg.tls_cert[0] && d->cfg.tls_key[0];
+	if (d->cfg.listen[0]) {
+		if (server_parse_listen(d->cfg.listen, &loopback) < 0) {
+			snprintf(err, errlen, "listen = %s: not ADDR:PORT; use for example 127.0.0.1:9700",
+				 d->cfg.listen);
+			goto fail;
+		}
+		if (!loopback && !tls) {
+			snprintf(err, errlen, "listen = %s is not a loopback address and TLS is off: set "
+				 "tls_cert and tls_key in nprofd.conf, or listen on 127.0.0.1",
+				 d->cfg.listen);
+			goto fail;
+		}
+		if (tls && (!(s->tls_key = read_pem(d->cfg.tls_key, err, errlen, "tls_key")) ||
+			    !(s->tls_cert = read_pem(d->cfg.tls_cert, err, errlen, "tls_cert"))))
+			goto fail;
+	}
+	if (d->cfg.socket_path[0]) {
+		fd = listen_unix(d->cfg.socket_path, err, errlen);
+		s->unix_door.is_unix = true;
+		if (fd < 0 || open_door(s, &s->unix_door, fd, false, err, errlen) < 0)
+			goto fail;
+	}
+	if (d->cfg.listen[0]) {
+		fd = listen_tcp(d->cfg.listen, err, errlen, &s->http_port);
+		if (fd < 0 || open_door(s, &s->http_door, fd, tls, err, errlen) < 0)
+			goto fail;
+	}
+	return s;
+fail:
+	server_stop(s);
+	return NULL;
+}
+
+unsigned server_http_port(const struct server *s)
+{
+	return s->http_door.mhd ? s->http_port : 0;
+}
+
+static void close_door(struct door *door)
+{
+	if (door->mhd)
+		MHD_stop_daemon(door->mhd);
+	if (door->fd >= 0)
+		close(door->fd);
+}
+
+void server_stop(struct server *s)
+{
+	if (!s)
+		return;
+	close_door(&s->unix_door);
+	close_door(&s->http_door);
+	if (s->d->cfg.socket_path[0] && s->unix_door.mhd)
+		unlink(s->d->cfg.socket_path);
+	free(s->tls_key);
+	free(s->tls_cert);
+	free(s);
+}

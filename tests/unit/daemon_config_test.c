@@ -1,0 +1,659 @@
+/* nprofd.conf: defaults, a full file, every class of error with its
+ * FILE:LINE, service overrides, selectors, quoting and comments. */
+#include "daemon/config.h"
+#include "test.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define SEC 1000000000ull
+
+/* ~300 KiB each: off the stack. */
+static struct daemon_config cfg, before;
+static char err[512];
+
+static int parse(const char *text)
+{
+	config_defaults(&cfg);
+	err[0] = '\0';
+	return config_parse(&cfg, "nprofd.conf", text, strlen(text), err, sizeof(err));
+}
+
+/* text is refused with exactly one line that starts with want (its
+ * FILE:LINE and cause) and holds fix, and cfg is left as it was. */
+static void refused(const char *text, const char *want, const char *fix, const char *what)
+{
+	int r;
+
+	config_defaults(&cfg);
+	before = cfg;
+	err[0] = '\0';
+	r = config_parse(&cfg, "nprofd.conf", text, strlen(text), err, sizeof(err));
+	CHECK(r == -EINVAL && !strncmp(err, want, strlen(want)) && strstr(err, fix) &&
+		      !strchr(err, '\n') && !memcmp(&cfg, &before, sizeof(cfg)),
+	      "refused: %s", what);
+	if (r != -EINVAL || strncmp(err, want, strlen(want)) || !strstr(err, fix))
+		printf("#   rc %d, got \"%s\"\n#   want \"%s...%s...\"\n", r, err, want, fix);
+}
+
+static void test_defaults(void)
+{
+	char key[96];
+
+	config_defaults(&cfg);
+	CHECK_STR(cfg.listen, "127.0.0.1:9700", "listen defaults to loopback");
+	CHECK_STR(cfg.socket_path, "/run/nprof/nprofd.sock", "socket default");
+	CHECK_STR(cfg.state_dir, "/var/lib/nprof", "state_dir default");
+	CHECK(!cfg.tls_cert[0] && !cfg.tls_key[0] && !cfg.nprof_path[0] && !cfg.admin_group[0],
+	      "no TLS, nprof beside nprofd, no admin group");
+	CHECK(cfg.n_admin_users == 0 && cfg.n_trusted_proxies == 0, "no admins, no proxies");
+	CHECK_UINT(cfg.max_body, ==, 64 << 10, "max_body 64 KiB");
+	CHECK_UINT(cfg.max_connections, ==, 256, "max_connections 256");
+	CHECK_UINT(cfg.request_timeout_ns, ==, 30 * SEC, "request_timeout 30 s");
+	CHECK_STR(cfg.proxy_user_header, "X-Forwarded-User", "proxy_user_header");
+	CHECK(cfg.n_select == 1 && cfg.select[0].kind == SELECT_ALL, "select = all");
+	CHECK_UINT(cfg.duration_max_ns, ==, 300 * SEC, "duration_max 5 min");
+	CHECK_UINT(cfg.duration_default_ns, ==, 30 * SEC, "duration_default 30 s");
+	CHECK(cfg.max_concurrent == 8 && cfg.history_per_worker == 10, "8 concurrent, 10 kept");
+	CHECK_UINT(cfg.grace_ns, ==, 10 * SEC, "grace 10 s");
+	CHECK_UINT(cfg.max_count, ==, 1000, "max_count 1000");
+	CHECK_UINT(cfg.max_age_ns, ==, 30ull * 24 * 3600 * SEC, "max_age 30 days");
+	CHECK_UINT(cfg.max_bytes, ==, 10ull << 30, "max_bytes 10 GiB");
+	CHECK(cfg.n_services == 0 && cfg.n_commands == 0, "no services, no commands");
+
+	CHECK(config_action_allowed(&cfg, NULL, ACTION_THREAD_DUMP, NULL, 0) &&
+		      config_action_allowed(&cfg, NULL, ACTION_HEAP_SNAPSHOT, NULL, 0),
+	      "thread dumps and heap snapshots on");
+	static const enum action_kind off[] = { ACTION_HEAP_PROFILING, ACTION_CORE_FILE,
+						ACTION_RESTART, ACTION_COMMANDS };
+	static const char *const off_key[] = { "[actions] heap_profiling", "[actions] core_file",
+					       "[actions] restart", "[actions] commands" };
+	for (size_t i = 0; i < 4; i++) {
+		key[0] = '\0';
+		CHECK(!config_action_allowed(&cfg, NULL, off[i], key, sizeof(key)), "%s off",
+		      config_action_key(off[i]));
+		CHECK_STR(key, off_key[i], "%s: the key that switches it", off_key[i]);
+	}
+	for (unsigned m = 0; m < EVENT_COUNT; m++) {
+		key[0] = '\0';
+		CHECK(config_mode_allowed(&cfg, NULL, m, key, sizeof(key)) && !key[0],
+		      "mode %s on by default, no key written", event_name(m));
+	}
+	CHECK(!config_action_allowed(&cfg, NULL, ACTION_COUNT, NULL, 0) &&
+		      !config_mode_allowed(&cfg, NULL, EVENT_COUNT, NULL, 0),
+	      "out-of-range action or mode: not allowed");
+	CHECK_STR(config_action_key(ACTION_CORE_FILE), "core_file", "config_action_key");
+
+	config_defaults(&before);
+	CHECK(parse("") == 0 && !memcmp(&cfg, &before, sizeof(cfg)), "an empty file is the defaults");
+	CHECK(parse("# only a comment\n\n   \n\t\n") == 0 && !memcmp(&cfg, &before, sizeof(cfg)),
+	      "comments and blank lines change nothing");
+}
+
+static const char full[] =
+	"# nprofd.conf: every section\n"
+	"listen = 0.0.0.0:9443\n"
+	"socket = /run/nprof/test.sock\n"
+	"state_dir = /srv/nprof\n"
+	"tls_cert = /etc/nprof/cert.pem\n"
+	"tls_key = /etc/nprof/key.pem\n"
+	"admin_users = alice, bob,carol\n"
+	"admin_group = wheel\n"
+	"nprof = /opt/nprof/bin/nprof\n"
+	"max_body = 1M\n"
+	"max_connections = 100\n"
+	"request_timeout = 1m\n"
+	"trusted_proxies = 10.0.0.1, fd00::1\n"
+	"proxy_user_header = X-Remote-User\n"
+	"\n"
+	"[workers]\n"
+	"select = unit:*.service, cgroup:/system.slice/, exe:/usr/bin/*, user:www-data\n"
+	"\n"
+	"[instances]\n"
+	"modes = cpu, wall, alloc\n"
+	"duration_max = 2h\n"
+	"duration_default = 90\n"
+	"max_concurrent = 16\n"
+	"history_per_worker = 20\n"
+	"grace = 30s\n"
+	"\n"
+	"[actions]\n"
+	"thread_dump = no\n"
+	"heap_snapshot = off\n"
+	"heap_profiling = yes\n"
+	"core_file = true\n"
+	"restart = 1\n"
+	"commands = On\n"
+	"\n"
+	"[artifacts]\n"
+	"max_count = 500\n"
+	"max_age = 7d\n"
+	"max_bytes = 2T\n"
+	"\n"
+	"[service web]\n"
+	"match = unit:nginx*.service\n"
+	"restart_command = systemctl restart nginx\n"
+	"core_file = off\n"
+	"modes = cpu\n"
+	"\n"
+	"[service db.main@1]\n"
+	"match = cgroup:/system.slice/postgresql.service\n"
+	"restart = off\n"
+	"thread_dump = on\n"
+	"\n"
+	"[command perf-stat]\n"
+	"run = perf stat -p %p -- sleep %d\n"
+	"timeout = 2m\n"
+	"description = \"  counters, # of everything  \"\n"
+	"\n"
+	"[command gcore]\n"
+	"run = gcore -o %o %p  # a 100%% literal is %%\n"
+	"output = file\n"
+	"[command quiet]\n"
+	"run = true\n"
+	"output = none\n";
+
+static void test_full(void)
+{
+	const struct service_config *web, *db;
+	char key[96];
+
+	CHECK_INT(parse(full), ==, 0, "a full file parses");
+	if (err[0])
+		printf("#   %s\n", err);
+	CHECK_STR(cfg.listen, "0.0.0.0:9443", "listen");
+	CHECK_STR(cfg.socket_path, "/run/nprof/test.sock", "socket");
+	CHECK_STR(cfg.state_dir, "/srv/nprof", "state_dir");
+	CHECK_STR(cfg.tls_cert, "/etc/nprof/cert.pem", "tls_cert");
+	CHECK_STR(cfg.tls_key, "/etc/nprof/key.pem", "tls_key");
+	CHECK(cfg.n_admin_users == 3 && !strcmp(cfg.admin_users[0], "alice") &&
+		      !strcmp(cfg.admin_users[1], "bob") && !strcmp(cfg.admin_users[2], "carol"),
+	      "admin_users: three names, trimmed");
+	CHECK_STR(cfg.admin_group, "wheel", "admin_group");
+	CHECK_STR(cfg.nprof_path, "/opt/nprof/bin/nprof", "nprof");
+	CHECK_UINT(cfg.max_body, ==, 1 << 20, "max_body 1M");
+	CHECK_UINT(cfg.max_connections, ==, 100, "max_connections");
+	CHECK_UINT(cfg.request_timeout_ns, ==, 60 * SEC, "request_timeout 1m");
+	CHECK(cfg.n_trusted_proxies == 2 && !strcmp(cfg.trusted_proxies[1], "fd00::1"),
+	      "trusted_proxies: IPv4 and IPv6");
+	CHECK_STR(cfg.proxy_user_header, "X-Remote-User", "proxy_user_header");
+	CHECK(cfg.n_select == 4 && cfg.select[0].kind == SELECT_UNIT &&
+		      cfg.select[1].kind == SELECT_CGROUP && cfg.select[2].kind == SELECT_EXE &&
+		      cfg.select[3].kind == SELECT_USER,
+	      "four selectors of four kinds");
+	CHECK_STR(cfg.select[1].value, "/system.slice", "a cgroup's trailing / dropped");
+	CHECK_STR(cfg.select[3].value, "www-data", "user selector");
+	CHECK(cfg.allow.mode[EVENT_CPU] == 1 && cfg.allow.mode[EVENT_WALL] == 1 &&
+		      cfg.allow.mode[EVENT_ALLOC] == 1 && cfg.allow.mode[EVENT_ITIMER] == 0 &&
+		      cfg.allow.mode[EVENT_CYCLES] == 0,
+	      "modes: exactly the list");
+	CHECK_UINT(cfg.duration_max_ns, ==, 7200 * SEC, "duration_max 2h");
+	CHECK_UINT(cfg.duration_default_ns, ==, 90 * SEC, "a bare duration is seconds");
+	CHECK(cfg.max_concurrent == 16 && cfg.history_per_worker == 20, "counts");
+	CHECK_UINT(cfg.grace_ns, ==, 30 * SEC, "grace");
+	CHECK(cfg.allow.action[ACTION_THREAD_DUMP] == 0 && cfg.allow.action[ACTION_HEAP_SNAPSHOT] == 0 &&
+		      cfg.allow.action[ACTION_HEAP_PROFILING] == 1 &&
+		      cfg.allow.action[ACTION_CORE_FILE] == 1 && cfg.allow.action[ACTION_RESTART] == 1 &&
+		      cfg.allow.action[ACTION_COMMANDS] == 1,
+	      "actions: no, off, yes, true, 1, On");
+	CHECK_UINT(cfg.max_count, ==, 500, "max_count");
+	CHECK_UINT(cfg.max_age_ns, ==, 7ull * 24 * 3600 * SEC, "max_age 7d");
+	CHECK_UINT(cfg.max_bytes, ==, 2ull << 40, "max_bytes 2T");
+
+	CHECK(cfg.n_services == 2, "two services");
+	web = &cfg.services[0];
+	db = &cfg.services[1];
+	CHECK_STR(web->name, "web", "service name");
+	CHECK(web->match.kind == SELECT_UNIT && !strcmp(web->match.value, "nginx*.service"),
+	      "service match");
+	CHECK_STR(web->restart, "systemctl restart nginx", "restart_command");
+	CHECK(web->overrides.action[ACTION_CORE_FILE] == 0 &&
+		      web->overrides.action[ACTION_RESTART] == -1 &&
+		      web->overrides.mode[EVENT_CPU] == 1 && web->overrides.mode[EVENT_WALL] == 0,
+	      "web's overrides: core_file off, modes = cpu, the rest as the defaults");
+	CHECK_STR(db->name, "db.main@1", "a service name with . and @");
+	CHECK(db->overrides.action[ACTION_RESTART] == 0 &&
+		      db->overrides.action[ACTION_THREAD_DUMP] == 1 && db->restart[0] == '\0' &&
+		      db->overrides.mode[EVENT_CPU] == -1,
+	      "db: restart switch off, thread_dump on, no restart command");
+
+	key[0] = '\0';
+	CHECK(!config_action_allowed(&cfg, web, ACTION_CORE_FILE, key, sizeof(key)),
+	      "web: core_file off though [actions] has it on");
+	CHECK_STR(key, "[service web] core_file", "named by the service");
+	CHECK(config_action_allowed(&cfg, web, ACTION_RESTART, NULL, 0),
+	      "web: restart as [actions]");
+	CHECK(!config_action_allowed(&cfg, web, ACTION_THREAD_DUMP, key, sizeof(key)),
+	      "web: thread_dump off, as [actions]");
+	CHECK_STR(key, "[actions] thread_dump", "named by [actions]");
+	CHECK(config_action_allowed(&cfg, db, ACTION_THREAD_DUMP, NULL, 0),
+	      "db: thread_dump on though [actions] has it off");
+	CHECK(!config_mode_allowed(&cfg, web, EVENT_WALL, key, sizeof(key)),
+	      "web: wall off by its modes");
+	CHECK_STR(key, "[service web] modes", "named by the service's modes");
+	CHECK(config_mode_allowed(&cfg, db, EVENT_ALLOC, NULL, 0) &&
+		      !config_mode_allowed(&cfg, db, EVENT_ITIMER, key, sizeof(key)),
+	      "db: modes as [instances]");
+	CHECK_STR(key, "[instances] modes", "named by [instances] modes");
+
+	CHECK(cfg.n_commands == 3, "three commands");
+	CHECK_STR(cfg.commands[0].name, "perf-stat", "command name");
+	CHECK_STR(cfg.commands[0].run, "perf stat -p %p -- sleep %d", "run");
+	CHECK_UINT(cfg.commands[0].timeout_ns, ==, 120 * SEC, "timeout");
+	CHECK_STR(cfg.commands[0].description, "  counters, # of everything  ",
+		  "a quoted value keeps its spaces and its #");
+	CHECK(!cfg.commands[0].keep_output && cfg.commands[0].keep_stdout,
+	      "output defaults to stdout without %%o");
+	CHECK_STR(cfg.commands[1].run, "gcore -o %o %p", "the comment after run is gone");
+	CHECK(cfg.commands[1].keep_output && !cfg.commands[1].keep_stdout, "output = file");
+	CHECK_UINT(cfg.commands[1].timeout_ns, ==, 60 * SEC, "timeout defaults to 60 s");
+	CHECK(!cfg.commands[2].keep_output && !cfg.commands[2].keep_stdout, "output = none");
+
+	/* a second parse over the first keeps what it does not set */
+	static const char more[] = "[instances]\nmax_concurrent = 3\n";
+
+	CHECK(config_parse(&cfg, "more.conf", more, sizeof(more) - 1, err, sizeof(err)) == 0 &&
+		      cfg.max_concurrent == 3 && cfg.n_services == 2 && cfg.max_count == 500,
+	      "config_parse over a configuration");
+}
+
+static void test_syntax(void)
+{
+	CHECK(parse("listen=127.0.0.1:1\nsocket =/a\nstate_dir= /b\n") == 0 &&
+		      !strcmp(cfg.listen, "127.0.0.1:1") && !strcmp(cfg.socket_path, "/a") &&
+		      !strcmp(cfg.state_dir, "/b"),
+	      "spaces around = optional");
+	CHECK(parse("  \tadmin_group =  staff  \t# the staff\n") == 0 &&
+		      !strcmp(cfg.admin_group, "staff"),
+	      "indented key, value trimmed, comment after it");
+	CHECK(parse("[command x]\nrun = \"echo \\\"a # b\\\" \\\\ \\d\"  # c\n") == 0 &&
+		      !strcmp(cfg.commands[0].run, "echo \"a # b\" \\ \\d"),
+	      "quoted: \\\" and \\\\ escapes, other backslashes kept, # kept");
+	CHECK(parse("listen = \"\"\n") == 0 && cfg.listen[0] == '\0', "listen = \"\": no HTTP");
+	CHECK(parse("listen =\n") == 0 && cfg.listen[0] == '\0', "an empty value");
+	CHECK(parse("listen = [::1]:9700\r\n[ instances ]\r\ngrace = 1500ms\r\n") == 0 &&
+		      !strcmp(cfg.listen, "[::1]:9700") && cfg.grace_ns == 1500000000ull,
+	      "CRLF lines, IPv6 loopback, spaces inside a header");
+	CHECK(parse("[top]\nlisten = 127.0.0.2:80\n[workers]\nselect = all\n") == 0 &&
+		      !strcmp(cfg.listen, "127.0.0.2:80"),
+	      "an explicit [top]");
+	CHECK(parse("max_bytes = 100\n[artifacts]\n") != 0, "a top key is not one of [artifacts]'s");
+	CHECK(parse("[workers] # which processes\nselect = all") == 0,
+	      "comment after a header; last line without a newline");
+	CHECK(parse("[instances]\nmodes =\n") == 0 && !config_mode_allowed(&cfg, NULL, EVENT_CPU, NULL, 0),
+	      "modes = nothing: profiling off");
+	CHECK(parse("[instances]\nduration_max = 10s\n") == 0 && cfg.duration_default_ns == 10 * SEC,
+	      "duration_default follows a lower duration_max when not set");
+	CHECK(parse("[artifacts]\nmax_age = 0\nmax_bytes = 1.5G\n") == 0 && cfg.max_age_ns == 0 &&
+		      cfg.max_bytes == 1610612736ull,
+	      "max_age 0 = no limit; fractional sizes");
+	CHECK(parse("[artifacts]\nmax_age = 1.5d\n") == 0 && cfg.max_age_ns == 36ull * 3600 * SEC,
+	      "fractional days");
+	CHECK(parse("[actions]\ncore_file = YES\n") == 0 && cfg.allow.action[ACTION_CORE_FILE] == 1,
+	      "booleans in any case");
+	CHECK(parse("[service a]\nmatch = all\n[service b]\nmatch = user:x\n") == 0 &&
+		      cfg.n_services == 2,
+	      "two services");
+}
+
+static void test_errors(void)
+{
+	char big[6000], line[2000];
+
+	refused("listen = 127.0.0.1:9700\n\nlistne = 1\n",
+		"nprofd.conf:3: unknown key 'listne' in [top]; valid keys: listen, socket, ",
+		"proxy_user_header", "an unknown key, with the valid ones");
+	refused("[workers]\nselect = all\nduration_max = 1h\n",
+		"nprofd.conf:3: key 'duration_max' is not one of [workers]'s; move it under [instances]",
+		"", "a key under the wrong header");
+	refused("[service s]\nmatch = all\nlisten = 127.0.0.1:1\n",
+		"nprofd.conf:3: key 'listen' is not one of [service s]'s; move it above the first "
+		"section, or under [top]", "", "a top key in a service");
+	refused("# x\n[instance]\n", "nprofd.conf:2: unknown section [instance]; valid sections:",
+		"[command NAME]", "an unknown section");
+	refused("[instances\n", "nprofd.conf:1: '[' without ']'", "[section]", "an unclosed header");
+	refused("[actions] core_file = on\n", "nprofd.conf:1: text after ']'", "own",
+		"text after a header");
+	refused("just words\n", "nprofd.conf:1: expected '=' after 'just'", "just = value",
+		"a line without =");
+	refused("= 3\n", "nprofd.conf:1: expected key = value", "[section]", "a value without key");
+
+	refused("[instances]\nduration_max = 3d\n",
+		"nprofd.conf:2: duration_max = 3d is above the limit of 24h; set at most 24h", "",
+		"a duration above its limit");
+	refused("[instances]\ngrace = 0\n",
+		"nprofd.conf:2: grace = 0 is below the minimum of 1s; set at least 1s", "",
+		"a duration below its minimum");
+	refused("[instances]\nduration_max = 5x\n", "nprofd.conf:2: duration_max = 5x is not a duration",
+		"a bare number is seconds", "a malformed duration");
+	refused("request_timeout = 1e3\n", "nprofd.conf:1: request_timeout = 1e3 is not a duration",
+		"30s", "strtod's exponents are not durations");
+	refused("[instances]\nduration_max = 99999999999999999999h\n",
+		"nprofd.conf:2: duration_max = 99999999999999999999h is above the limit of 24h", "",
+		"an overflowing duration");
+	refused("max_body = 17M\n", "nprofd.conf:1: max_body = 17M is above the limit of 16M",
+		"set at most 16M", "a size above its limit");
+	refused("max_body = 10 k\n", "nprofd.conf:1: max_body = 10 k is not a size", "64k",
+		"a malformed size");
+	refused("[artifacts]\nmax_bytes = 2000T\n",
+		"nprofd.conf:2: max_bytes = 2000T is above the limit of 1024T", "", "terabytes");
+	refused("max_connections = 0\n",
+		"nprofd.conf:1: max_connections = 0 is below the minimum of 1", "at least 1",
+		"a count below its minimum");
+	refused("max_connections = 10001\n",
+		"nprofd.conf:1: max_connections = 10001 is above the limit of 10000", "at most 10000",
+		"a count above its limit");
+	refused("max_connections = 1.5\n", "nprofd.conf:1: max_connections = 1.5 is not a whole number",
+		"from 1 to 10000", "a fractional count");
+	refused("[instances]\nduration_max = 1m\nduration_default = 2m\n",
+		"nprofd.conf:3: duration_default = 2m is above duration_max = 1m; set at most 1m", "",
+		"duration_default above duration_max");
+	refused("[actions]\nrestart = maybe\n", "nprofd.conf:2: restart = maybe is not on or off",
+		"yes, no, 1 or 0", "a malformed boolean");
+	refused("[service s]\nmatch = all\nrestart = sv restart s\n",
+		"nprofd.conf:3: restart = sv restart s is not on or off",
+		"restart_command = sv restart s", "a service's restart is the switch");
+
+	refused("socket = /a\n\nsocket = /b\n",
+		"nprofd.conf:3: duplicate key 'socket' in [top] (first at line 1); keep one", "",
+		"a duplicate key");
+	refused("[service a]\nmatch = all\nmodes = cpu\nmodes = wall\n",
+		"nprofd.conf:4: duplicate key 'modes' in [service a] (first at line 3)", "keep one",
+		"a duplicate key in a service");
+	refused("[actions]\n[workers]\n[actions]\n",
+		"nprofd.conf:3: [actions] appears twice (first at line 1)", "merge",
+		"a section twice");
+	refused("[service a]\nmatch = all\n[service a]\nmatch = all\n",
+		"nprofd.conf:3: [service a] appears twice", "merge", "a service name twice");
+	refused("[command a]\nrun = x\n[command a]\nrun = y\n",
+		"nprofd.conf:3: [command a] appears twice", "rename", "a command name twice");
+
+	{
+		/* refused() uses strlen: give the NUL by length */
+		static const char t[] = "listen =\nsocket = /a\0b\n";
+
+		config_defaults(&cfg);
+		CHECK(config_parse(&cfg, "nprofd.conf", t, sizeof(t) - 1, err, sizeof(err)) == -EINVAL &&
+			      !strncmp(err, "nprofd.conf:2: NUL byte at column 12;", 37),
+		      "a NUL inside a value");
+	}
+	refused("admin_group = a\x01z\n", "nprofd.conf:1: control character 0x01 at column 16",
+		"remove it", "a control character");
+	memset(big, 'x', sizeof(big));
+	memcpy(big, "# ", 2);
+	big[4097] = '\n';
+	big[4098] = '\0';
+	refused(big, "nprofd.conf:1: the line is 4097 bytes, above the limit of 4096", "shorten",
+		"a line over 4096 bytes");
+	big[4096] = '\n';
+	big[4097] = '\0';
+	CHECK(parse(big) == 0, "a line of exactly 4096 bytes");
+	/* line 3 of a [command]: a description of 1024 bytes, then 1023 */
+	memcpy(line, "[command x]\nrun = y\ndescription = ", 34);
+	memset(line + 34, 'd', 1024);
+	memcpy(line + 34 + 1024, "\n", 2);
+	refused(line, "nprofd.conf:3: description: the value is 1024 bytes, above the limit of 1023",
+		"shorten it", "a value over CONFIG_VALUE_MAX - 1");
+	memcpy(line + 34 + 1023, "\n", 2);
+	CHECK(parse(line) == 0 && strlen(cfg.commands[0].description) == 1023,
+	      "a value of exactly 1023 bytes");
+	refused("[command x]\nrun = \"abc\n", "nprofd.conf:2: run: quoted value without its closing",
+		"close it", "an unterminated quote");
+	refused("[command x]\nrun = \"abc\" def\n", "nprofd.conf:2: run: text after the closing quote",
+		"quote the whole value", "text after a quoted value");
+
+	/* arrays full */
+	{
+		char *t = malloc(70 * 40), *w = t;
+
+		w += sprintf(w, "admin_users = ");
+		for (int i = 0; i < 33; i++)
+			w += sprintf(w, "%su%d", i ? "," : "", i);
+		refused(t, "nprofd.conf:1: admin_users has more than 32 entries, the limit", "at most 32",
+			"33 admin users");
+		w = t;
+		for (int i = 0; i < 65; i++)
+			w += sprintf(w, "[service s%d]\nmatch = all\n", i);
+		refused(t, "nprofd.conf:129: more than 64 [service] sections, the limit", "merge",
+			"65 services");
+		w = t;
+		for (int i = 0; i < 33; i++)
+			w += sprintf(w, "[command c%d]\nrun = x\n", i);
+		refused(t, "nprofd.conf:65: more than 32 [command] sections, the limit", "remove",
+			"33 commands");
+		w = t;
+		w += sprintf(w, "[workers]\nselect = ");
+		for (int i = 0; i < 33; i++)
+			w += sprintf(w, "%suser:u%d", i ? "," : "", i);
+		refused(t, "nprofd.conf:2: select has more than 32 selectors", "at most 32",
+			"33 selectors");
+		free(t);
+	}
+	refused("admin_users = a,,b\n", "nprofd.conf:1: admin_users has an empty item",
+		"remove the extra comma", "an empty list item");
+	refused("admin_users = root, x y\n", "nprofd.conf:1: admin_users: 'x y' is not a user name",
+		"A-Z", "a malformed user name");
+	refused("admin_users = aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
+		"nprofd.conf:1: admin_users: 'aaaa", "at most 63", "a user name over 63 bytes");
+	refused("trusted_proxies = 10.0.0.1:80\n",
+		"nprofd.conf:1: trusted_proxies: '10.0.0.1:80' is not an IP address", "without a port",
+		"a proxy with a port");
+	refused("proxy_user_header = X User\n",
+		"nprofd.conf:1: proxy_user_header = X User is not an HTTP header name", "X-Forwarded-User",
+		"a header name with a space");
+
+	/* sections that lack what they need */
+	refused("[command gcore]\ntimeout = 5s\n\n[actions]\n",
+		"nprofd.conf:1: [command gcore] has no run; add run = COMMAND", "%o output file",
+		"a command without run");
+	refused("[command gcore]\ntimeout = 5s\n",
+		"nprofd.conf:1: [command gcore] has no run", "add run", "... at the end of the file");
+	refused("\n[service web]\nrestart_command = sv restart web\n[service db]\nmatch = all\n",
+		"nprofd.conf:2: [service web] has no match; add match = unit:GLOB", "user:NAME",
+		"a service without match");
+	refused("[service]\n", "nprofd.conf:1: [service] needs a name; write [service NAME]", "",
+		"a service without a name");
+	refused("[service a/b]\n", "nprofd.conf:1: [service a/b]: the name may hold only", "rename",
+		"a service name with a /");
+	refused("[command Gcore]\n", "nprofd.conf:1: [command Gcore]: the name may hold only a-z",
+		"URLs", "a command name in capitals");
+	refused("[service aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa]\n",
+		"nprofd.conf:1: [service aaaa", "above the limit of 63", "a service name over 63 bytes");
+
+	/* selectors */
+	refused("[workers]\nselect = all, pid:1\n", "nprofd.conf:2: select: 'pid:1' is not a selector",
+		"use all, unit:GLOB, cgroup:/PATH, exe:GLOB or user:NAME", "an unknown selector");
+	refused("[workers]\nselect = unit:\n", "nprofd.conf:2: select: 'unit:' selects nothing",
+		"unit:nginx.service", "an empty selector");
+	refused("[workers]\nselect = cgroup:system.slice\n",
+		"nprofd.conf:2: select: 'cgroup:system.slice' is not an absolute cgroup path", "",
+		"a relative cgroup");
+	refused("[workers]\nselect =\n", "nprofd.conf:2: select is empty", "select = all",
+		"an empty select");
+	refused("[service x]\nmatch = any\n", "nprofd.conf:2: match: 'any' is not a selector", "",
+		"a service's match");
+
+	/* listen */
+	refused("listen = 9700\n", "nprofd.conf:1: listen = 9700 is not ADDR:PORT", "[::1]:9700",
+		"listen without an address");
+	refused("listen = localhost:9700\n", "nprofd.conf:1: listen = localhost:9700 is not ADDR:PORT",
+		"", "listen with a host name");
+	refused("listen = 127.0.0.1:0\n", "nprofd.conf:1: listen = 127.0.0.1:0 is not ADDR:PORT",
+		"port 1 to 65535", "port 0");
+	refused("listen = 127.0.0.1:65536\n", "nprofd.conf:1: listen = 127.0.0.1:65536 is not", "",
+		"port 65536");
+	refused("listen = ::1:9700\n", "nprofd.conf:1: listen = ::1:9700 is not ADDR:PORT", "",
+		"IPv6 without brackets");
+	refused("listen = [::1]9700\n", "nprofd.conf:1: listen = [::1]9700 is not", "", "no colon");
+	refused("# public\nlisten = 0.0.0.0:9700\n",
+		"nprofd.conf:2: listen = 0.0.0.0:9700 is not a loopback address and tls_cert is not set",
+		"set tls_cert and tls_key", "off loopback without TLS");
+	refused("listen = [::]:9700\ntls_cert = /c.pem\n",
+		"nprofd.conf:1: listen = [::]:9700 is not a loopback address and tls_key is not set", "",
+		"off loopback with half of TLS");
+	refused("tls_key = /k.pem\n", "nprofd.conf:1: tls_key is set but tls_cert is not",
+		"set both, or neither", "tls_key alone");
+	CHECK(parse("listen = [::ffff:127.0.0.1]:1\n") == 0, "IPv4-mapped loopback is loopback");
+
+	/* paths */
+	refused("state_dir = var/lib/nprof\n",
+		"nprofd.conf:1: state_dir = var/lib/nprof is not an absolute path", "from /",
+		"a relative state_dir");
+	refused("socket = \"\"\n", "nprofd.conf:1: socket is empty", "absolute path", "no socket");
+	refused("tls_cert = cert.pem\n", "nprofd.conf:1: tls_cert = cert.pem is not an absolute path",
+		"", "a relative tls_cert");
+	refused("socket = /run/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.sock\n",
+		"nprofd.conf:1: socket is 113 bytes, above the limit of 107 bytes", "shorter path",
+		"a socket path sun_path cannot hold");
+
+	/* commands */
+	refused("[command x]\nrun = kill -%s %p\n",
+		"nprofd.conf:2: run has an unknown placeholder '%s'", "%p (pid), %d (seconds), %o",
+		"an unknown placeholder");
+	refused("[command x]\nrun = echo 100%\n", "nprofd.conf:2: run has an unknown placeholder",
+		"%% for a %", "a trailing %");
+	refused("[command x]\nrun = \"\"\n", "nprofd.conf:2: run is empty", "run = ", "an empty run");
+	refused("[command x]\nrun = echo %%o %p\noutput = file\n",
+		"nprofd.conf:3: output = file but run has no %o", "output = stdout",
+		"output = file without %o (%%o is a literal)");
+	refused("[command x]\nrun = x\noutput = log\n", "nprofd.conf:3: output = log is not an output",
+		"stdout or none", "an unknown output");
+	refused("[command x]\nrun = x\ntimeout = 2h\n",
+		"nprofd.conf:3: timeout = 2h is above the limit of 1h", "", "a command timeout");
+
+	/* modes */
+	refused("[instances]\nmodes = cpu, cpuu\n", "nprofd.conf:2: modes: unknown mode 'cpuu'; valid modes: cpu, itimer, wall",
+		"branch-misses", "an unknown mode");
+
+	/* a long value is cut in the message */
+	memcpy(line, "max_body = ", 11);
+	memset(line + 11, '9', 500);
+	line[511] = 'q';
+	line[512] = '\0';
+	refused(line, "nprofd.conf:1: max_body = 9999", "...", "a long value is cut");
+	CHECK_UINT(strlen(err), <, 300, "the message stays short");
+
+	/* a small err buffer is cut, not overrun */
+	{
+		char small[12];
+
+		config_defaults(&cfg);
+		CHECK(config_parse(&cfg, "nprofd.conf", "x = 1", 5, small, sizeof(small)) == -EINVAL &&
+			      !strcmp(small, "nprofd.conf"),
+		      "a short err buffer gets a terminated prefix");
+		CHECK(config_parse(&cfg, "nprofd.conf", "x = 1", 5, NULL, 0) == -EINVAL,
+		      "no err buffer at all");
+	}
+	/* never reads past len */
+	config_defaults(&cfg);
+	CHECK(config_parse(&cfg, "f", "socket = /abc", 11, err, sizeof(err)) == 0 &&
+		      !strcmp(cfg.socket_path, "/a"),
+	      "only len bytes are read");
+}
+
+static void test_selectors(void)
+{
+	const struct service_config *s;
+
+	CHECK(parse("[workers]\nselect = unit:web-*.service, cgroup:/system.slice/db.service,"
+		    " exe:*/bin/redis-server, user:alice\n"
+		    "[service web]\nmatch = unit:web-*.service\n"
+		    "[service db]\nmatch = cgroup:/system.slice/db.service\n"
+		    "[service redis]\nmatch = exe:/usr/*/redis-*\n"
+		    "[service alice]\nmatch = user:alice\n"
+		    "[service root-cg]\nmatch = cgroup:/\n") == 0,
+	      "selectors parse");
+	if (err[0])
+		printf("#   %s\n", err);
+	CHECK(config_selects(&cfg, "web-1.service", "/system.slice/web-1.service", "/usr/bin/web",
+			     "www"),
+	      "unit glob selects");
+	CHECK(!config_selects(&cfg, "web.service", "/x", "/usr/bin/web", "www"),
+	      "unit glob does not select web.service");
+	CHECK(config_selects(&cfg, "", "/system.slice/db.service/worker", "/usr/bin/pg", "pg"),
+	      "a cgroup below the prefix");
+	CHECK(config_selects(&cfg, "", "/system.slice/db.service", "/usr/bin/pg", "pg"),
+	      "the cgroup itself");
+	CHECK(!config_selects(&cfg, "", "/system.slice/db.service2", "/usr/bin/pg", "pg"),
+	      "a prefix only on a path component boundary");
+	CHECK(config_selects(&cfg, "", "/user.slice", "/opt/bin/redis-server", "x"),
+	      "exe glob");
+	CHECK(config_selects(&cfg, NULL, NULL, NULL, "alice"), "user, NULL for the rest");
+	CHECK(!config_selects(&cfg, NULL, NULL, NULL, "alicex"), "user is exact");
+	CHECK(!config_selects(&cfg, "", "", "", ""), "nothing matches nothing");
+
+	s = config_service_for(&cfg, "web-2.service", "/system.slice/web-2.service", "/x", "alice");
+	CHECK(s && !strcmp(s->name, "web"), "the first service in file order");
+	s = config_service_for(&cfg, "", "/system.slice/db.service/a", "/usr/bin/pg", "alice");
+	CHECK(s && !strcmp(s->name, "db"), "service by cgroup");
+	s = config_service_for(&cfg, "", "/user.slice", "/usr/local/redis-server", "bob");
+	CHECK(s && !strcmp(s->name, "redis"), "service by exe");
+	s = config_service_for(&cfg, "", "/user.slice", "/bin/sh", "alice");
+	CHECK(s && !strcmp(s->name, "alice"), "service by user");
+	s = config_service_for(&cfg, "", "/user.slice/x", "/bin/sh", "bob");
+	CHECK(s && !strcmp(s->name, "root-cg"), "cgroup:/ takes every cgroup");
+	s = config_service_for(&cfg, "", "", "/bin/sh", "bob");
+	CHECK(s == NULL, "no service");
+
+	config_defaults(&cfg);
+	CHECK(config_selects(&cfg, "", "", "", "") && config_service_for(&cfg, "a", "/", "/", "u") == NULL,
+	      "defaults: every process a worker, no service");
+}
+
+static void test_load(void)
+{
+	char path[] = "/tmp/daemon_config_test.XXXXXX";
+	int fd = mkstemp(path);
+	static const char text[] = "[instances]\nmax_concurrent = 4\n[actions]\ncore_file = on\n";
+	FILE *f;
+
+	CHECK(config_load(&cfg, NULL, err, sizeof(err)) == 0 && cfg.max_concurrent == 8,
+	      "config_load(NULL): the defaults");
+	CHECK(fd >= 0 && write(fd, text, sizeof(text) - 1) == (ssize_t)sizeof(text) - 1,
+	      "a config file");
+	close(fd);
+	CHECK(config_load(&cfg, path, err, sizeof(err)) == 0 && cfg.max_concurrent == 4 &&
+		      cfg.allow.action[ACTION_CORE_FILE] == 1 && cfg.max_connections == 256,
+	      "config_load reads it over the defaults");
+
+	f = fopen(path, "w");
+	fputs("[instances]\nmax_concurrent = 999\n", f);
+	fclose(f);
+	config_defaults(&cfg);
+	cfg.max_connections = 7;
+	CHECK(config_load(&cfg, path, err, sizeof(err)) == -EINVAL && cfg.max_connections == 7,
+	      "a bad file leaves the configuration as it was");
+	CHECK(!strncmp(err, path, strlen(path)) &&
+		      !strcmp(err + strlen(path), ":2: max_concurrent = 999 is above the limit of 256; "
+						  "set at most 256"),
+	      "its message names the file and line: %s", err);
+
+	f = fopen(path, "w");
+	for (int i = 0; i < (1 << 20) / 8 + 1; i++)
+		fputs("# 45678\n", f);
+	fclose(f);
+	CHECK(config_load(&cfg, path, err, sizeof(err)) == -EFBIG && strstr(err, "1 MiB"),
+	      "a file over 1 MiB: %s", err);
+	f = fopen(path, "w");
+	for (int i = 0; i < (1 << 20) / 8; i++)
+		fputs("# 45678\n", f);
+	fclose(f);
+	CHECK(config_load(&cfg, path, err, sizeof(err)) == 0, "a file of exactly 1 MiB");
+	unlink(path);
+	CHECK(config_load(&cfg, path, err, sizeof(err)) == -ENOENT && strstr(err, "cannot open") &&
+		      strstr(err, "--config"),
+	      "a missing file: %s", err);
+	CHECK(config_load(&cfg, "/", err, sizeof(err)) == -EISDIR, "a directory: %s", err);
+}
+
+int main(void)
+{
+	test_defaults();
+	test_full();
+	test_syntax();
+	test_errors();
+	test_selectors();
+	test_load();
+	return test_done();
+}
