@@ -157,6 +157,19 @@ check "restart switched off (the default): 403 naming [actions] restart" \
 api POST "/api/v1/workers/$(worker_of "$PLAIN")/coredump"
 check "core_file switched off (the default): 403 naming it" \
 	bash -c "[ $CODE = 403 ] && grep -q core_file '$TMP/api.out'"
+
+# --- which processes are workers ---------------------------------------------------
+cat >"$D/select.conf" <<CONF
+[workers]
+select = exe:$TMP/sv/split_sv
+CONF
+kill -TERM "$DAEMON"; wait "$DAEMON" 2>/dev/null
+start_daemon "$D/select.conf" || bail "nprofd starts again"
+api GET /api/v1/workers
+check "[workers] select = exe:...split_sv: only the service's process is a worker" \
+	[ "$(json "$TMP/api.out" '[w["pid"] for w in j["workers"]]')" = "[$(svc_pid)]" ]
+api GET "/api/v1/workers/$(cat /proc/$PLAIN/stat | awk '{ print $1 "-" $22 }')"
+check "a process the selection leaves out: 404, as a missing one" error_names 404 worker
 check "the database is at schema version 2" \
 	[ "$(sqlite3 "$D/state/nprofd.db" 'PRAGMA user_version')" = 2 ]
 finish
