@@ -187,12 +187,129 @@ agent: $(AGENT_SO)
 all: $(AGENT_SO)
 .PHONY: agent
 
-# ASan+UBSan and TSan builds of the agent (clang), preloaded into a test
-# program: tests/integration/agent_sanitize.sh, also part of `make check`.
-sanitize: all
+# --- sanitizer builds of the agent: make sanitize-asan, make sanitize-tsan ---
+# libnprof.so and the programs tests/integration/agent_sanitize.sh preloads
+# it into, built with clang (gcc's ASan refuses to run behind LD_PRELOAD)
+# and the warnings above: -fsanitize=address,undefined into
+# BUILD/sanitize/asan/, -fsanitize=thread into BUILD/sanitize/tsan/. Not
+# part of `all` (minutes of compiling): the test makes both (in `make
+# check` too), and `make sanitize` runs it at the judged 1,000 cycles.
+# The paths are absolute, so that `make sanitize` (BUILD=build) and the
+# test (BUILD=/abs/build) name the same targets and share the .d files.
+SAN_DIR    := $(abspath $(BUILD))/sanitize
+SAN_CC     := clang
+SAN_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -O1 -g -fPIC -fno-omit-frame-pointer \
+              -fvisibility=hidden -fno-sanitize-recover=undefined \
+              -Iinclude -Isrc -I$(BUILD)/gen -MMD -MP
+SAN_asan   := -fsanitize=address,undefined
+SAN_tsan   := -fsanitize=thread
+SAN_PROGS  := split agent_cycles alloc_storm
+# src/agent/hot/ and the unwinder's walker run in signal handlers and read
+# other frames of the interrupted stack by design (ASan's redzones, TSan's
+# shadow of another context): UBSan only. scripts/check-hot holds them to
+# async-signal-safe calls.
+SAN_UBSAN_ONLY := src/agent/hot/%.c src/unwind/walker.c
+# TSan intercepts malloc, the pthread locks, sigaction and execve in the
+# program: the agent's interposers of those are left out of its build.
+SAN_NO_INTERPOSE := src/agent/hot/alloc.c src/agent/hot/lock.c src/agent/hot/signals.c \
+                    src/agent/exec.c
+# san_flags VARIANT: the sanitizer flags for $< in that variant.
+san_flags = $(if $(filter $(SAN_UBSAN_ONLY),$<),-fsanitize=undefined,$(SAN_$(1))) \
+            $(if $(filter tsan,$(1)),$(if $(filter $(SAN_NO_INTERPOSE),$<),-DNPROF_NO_INTERPOSE))
+# san_obj DIR,OBJS: the normal build's OBJS in BUILD/sanitize/DIR.
+san_obj = $(patsubst $(BUILD)/%,$(SAN_DIR)/$(1)/%,$(2))
+# Outputs are written beside and renamed into place: a test still running
+# the old ones, or a second make, never sees half a file.
+san_tmp = $@.$$$$
+
+define san_cc
+	@mkdir -p $(@D)
+	$(call msg,$(2),$<)
+	$(Q)$(SAN_CC) $(SAN_CFLAGS) $(call san_flags,$(1)) -c $< -o $@
+endef
+$(SAN_DIR)/asan/obj/%.o: %.c | $(GEN_H)
+	$(call san_cc,asan,ASAN-CC)
+$(SAN_DIR)/tsan/obj/%.o: %.c | $(GEN_H)
+	$(call san_cc,tsan,TSAN-CC)
+$(SAN_DIR)/asan/obj/gen/profile.pb-c.o: $(PROTO_C) | $(GEN_H)
+	$(call san_cc,asan,ASAN-CC)
+$(SAN_DIR)/tsan/obj/gen/profile.pb-c.o: $(PROTO_C) | $(GEN_H)
+	$(call san_cc,tsan,TSAN-CC)
+
+# TSan: the agent does not take over pthread_create (its wrapper would run
+# instrumented code in a new thread before TSan's own start), nor the
+# malloc family and lock acquisitions (TSan would call ours as the "real"
+# ones during its own start-up); it exports only nprof_*. Whatever an
+# object still defines of what src/agent/libnprof.map interposes is
+# renamed nprof_tsan_NAME, so that the agent's own calls (malloc,
+# pthread_mutex_lock) reach TSan's interceptors.
+$(SAN_DIR)/tsan/libnprof.map:
+	@mkdir -p $(@D)
+	$(Q)echo '{ global: nprof_*; local: *; };' >$@
+
+$(SAN_DIR)/tsan/interposed: $(AGENT_MAP)
+	@mkdir -p $(@D)
+	$(Q)sed 's|/\*.*\*/||g; s|^ \*.*||' $< | tr -s ' \t;:' '\n\n\n\n' | \
+		grep -E '^[a-z_][a-z_0-9]*$$' | grep -vE '^(nprof_.*|global|local)$$' >$(san_tmp) && \
+		mv -f $(san_tmp) $@
+
+$(SAN_DIR)/tsan/renamed/%.o: $(SAN_DIR)/tsan/obj/%.o $(SAN_DIR)/tsan/interposed
+	@mkdir -p $(@D)
+	$(Q)objcopy $$(nm --defined-only $< | awk 'NR == FNR { want[$$1] = 1; next } \
+		want[$$3] { printf " --redefine-sym %s=nprof_tsan_%s", $$3, $$3 }' $(SAN_DIR)/tsan/interposed -) \
+		$< $(san_tmp) && mv -f $(san_tmp) $@
+
+# The core library as an archive, as for build/libnprof.so: the agent
+# links only what it uses of it.
+$(SAN_DIR)/asan/libnprof-core.a: $(call san_obj,asan/obj,$(CORE_OBJ))
+$(SAN_DIR)/tsan/libnprof-core.a: $(call san_obj,tsan/renamed,$(CORE_OBJ))
+$(SAN_DIR)/%/libnprof-core.a:
+	$(call msg,AR,$@)
+	$(Q)ar rcs $(san_tmp) $^ && mv -f $(san_tmp) $@
+
+# Without -z defs: the sanitizer runtime is linked into the program, and
+# the preloaded library resolves the runtime's symbols there.
+$(SAN_DIR)/asan/libnprof.so: $(call san_obj,asan/obj,$(AGENT_OBJ)) $(SAN_DIR)/asan/libnprof-core.a \
+	$(AGENT_MAP)
+$(SAN_DIR)/tsan/libnprof.so: $(call san_obj,tsan/renamed,$(AGENT_OBJ)) \
+	$(SAN_DIR)/tsan/libnprof-core.a $(SAN_DIR)/tsan/libnprof.map
+$(SAN_DIR)/%/libnprof.so:
+	$(call msg,LINK,$@)
+	$(Q)$(SAN_CC) -shared $(SAN_$*) -Wl,--version-script=$(filter %.map,$^) -Wl,-soname,libnprof.so \
+		-o $(san_tmp) $(filter %.o,$^) $(filter %.a,$^) $(LIBS) -ldl -lrt -lmicrohttpd && \
+		mv -f $(san_tmp) $@
+
+# The programs, from tests/progs/ (which define _GNU_SOURCE themselves).
+define san_prog
+	@mkdir -p $(@D)
+	$(call msg,LINK,$@)
+	$(Q)$(SAN_CC) -std=gnu11 $(WARN) -O1 -g -fno-omit-frame-pointer -pthread $(SAN_$(1)) \
+		-fno-sanitize-recover=undefined -MMD -MP -MF $@.d -MT $@ -o $(san_tmp) $< -ldl -lm && \
+		mv -f $(san_tmp) $@
+endef
+$(SAN_PROGS:%=$(SAN_DIR)/asan/%): $(SAN_DIR)/asan/%: tests/progs/%.c
+	$(call san_prog,asan)
+$(SAN_PROGS:%=$(SAN_DIR)/tsan/%): $(SAN_DIR)/tsan/%: tests/progs/%.c
+	$(call san_prog,tsan)
+
+# The sanitizers' symbolizer runs without the preloaded agent (which needs
+# the program's sanitizer runtime): a static program, which LD_PRELOAD
+# does not touch, drops LD_PRELOAD and starts it.
+SAN_SYMBOLIZER = $(shell command -v llvm-symbolizer || ls /usr/bin/llvm-symbolizer-* 2>/dev/null | head -1)
+$(SAN_DIR)/bin/llvm-symbolizer: tests/integration/sanitize_symbolizer.c
+	@mkdir -p $(@D)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) -std=gnu11 $(WARN) -O1 -static -DSYMBOLIZER='"$(SAN_SYMBOLIZER)"' -o $(san_tmp) $< && \
+		mv -f $(san_tmp) $@
+
+sanitize-asan: $(SAN_DIR)/asan/libnprof.so $(SAN_PROGS:%=$(SAN_DIR)/asan/%) $(SAN_DIR)/bin/llvm-symbolizer
+sanitize-tsan: $(SAN_DIR)/tsan/libnprof.so $(SAN_PROGS:%=$(SAN_DIR)/tsan/%) $(SAN_DIR)/bin/llvm-symbolizer
+
+# The test alone, at the judged 1,000 cycles of each engine and of alloc_storm.
+sanitize: all sanitize-asan sanitize-tsan
 	ASAN_CYCLES=1000 TSAN_CYCLES=1000 STORM_CYCLES=1000 TEST_TIMEOUT=1800 \
 		TESTS=agent_sanitize tests/run $(BUILD)
-.PHONY: sanitize
+.PHONY: sanitize sanitize-asan sanitize-tsan
 # --- end of the agent block ----------------------------------------------------
 
 

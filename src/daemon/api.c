@@ -7,11 +7,77 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/proc.h"
 #include "daemon/api.h"
 #include "daemon/db.h"
 
 #define WORKERS_MAX 65536
+/* A list of the host's processes is reused for this long: a page that
+ * polls, or many clients at once, cost one scan of /proc a second. */
+#define SCAN_REUSE_NS 1000000000ull
+
+/* One scan of /proc, shared by the requests that read it. */
+struct worker_list {
+	unsigned refs;		/* under scan_lock */
+	uint64_t taken_ns;	/* CLOCK_MONOTONIC */
+	struct worker *ws;
+	size_t n;
+};
+
+static void worker_list_put(struct daemon *d, struct worker_list *l)
+{
+	bool last;
+
+	if (!l)
+		return;
+	pthread_mutex_lock(&d->scan_lock);
+	last = --l->refs == 0;
+	pthread_mutex_unlock(&d->scan_lock);
+	if (last) {
+		free(l->ws);
+		free(l);
+	}
+}
+
+/* The host's processes, scanned at most SCAN_REUSE_NS ago: put it back
+ * with worker_list_put. NULL with -errno in *ret_err. */
+static struct worker_list *worker_list_get(struct daemon *d, int *ret_err)
+{
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	struct worker_list *l, *old = NULL;
+	int r = 0;
+
+	pthread_mutex_lock(&d->scan_lock);
+	l = d->last_scan;
+	if (!l || now - l->taken_ns > SCAN_REUSE_NS) {
+		struct worker_list *fresh = calloc(1, sizeof(*fresh));
+
+		r = fresh ? worker_scan(d->scanner, "/proc", WORKERS_MAX, &fresh->ws, &fresh->n)
+			  : -ENOMEM;
+		if (r < 0) {
+			free(fresh);
+			l = NULL;
+		} else {
+			fresh->refs = 1; /* the cache's */
+			fresh->taken_ns = clock_ns(CLOCK_MONOTONIC);
+			old = d->last_scan;
+			d->last_scan = l = fresh;
+		}
+	}
+	if (l)
+		l->refs++;
+	pthread_mutex_unlock(&d->scan_lock);
+	worker_list_put(d, old);
+	*ret_err = r;
+	return l;
+}
+
+void api_release(struct daemon *d)
+{
+	worker_list_put(d, d->last_scan);
+	d->last_scan = NULL;
+}
 
 uint64_t now_ms(void)
 {
@@ -118,50 +184,45 @@ static const char *service_name(const struct worker *w, const struct service_con
 	return svc ? svc->name : w->unit[0] ? w->unit : w->cgroup;
 }
 
-static json_t *modes_json(struct daemon *d, const struct user *u, const struct worker *w,
-			  const struct service_config *svc)
+/* The modes w can be recorded in into avail (names), the others with
+ * why into unavail (name: reason). */
+static void modes_json(struct daemon *d, bool perf_ok, const struct worker *w,
+		       const struct service_config *svc, json_t *avail, json_t *unavail)
 {
 	struct worker_mode modes[EVENT_COUNT];
-	json_t *a = json_array();
 
-	worker_modes(w, api_perf_ok(d, u), d->hw_ok, modes);
+	worker_modes(w, perf_ok, d->hw_ok, modes);
 	for (int m = 0; m < EVENT_COUNT; m++) {
-		char key[128];
-		bool on = config_mode_allowed(&d->cfg, svc, modes[m].event, key, sizeof(key));
-		json_t *o = json_pack("{ss sb}", "mode", event_name(modes[m].event), "available",
-				      on && modes[m].available);
+		const char *name = event_name(modes[m].event);
+		char key[128], why[200];
 
-		if (!on) {
-			char why[200];
-
+		if (!config_mode_allowed(&d->cfg, svc, modes[m].event, key, sizeof(key))) {
 			snprintf(why, sizeof(why), "disabled by the operator (%s in nprofd.conf)", key);
-			json_object_set_new(o, "why_not", json_string(why));
+			json_object_set_new(unavail, name, json_string(why));
 		} else if (!modes[m].available) {
-			json_object_set_new(o, "why_not", json_string(modes[m].why_not));
+			json_object_set_new(unavail, name, json_string(modes[m].why_not));
+		} else {
+			json_array_append_new(avail, json_string(name));
 		}
-		json_array_append_new(a, o);
 	}
-	return a;
 }
 
-static void add_action(json_t *a, const char *name, const char *why)
+static void add_action(json_t *avail, json_t *unavail, const char *name, const char *why)
 {
-	json_t *o = json_pack("{ss sb}", "action", name, "available", !why[0]);
-
 	if (why[0])
-		json_object_set_new(o, "why_not", json_string(why));
-	json_array_append_new(a, o);
+		json_object_set_new(unavail, name, json_string(why));
+	else
+		json_array_append_new(avail, json_string(name));
 }
 
-static json_t *actions_json(struct daemon *d, const struct worker *w,
-			    const struct service_config *svc)
+static void actions_json(struct daemon *d, const struct worker *w,
+			 const struct service_config *svc, json_t *avail, json_t *unavail)
 {
 	static const struct { const char *name; enum action_kind kind; } ACTIONS[] = {
 		{ "stacks", ACTION_THREAD_DUMP }, { "heapdump", ACTION_HEAP_SNAPSHOT },
 		{ "heap", ACTION_HEAP_PROFILING }, { "coredump", ACTION_CORE_FILE },
 		{ "restart", ACTION_RESTART },
 	};
-	json_t *a = json_array();
 	char key[128], why[200];
 
 	for (size_t i = 0; i < sizeof(ACTIONS) / sizeof(ACTIONS[0]); i++) {
@@ -177,7 +238,7 @@ static json_t *actions_json(struct daemon *d, const struct worker *w,
 			 !(access("/run/systemd/system", F_OK) == 0 && strstr(w->unit, ".service")))
 			snprintf(why, sizeof(why), "no supervisor to restart it through: not a systemd "
 				 "service, and no [service] section with restart_command selects it");
-		add_action(a, ACTIONS[i].name, why);
+		add_action(avail, unavail, ACTIONS[i].name, why);
 	}
 	for (size_t i = 0; i < d->cfg.n_commands; i++) {
 		char name[CONFIG_NAME_MAX + 16];
@@ -186,12 +247,68 @@ static json_t *actions_json(struct daemon *d, const struct worker *w,
 		if (!config_action_allowed(&d->cfg, svc, ACTION_COMMANDS, key, sizeof(key)))
 			snprintf(why, sizeof(why), "disabled by the operator (%s in nprofd.conf)", key);
 		snprintf(name, sizeof(name), "commands/%s", d->cfg.commands[i].name);
-		add_action(a, name, why);
+		add_action(avail, unavail, name, why);
 	}
-	return a;
 }
 
-static json_t *worker_json(struct daemon *d, const struct user *u, const struct worker *w)
+/* A worker's modes and actions depend on its service, whether it has
+ * the agent, and whether it is a systemd service: workers alike share
+ * one JSON value (a list of thousands is mostly these). */
+struct capabilities {
+	bool perf_ok;		/* api_perf_ok for the request's user, asked once */
+	bool detail;		/* with the reasons for what is not available */
+	size_t n;
+	struct {
+		const struct service_config *svc;
+		bool agent, unit_service;
+		json_t *modes, *actions, *unavailable;
+	} e[32];
+};
+
+static void capabilities_release(struct capabilities *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		json_decref(c->e[i].modes);
+		json_decref(c->e[i].actions);
+		json_decref(c->e[i].unavailable);
+	}
+	c->n = 0;
+}
+
+/* Sets w's modes, actions and (with detail) unavailable in o. */
+static void capabilities_set(struct daemon *d, struct capabilities *c, const struct worker *w,
+			     const struct service_config *svc, json_t *o)
+{
+	bool unit_service = strstr(w->unit, ".service") != NULL;
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		if (c->e[i].svc == svc && c->e[i].agent == w->agent &&
+		    c->e[i].unit_service == unit_service)
+			break;
+	if (i == c->n) {
+		json_t *modes = json_array(), *actions = json_array();
+		json_t *um = json_object(), *ua = json_object();
+
+		modes_json(d, c->perf_ok, w, svc, modes, um);
+		actions_json(d, w, svc, actions, ua);
+		if (c->n == sizeof(c->e) / sizeof(c->e[0]))
+			i = 0, capabilities_release(c);
+		c->e[i].svc = svc;
+		c->e[i].agent = w->agent;
+		c->e[i].unit_service = unit_service;
+		c->e[i].modes = modes;
+		c->e[i].actions = actions;
+		c->e[i].unavailable = json_pack("{so so}", "modes", um, "actions", ua);
+		c->n = i + 1;
+	}
+	json_object_set(o, "modes", c->e[i].modes);
+	json_object_set(o, "actions", c->e[i].actions);
+	if (c->detail)
+		json_object_set(o, "unavailable", c->e[i].unavailable);
+}
+
+static json_t *worker_json(struct daemon *d, struct capabilities *caps, const struct worker *w)
 {
 	const struct service_config *svc = api_service(d, w);
 	json_t *o = json_object();
@@ -212,8 +329,7 @@ static json_t *worker_json(struct daemon *d, const struct user *u, const struct 
 	json_object_set_new(o, "rss_bytes", json_integer((json_int_t)w->rss_bytes));
 	json_object_set_new(o, "uptime", json_real((double)(w->uptime_ns / 1000000) / 1000));
 	json_object_set_new(o, "agent", json_boolean(w->agent));
-	json_object_set_new(o, "modes", modes_json(d, u, w, svc));
-	json_object_set_new(o, "actions", actions_json(d, w, svc));
+	capabilities_set(d, caps, w, svc, o);
 	return o;
 }
 
@@ -238,48 +354,53 @@ static bool filter_takes(const struct request *rq, const struct worker *w, const
 
 static void workers_list(struct daemon *d, const struct request *rq, struct reply *rp)
 {
-	struct worker *ws = NULL;
-	size_t n = 0;
+	struct worker_list *all;
+	struct capabilities caps = { .n = 0 };
 	json_t *list;
 	int r;
-	const char *agent = rq->query(rq, "agent");
+	const char *agent = rq->query(rq, "agent"), *detail = rq->query(rq, "detail");
 
 	if (agent && strcmp(agent, "true") && strcmp(agent, "false") && strcmp(agent, "1") &&
 	    strcmp(agent, "0")) {
 		reply_error(rp, 400, "agent", "agent=%.32s: use true or false", agent);
 		return;
 	}
-	pthread_mutex_lock(&d->scan_lock);
-	r = worker_scan(d->scanner, "/proc", WORKERS_MAX, &ws, &n);
-	pthread_mutex_unlock(&d->scan_lock);
-	if (r < 0) {
+	caps.perf_ok = api_perf_ok(d, &rq->user);
+	caps.detail = detail && (!strcmp(detail, "1") || !strcmp(detail, "true"));
+	all = worker_list_get(d, &r);
+	if (!all) {
 		reply_error(rp, 500, NULL, "cannot read /proc: %s", strerror(-r));
 		return;
 	}
 	list = json_array();
-	for (size_t i = 0; i < n; i++) {
-		const struct worker *w = &ws[i];
+	for (size_t i = 0; i < all->n; i++) {
+		const struct worker *w = &all->ws[i];
 
 		if (!user_may_see(&rq->user, w->uid) ||
 		    !config_selects(&d->cfg, w->unit, w->cgroup, w->exe, w->user) ||
 		    !filter_takes(rq, w, service_name(w, api_service(d, w))))
 			continue;
-		json_array_append_new(list, worker_json(d, &rq->user, w));
+		json_array_append_new(list, worker_json(d, &caps, w));
 	}
-	free(ws);
+	capabilities_release(&caps);
+	worker_list_put(d, all);
 	rp->json = json_pack("{so}", "workers", list);
 }
 
 static void worker_one(struct daemon *d, const struct request *rq, struct reply *rp,
 		       const char *id)
 {
+	struct capabilities caps = { .n = 0 };
 	struct worker w;
 	int pidfd;
 
 	if (!api_worker(d, rq, rp, id, &w, &pidfd))
 		return;
 	close(pidfd);
-	rp->json = worker_json(d, &rq->user, &w);
+	caps.perf_ok = api_perf_ok(d, &rq->user);
+	caps.detail = true;
+	rp->json = worker_json(d, &caps, &w);
+	capabilities_release(&caps);
 }
 
 static void whoami(struct daemon *d, const struct request *rq, struct reply *rp)

@@ -62,6 +62,9 @@ char **command_argv(const char *run, pid_t pid, uint64_t seconds, const char *ou
 void command_argv_free(char **argv);
 
 void api_instances(struct daemon *d, const struct request *rq, struct reply *rp);
+
+/* At exit: what the API keeps between requests. */
+void api_release(struct daemon *d);
 void api_actions(struct daemon *d, const struct request *rq, struct reply *rp,
 		 const char *worker_id, const char *action);
 void api_commands(struct daemon *d, const struct request *rq, struct reply *rp);

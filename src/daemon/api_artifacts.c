@@ -212,7 +212,7 @@ static bool can_convert(const char *have, const char *want)
 static void download(struct daemon *d, const struct request *rq, struct reply *rp, json_t *row)
 {
 	const char *have = json_string_value(json_object_get(row, "format"));
-	const char *want = rq->query(rq, "format");
+	const char *want = rq->query(rq, "format"), *inl = rq->query(rq, "inline");
 	const char *name = json_string_value(json_object_get(row, "name"));
 	const struct download_kind *k;
 	struct stat st;
@@ -221,6 +221,10 @@ static void download(struct daemon *d, const struct request *rq, struct reply *r
 
 	if (!want || (!strcmp(want, "json") && !strcmp(have, "threads")))
 		want = have;
+	if (inl && strcmp(inl, "1") && strcmp(inl, "0") && strcmp(inl, "true") && strcmp(inl, "false")) {
+		reply_error(rp, 400, "inline", "inline=%.16s: use 1 (show it in the browser) or 0", inl);
+		return;
+	}
 	if (!can_convert(have, want)) {
 		reply_error(rp, 400, "format", "a %s artifact converts to %s", have,
 			    !strcmp(have, "pprof") ? output_format_names()
@@ -258,6 +262,7 @@ static void download(struct daemon *d, const struct request *rq, struct reply *r
 		*strchr(base, '.') = '\0';
 	snprintf(rp->filename, sizeof(rp->filename), "%s%s%s", base, k && k->ext[0] ? "." : "",
 		 k ? k->ext : "");
+	rp->inline_view = inl && (!strcmp(inl, "1") || !strcmp(inl, "true"));
 	snprintf(rp->result, sizeof(rp->result), "downloaded as %s", want);
 }
 

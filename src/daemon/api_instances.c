@@ -146,6 +146,7 @@ void instance_launch(struct daemon *d, const struct request *rq, struct reply *r
 	pid_t child;
 	int fd = -1, r;
 	size_t n = 0;
+	bool locked = true;
 
 	pthread_mutex_lock(&d->start_lock);
 	running = db_query_int(d->db, 0, "SELECT id FROM instances WHERE worker = ? AND kind = ? "
@@ -158,7 +159,10 @@ void instance_launch(struct daemon *d, const struct request *rq, struct reply *r
 			    w->id, (long long)running);
 		goto out;
 	}
-	if (jobs_running(d->jobs) >= d->cfg.max_concurrent) {
+	/* Instances, not children: a restart waiting for its new process
+	 * counts, and a slot is taken by the row before the child starts. */
+	if (db_query_int(d->db, 0, "SELECT COUNT(*) FROM instances WHERE status = 'RUNNING'", "") >=
+	    (int64_t)d->cfg.max_concurrent) {
 		reply_error(rp, 429, NULL, "%u instances are running, the most this host allows "
 			    "([instances] max_concurrent); try again when one ends",
 			    d->cfg.max_concurrent);
@@ -180,6 +184,10 @@ void instance_launch(struct daemon *d, const struct request *rq, struct reply *r
 		reply_error(rp, 500, NULL, "cannot write the index (see nprofd's log)");
 		goto out;
 	}
+	/* The RUNNING row holds the place: what follows (files, the child)
+	 * need not keep other requests waiting. */
+	pthread_mutex_unlock(&d->start_lock);
+	locked = false;
 	db_exec(d->db, NULL, "INSERT INTO workers(id, pid, name, uid, user, service, first_seen, "
 		"last_seen) VALUES(?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET last_seen = "
 		"excluded.last_seen", "titutt" "ii", w->id, (int64_t)w->pid, w->name,
@@ -240,7 +248,8 @@ out:
 	command_argv_free(cmd_argv);
 	if (fd >= 0)
 		close(fd);
-	pthread_mutex_unlock(&d->start_lock);
+	if (locked)
+		pthread_mutex_unlock(&d->start_lock);
 }
 
 /* ---- POST /api/v1/instances ------------------------------------------- */

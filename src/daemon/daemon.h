@@ -17,6 +17,7 @@
 
 struct db;
 struct jobs;
+struct worker_list;
 
 struct daemon {
 	struct daemon_config cfg;
@@ -29,6 +30,7 @@ struct daemon {
 	pthread_mutex_t start_lock;	/* checking limits and starting a job: one at a time */
 	pthread_mutex_t scan_lock;	/* the scanner keeps state between scans */
 	struct worker_scanner *scanner;
+	struct worker_list *last_scan;	/* under scan_lock: reused for a second */
 	bool perf_ok, hw_ok;		/* perf_event_open, probed at start */
 	char http_url[128];		/* "http://127.0.0.1:9700/", "" without HTTP */
 	uint64_t started_ms;
@@ -61,6 +63,7 @@ struct reply {
 	uint64_t size;
 	char content_type[64];
 	char filename[128];		/* Content-Disposition: attachment; filename= */
+	bool inline_view;		/* shown in the browser, not saved: sandboxed */
 	char worker[WORKER_ID_MAX];	/* the worker acted on, for the audit log */
 	char result[256];		/* a short result for the audit log */
 };

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <libgen.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -172,6 +173,9 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &stop, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	umask(077);
+	/* Eight request threads would each grow an arena of their own to its
+	 * peak; two are plenty for what nprofd allocates. */
+	mallopt(M_ARENA_MAX, 2);
 	if (find_nprof(&d) < 0 || make_state_dir(&d) < 0)
 		goto out;
 	instances_recover(&d);
@@ -220,6 +224,7 @@ out:
 			usleep(20000);
 		jobs_free(d.jobs);
 	}
+	api_release(&d);
 	worker_scanner_free(d.scanner);
 	db_close(d.db);
 	return status;

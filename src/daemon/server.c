@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <malloc.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pwd.h>
@@ -333,14 +334,30 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, struct reply *rp)
 		for (char *f = rp->filename; *f; f++)
 			if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-+", *f))
 				*f = '_';
-		snprintf(cd, sizeof(cd), "attachment; filename=\"%s\"", rp->filename);
+		snprintf(cd, sizeof(cd), "%s; filename=\"%s\"",
+			 rp->inline_view ? "inline" : "attachment", rp->filename);
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_DISPOSITION, cd);
 	}
+	/* A page shown inline (a flame graph) runs in an opaque origin of
+	 * its own: its scripts cannot reach the API with the viewer's
+	 * credentials, nor anything else on the network. */
+	if (rp->inline_view)
+		MHD_add_response_header(r, "Content-Security-Policy",
+			"sandbox allow-scripts allow-downloads; default-src 'none'; "
+			"script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:");
 	if (rp->status == MHD_HTTP_UNAUTHORIZED)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"nprofd\"");
 	ret = MHD_queue_response(c, rp->status, r);
 	MHD_destroy_response(r);
 	return ret;
+}
+
+/* A large reply (the workers of a busy host: megabytes of JSON) leaves
+ * its thread's malloc arena holding pages it no longer uses: they are
+ * given back after it, or every pool thread keeps its own peak for good. */
+static bool large(const struct reply *rp)
+{
+	return rp->json && json_array_size(json_object_get(rp->json, "workers")) > 200;
 }
 
 /* Replaces, in place, control bytes and bytes that are not UTF-8 with
@@ -422,6 +439,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	struct request rq = { .method = method, .path = url, .query = query_of, .conn = c };
 	struct reply rp = { .status = 200, .fd = -1 };
 	enum MHD_Result ret;
+	bool trim;
 
 	if (!p) {
 		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
@@ -476,7 +494,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		rp.json = json_object();
 	audit(d, &rq, &rp);
 	ret = send_reply(c, &rp);
+	trim = large(&rp);
 	json_decref(rp.json);
+	if (trim)
+		malloc_trim(0);
 	if (rp.fd >= 0)
 		close(rp.fd);
 	return ret;

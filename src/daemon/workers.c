@@ -65,6 +65,13 @@ struct scan_ctx {
 	int64_t boot_offset_ns;	/* proc_root's uptime minus CLOCK_BOOTTIME */
 	long hz;
 	long page_size;
+	/* The pids whose agent's socket (@nprof-agent-PID) is in this
+	 * network namespace's unix table, sorted: only their maps need
+	 * reading. Without the table (a test's tree), every process's. */
+	bool net_known;
+	char netns[64];		/* proc_root/self/ns/net's target */
+	pid_t *agent_pids;
+	size_t n_agent_pids;
 };
 
 /* The fields of /proc/PID/stat a worker needs. */
@@ -467,6 +474,70 @@ out:
 	return found;
 }
 
+static int pid_t_cmp(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Reads root/net/unix once: the pids that abstract sockets named
+ * @nprof-agent-PID claim. A name anyone could bind, so only a hint of
+ * where to look: the maps still decide. */
+static void agent_sockets_read(struct scan_ctx *ctx)
+{
+	char path[PATH_MAX], line[512];
+	size_t cap = 0;
+	FILE *f;
+
+	if (snprintf(path, sizeof(path), "%s/net/unix", ctx->root) >= (int)sizeof(path) ||
+	    !(f = fopen(path, "re")))
+		return;
+	ctx->net_known = true;
+	while (fgets(line, sizeof(line), f)) {
+		const char *at = strstr(line, " @nprof-agent-");
+		char *end;
+		long pid;
+
+		if (!at)
+			continue;
+		pid = strtol(at + 14, &end, 10);
+		if (pid <= 0 || pid > INT32_MAX || (*end != '\n' && *end != '\0') ||
+		    array_reserve(&ctx->agent_pids, &cap, ctx->n_agent_pids + 1,
+				  sizeof(*ctx->agent_pids)) < 0)
+			continue;
+		ctx->agent_pids[ctx->n_agent_pids++] = (pid_t)pid;
+	}
+	fclose(f);
+	qsort(ctx->agent_pids, ctx->n_agent_pids, sizeof(*ctx->agent_pids), pid_t_cmp);
+	if (snprintf(path, sizeof(path), "%s/self/ns/net", ctx->root) >= (int)sizeof(path) ||
+	    readlink(path, ctx->netns, sizeof(ctx->netns) - 1) <= 0)
+		ctx->net_known = false;
+}
+
+static void scan_ctx_release(struct scan_ctx *ctx)
+{
+	free(ctx->agent_pids);
+	ctx->agent_pids = NULL;
+}
+
+/* Whether pid has the agent: its maps, read only when the unix table
+ * of its network namespace (when it is ours) names its socket. */
+static bool has_agent(const struct scan_ctx *ctx, pid_t pid)
+{
+	char path[PATH_MAX], ns[64];
+	ssize_t n;
+
+	if (ctx->net_known && pid_path(path, sizeof(path), ctx->root, pid, "ns/net") == 0 &&
+	    (n = readlink(path, ns, sizeof(ns) - 1)) > 0) {
+		ns[n] = '\0';
+		if (!strcmp(ns, ctx->netns) &&
+		    !bsearch(&pid, ctx->agent_pids, ctx->n_agent_pids, sizeof(pid), pid_t_cmp))
+			return false;
+	}
+	return maps_has_agent(ctx->root, pid);
+}
+
 static int scan_ctx_init(struct scan_ctx *ctx, const char *root)
 {
 	char path[PATH_MAX], buf[128], *end;
@@ -474,6 +545,7 @@ static int scan_ctx_init(struct scan_ctx *ctx, const char *root)
 	long long sec;
 	int n;
 
+	memset(ctx, 0, sizeof(*ctx));
 	ctx->root = root;
 	ctx->hz = sysconf(_SC_CLK_TCK);
 	ctx->page_size = sysconf(_SC_PAGESIZE);
@@ -500,6 +572,7 @@ static int scan_ctx_init(struct scan_ctx *ctx, const char *root)
 			ctx->boot_offset_ns = ns - (int64_t)now;
 		}
 	}
+	agent_sockets_read(ctx);
 	return 0;
 }
 
@@ -557,7 +630,7 @@ static int worker_load(struct worker_scanner *s, const struct scan_ctx *ctx, pid
 	w.uptime_ns = now > 0 && (uint64_t)now > started ? (uint64_t)now - started : 0;
 	life = w.uptime_ns;
 	w.cpu_percent = life ? (double)st.cpu_ticks * 1e9 / (double)hz / (double)life * 100.0 : 0.0;
-	w.agent = maps_has_agent(ctx->root, pid);
+	w.agent = has_agent(ctx, pid);
 
 	*ret = w;
 	*ret_seen = (struct cpu_seen){ .pid = pid, .start_ticks = st.start_ticks,
@@ -699,6 +772,7 @@ int worker_scan(struct worker_scanner *s, const char *proc_root, size_t max,
 	*ret_n = n;
 	v = NULL;
 out:
+	scan_ctx_release(&ctx);
 	free(pids);
 	free(seen);
 	free(v);
@@ -720,6 +794,7 @@ int worker_read(struct worker_scanner *s, const char *proc_root, pid_t pid,
 	if (err < 0)
 		return err;
 	err = worker_load(s, &ctx, pid, &w, &cur);
+	scan_ctx_release(&ctx);
 	if (err < 0)
 		return err;
 	if (s) {

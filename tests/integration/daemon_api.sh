@@ -45,7 +45,7 @@ http "" GET /api/v1/workers
 check "HTTP without a token: 401" [ "$CODE" = 401 ]
 
 # --- workers ------------------------------------------------------------------
-start_prog split "$PROGS/split" --seconds 120 --truth "$TMP/split.truth" || bail "split starts"
+start_prog split "$PROGS/split" --seconds 900 --truth "$TMP/split.truth" || bail "split starts"
 SPLIT=$PID
 W=$(worker_of "$SPLIT")
 api GET "/api/v1/workers/$W"
@@ -53,9 +53,11 @@ check "worker $W: pid, name, user root, threads, agent false" \
 	[ "$(json "$TMP/api.out" 'j["pid"], j["name"], j["user"], j["threads"] >= 2, j["agent"]')" = \
 	  "($SPLIT, 'split', 'root', True, False)" ]
 check "worker $W: cpu available; wall and alloc not, saying they need the agent" \
-	[ "$(json "$TMP/api.out" '[(m["mode"], m["available"], "agent" in m.get("why_not", "")) for m in j["modes"] if m["mode"] in ("cpu", "wall", "alloc")]')" = \
-	  "[('cpu', True, False), ('wall', False, True), ('alloc', False, True)]" ]
+	[ "$(json "$TMP/api.out" '"cpu" in j["modes"], "wall" in j["modes"], "alloc" in j["modes"], "agent" in j["unavailable"]["modes"]["wall"], "agent" in j["unavailable"]["modes"]["alloc"]')" = \
+	  "(True, False, False, True, True)" ]
 api GET /api/v1/workers
+check "the list is light: no reasons unless ?detail=1" \
+	[ "$(json "$TMP/api.out" 'any("unavailable" in w for w in j["workers"])')" = False ]
 check "the list has no kernel thread (no kthreadd)" \
 	[ "$(json "$TMP/api.out" 'len([w for w in j["workers"] if w["name"] == "kthreadd"])')" = 0 ]
 api GET "/api/v1/workers?q=split&agent=false"
@@ -99,6 +101,14 @@ fi
 curl -s --unix-socket "$SOCK" -o "$TMP/cpu.html" -D "$TMP/h.txt" "http://nprofd/api/v1/artifacts/$ART?format=flamegraph"
 check "?format=flamegraph: text/html, a page naming burn_ten" \
 	bash -c "grep -qi 'content-type: text/html' '$TMP/h.txt' && grep -q burn_ten '$TMP/cpu.html'"
+if need_browser; then
+	api POST /api/v1/tokens '{"name": "browser"}'
+	NPROF_E2E_TOKEN=$(json "$TMP/api.out" 'j["token"]') NPROF_E2E_FRAME=burn_sixty \
+		NPROF_E2E_URL="http://$HTTP_ADDR/api/v1/artifacts/$ART?format=flamegraph&inline=1" \
+		run_js daemon_download.js
+else
+	skip "the served flame graph in a browser" "$BROWSER_WHY"
+fi
 api GET "/api/v1/artifacts/$ART?format=bogus"
 check "?format=bogus: 400 naming format" error_names 400 format
 
@@ -171,7 +181,7 @@ kill -USR1 "$PID"
 wait_for_line "$TMP/heap.out" allocated 20 || not_ok "alloc_primes allocates"
 api GET "/api/v1/workers/$HEAP_W"
 check "with the agent: agent true, alloc available" \
-	[ "$(json "$TMP/api.out" 'j["agent"], [m["available"] for m in j["modes"] if m["mode"] == "alloc"][0]')" = "(True, True)" ]
+	[ "$(json "$TMP/api.out" 'j["agent"], "alloc" in j["modes"], "heapdump" in j["actions"]')" = "(True, True, True)" ]
 api POST "/api/v1/workers/$HEAP_W/heapdump"
 INST=$(json "$TMP/api.out" 'j["id"]')
 wait_instance "$INST" 30
@@ -219,9 +229,9 @@ usable_by_others || bail "the test programs are usable by other users"
 api -u "$AS1" GET /api/v1/whoami
 check "$U1 over the socket is $U1 (uid $(id -u "$U1"))" \
 	[ "$(json "$TMP/api.out" 'j["user"], j["uid"]')" = "('$U1', $(id -u "$U1"))" ]
-$AS1 "$PROGS/split" --seconds 60 >/dev/null 2>&1 &
+$AS1 "$PROGS/split" --seconds 600 >/dev/null 2>&1 &
 P1=$!; bg_pids+=("$P1")
-$AS2 "$PROGS/split" --seconds 60 >/dev/null 2>&1 &
+$AS2 "$PROGS/split" --seconds 600 >/dev/null 2>&1 &
 P2=$!; bg_pids+=("$P2")
 sleep 0.3
 W1=$(worker_of "$P1") W2=$(worker_of "$P2")
@@ -271,9 +281,9 @@ http "$T1" GET /api/v1/whoami
 check "a revoked token: 401" [ "$CODE" = 401 ]
 
 # --- SIGKILL during four instances; restart ------------------------------------------------
-start_prog spin "$PROGS/split" --seconds 120 || true
+start_prog spin "$PROGS/split" --seconds 600 || true
 SPIN=$PID
-start_prog wallagent env LD_PRELOAD="$AGENT" "$PROGS/split" --seconds 120 || true
+start_prog wallagent env LD_PRELOAD="$AGENT" "$PROGS/split" --seconds 600 || true
 AGENTED=$PID
 start_instance "{\"worker\": \"$W\", \"mode\": \"cpu\", \"duration\": \"20s\"}"
 K1=$INST

@@ -501,3 +501,31 @@ error_names() {
 		[ -n "$(json "$TMP/api.out" 'j["error"]')" ]
 }
 
+
+# --- the browser ------------------------------------------------------------------
+
+# need_browser: Debian's chromium, node and playwright-core (installed into
+# tests/e2e from its package-lock.json when missing); false, after saying
+# why in a diagnostic, when they cannot be had.
+need_browser() {
+	local e2e=$NPROF_SRC/tests/e2e
+	[ -x "${CHROMIUM:-/usr/bin/chromium}" ] && command -v node >/dev/null ||
+		{ BROWSER_WHY="chromium or node missing (scripts/install-deps installs them)"; return 1; }
+	[ -d "$e2e/node_modules/playwright-core" ] ||
+		(cd "$e2e" && npm ci --no-audit --no-fund >/dev/null 2>&1)
+	[ -d "$e2e/node_modules/playwright-core" ] ||
+		{ BROWSER_WHY="playwright-core missing and npm ci failed (cd tests/e2e && npm ci)"; return 1; }
+}
+
+# run_js SCRIPT: runs a tests/e2e script and counts its TAP lines as this
+# test's own checks.
+run_js() {
+	local line
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) ok "${line#ok * - }" ;;
+		"not ok "*) not_ok "${line#not ok * - }" ;;
+		"#"*) echo "$line" ;;
+		esac
+	done < <(NPROF_E2E_DIR=${NPROF_E2E_DIR:-$TMP} timeout 120 node "$NPROF_SRC/tests/e2e/$1" 2>&1)
+}
