@@ -98,6 +98,7 @@ static int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+__attribute__((format(printf, 2, 3)))
 static void reply(int fd, const char *fmt, ...)
 {
 	char buf[1024];

@@ -56,3 +56,26 @@ size_t utf8_put(uint32_t cp, unsigned char out[4])
 	out[3] = (unsigned char)(0x80 | (cp & 0x3f));
 	return 4;
 }
+
+void utf8_clean(char *s)
+{
+	unsigned char *p = (unsigned char *)s;
+
+	while (*p) {
+		uint32_t cp;
+		size_t n;
+
+		if (*p < 0x20 || *p == 0x7f) {
+			*p++ = '?';
+			continue;
+		}
+		if (*p < 0x80) {
+			p++;
+			continue;
+		}
+		n = utf8_next(p, &cp);
+		if (cp == UTF8_INVALID && n == 1)
+			*p = '?';
+		p += n;
+	}
+}

@@ -17,4 +17,9 @@ size_t utf8_next(const unsigned char *s, uint32_t *ret_cp);
  * out: the bytes written, 1 to 4. */
 size_t utf8_put(uint32_t cp, unsigned char out[4]);
 
+/* Replaces, in place, each control byte (below 0x20, and 0x7f) and each
+ * byte that does not begin a well-formed character with '?': text from
+ * a process or a client, made fit for a log line and for JSON. */
+void utf8_clean(char *s);
+
 #endif

@@ -360,33 +360,6 @@ static bool large(const struct reply *rp)
 	return rp->json && json_array_size(json_object_get(rp->json, "workers")) > 200;
 }
 
-/* Replaces, in place, control bytes and bytes that are not UTF-8 with
- * '?': a message echoes what the client sent (a path, a key), which may
- * be neither, or may be cut inside a character by a "%.200s"; jansson
- * takes only UTF-8, and a message that is not would leave no body. */
-static void text_clean(char *s)
-{
-	unsigned char *p = (unsigned char *)s;
-
-	while (*p) {
-		uint32_t cp;
-		size_t n;
-
-		if (*p < 0x20 || *p == 0x7f) {
-			*p++ = '?';
-			continue;
-		}
-		if (*p < 0x80) {
-			p++;
-			continue;
-		}
-		n = utf8_next(p, &cp);
-		if (cp == UTF8_INVALID && n == 1)
-			*p = '?';
-		p += n;
-	}
-}
-
 void reply_error(struct reply *rp, unsigned status, const char *field, const char *fmt, ...)
 {
 	char msg[512];
@@ -395,7 +368,10 @@ void reply_error(struct reply *rp, unsigned status, const char *field, const cha
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	text_clean(msg);
+	/* A message echoes what the client sent (a path, a key), which may
+	 * be neither text nor UTF-8, or be cut inside a character by a
+	 * "%.200s"; jansson takes only UTF-8, and would leave no body. */
+	utf8_clean(msg);
 	json_decref(rp->json);
 	rp->status = status;
 	rp->json = json_pack("{ss}", "error", msg);

@@ -116,31 +116,6 @@ static int parse_u64(const char *s, size_t len, uint64_t *ret)
 	return 0;
 }
 
-/* Replaces, in place, control bytes and bytes that are not UTF-8 with
- * '?': these strings come from the process and end up in logs and JSON. */
-static void text_clean(char *s)
-{
-	unsigned char *p = (unsigned char *)s;
-
-	while (*p) {
-		uint32_t cp;
-		size_t n;
-
-		if (*p < 0x20 || *p == 0x7f) {
-			*p++ = '?';
-			continue;
-		}
-		if (*p < 0x80) {
-			p++;
-			continue;
-		}
-		n = utf8_next(p, &cp);
-		if (cp == UTF8_INVALID && n == 1)
-			*p = '?';
-		p += n;
-	}
-}
-
 static int pid_path(char *buf, size_t len, const char *root, pid_t pid, const char *file)
 {
 	int n = snprintf(buf, len, "%s/%d/%s", root, (int)pid, file);
@@ -285,7 +260,7 @@ static void user_lookup(struct worker_scanner *s, uid_t uid, char *buf, size_t l
 		snprintf(buf, len, "%s", found->pw_name);
 	else
 		snprintf(buf, len, "%u", (unsigned)uid);
-	text_clean(buf);
+	utf8_clean(buf);
 	if (s && s->nusers < USER_CACHE_MAX &&
 	    array_reserve(&s->users, &s->users_cap, s->nusers + 1, sizeof(*s->users)) == 0) {
 		s->users[s->nusers].uid = uid;
@@ -309,7 +284,7 @@ static void cmdline_read(const char *root, pid_t pid, char *buf, size_t len)
 	for (ssize_t i = 0; i < n; i++)
 		if (buf[i] == '\0')
 			buf[i] = ' ';
-	text_clean(buf);
+	utf8_clean(buf);
 }
 
 static void exe_read(const char *root, pid_t pid, char *buf, size_t len)
@@ -322,7 +297,7 @@ static void exe_read(const char *root, pid_t pid, char *buf, size_t len)
 	if (pid_path(path, sizeof(path), root, pid, "exe") == 0)
 		n = readlink(path, buf, len - 1);
 	buf[n < 0 ? 0 : n] = '\0';
-	text_clean(buf);
+	utf8_clean(buf);
 }
 
 /* From "/a.slice/b.service/c", the innermost unit (.service, .scope or
@@ -410,7 +385,7 @@ static int cgroup_read(const char *root, pid_t pid, struct worker *w)
 		}
 	}
 	snprintf(w->cgroup, sizeof(w->cgroup), "%s", best ? best : "");
-	text_clean(w->cgroup);
+	utf8_clean(w->cgroup);
 	cgroup_names(w->cgroup, w->unit, sizeof(w->unit), w->container, sizeof(w->container));
 	return 0;
 }
@@ -616,7 +591,7 @@ static int worker_load(struct worker_scanner *s, const struct scan_ctx *ctx, pid
 	w.start_ticks = st.start_ticks;
 	snprintf(w.id, sizeof(w.id), "%d-%llu", (int)pid, (unsigned long long)st.start_ticks);
 	snprintf(w.name, sizeof(w.name), "%.*s", (int)sizeof(w.name) - 1, st.comm);
-	text_clean(w.name);
+	utf8_clean(w.name);
 	cmdline_read(ctx->root, pid, w.cmdline, sizeof(w.cmdline));
 	exe_read(ctx->root, pid, w.exe, sizeof(w.exe));
 	user_lookup(s, w.uid, w.user, sizeof(w.user));

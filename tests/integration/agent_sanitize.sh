@@ -9,99 +9,36 @@
 # (as agent_cycles.sh).
 # Any sanitizer report fails the test.
 #
+# The builds come from the Makefile: `make sanitize-asan` and `make
+# sanitize-tsan` (clang, the project's warnings, objects and -MMD
+# dependencies in BUILD/sanitize/{asan,tsan}; the Makefile says which
+# files get which sanitizer and why), run here against NPROF_BUILD, so
+# that only what changed is rebuilt. When tests/run tests a copy of the
+# build (/tmp/nprof-build.*, for user nobody), they are made in the copy,
+# from scratch. `make sanitize` makes them first and runs this test alone.
+#
 # clang, because gcc's ASan (a shared runtime) refuses to run when another
 # library is preloaded first; clang links the runtime into the program,
-# and the preloaded library resolves the runtime's symbols there (so it is
-# linked without -z defs). The program's sanitizer intercepts
-# pthread_create before the agent's wrapper does: its threads are found by
-# the agent's /proc/self/task scan instead, as for threads made with clone.
+# and the preloaded library resolves the runtime's symbols there. The
+# program's sanitizer intercepts pthread_create before the agent's
+# wrapper does: its threads are found by the agent's /proc/self/task scan
+# instead, as for threads made with clone.
 #
-# src/agent/hot/ and the unwinder's walker (src/unwind/walker.c) are built
-# with UBSan only: they run in signal handlers and read other frames of the
-# interrupted stack (ASan's redzones, TSan's shadow of another context) by
-# design; scripts/check-hot holds them to async-signal-safe calls.
-#
-# Objects are kept in BUILD/sanitize/{asan,tsan} and rebuilt when a source
-# or a header is newer. `make sanitize` runs this test alone.
-#
-# Two clang builds of the agent and five programs, then their runs: minutes
-# on a cold, slow host.
+# Two cold clang builds of the agent and three programs, then their runs:
+# minutes on a cold, slow host.
 # test-timeout: 900
 . "$(dirname "$0")/lib.sh"
 need_build
 command -v clang >/dev/null || bail "clang is installed (scripts/install-deps)"
 SAN=$NPROF_BUILD/sanitize
-GEN=$NPROF_BUILD/gen
-[ -r "$GEN/profile.pb-c.c" ] || bail "the normal build ran first (build/gen)"
 
-cd "$NPROF_SRC" || bail "cd $NPROF_SRC"
-SRCS=$(ls src/base/*.c src/unwind/*.c src/profile/*.c src/symbolize/*.c src/output/*.c \
-	src/threaddump/*.c src/engine/*.c src/agent/*.c src/agent/hot/*.c)
-newest_header=$(find include src "$GEN" -name '*.h' -printf '%T@\n' | sort -n | tail -1)
-
-# build NAME SANFLAGS: BUILD/sanitize/NAME/libnprof.so and .../split.
+# build NAME: BUILD/sanitize/NAME/{libnprof.so,split,agent_cycles,alloc_storm}
+# and BUILD/sanitize/bin/llvm-symbolizer, up to date. Under `make check`,
+# MAKEFLAGS names the outer make's jobserver, which this script did not
+# inherit: this make runs on its own.
 build() {
-	local name=$1 flags=$2 dir=$SAN/$1 jobs=() s o f
-	local base="-std=gnu11 -D_GNU_SOURCE -O1 -g -fPIC -fno-omit-frame-pointer"
-	base="$base -fvisibility=hidden -Iinclude -Isrc -I$GEN -w"
-	mkdir -p "$dir/obj"
-	for s in $SRCS "$GEN/profile.pb-c.c"; do
-		o=$dir/obj/$(echo "${s#$NPROF_BUILD/}" | tr / _).o
-		f=$flags
-		case $s in src/agent/hot/*|src/unwind/walker.c) f="-fsanitize=undefined" ;; esac
-		# TSan intercepts malloc, the pthread locks, sigaction and execve
-		# in the program; the agent's interposers are left out (their map
-		# lines too, below).
-		case $name:$s in tsan:src/agent/hot/alloc.c|tsan:src/agent/hot/lock.c|tsan:src/agent/hot/signals.c|tsan:src/agent/exec.c) f="$f -DNPROF_NO_INTERPOSE" ;; esac
-		if [ ! -e "$o" ] || [ "$s" -nt "$o" ] ||
-			awk -v h="$newest_header" -v m="$(stat -c %Y "$o")" 'BEGIN { exit !(h > m) }'; then
-			jobs+=("clang $base $f -fno-sanitize-recover=undefined -c $s -o $o.$$ && mv -f $o.$$ $o")
-		fi
-	done
-	if [ ${#jobs[@]} -gt 0 ]; then
-		printf '%s\n' "${jobs[@]}" | xargs -P "$(nproc)" -I{} sh -c '{}' || return 1
-	fi
-	# TSan: the agent does not take over pthread_create (its wrapper would
-	# run instrumented code in a new thread before TSan's own start), nor
-	# the malloc family and lock acquisitions (TSan intercepts them in the
-	# program, and would call ours as the "real" ones during its own
-	# start-up).
-	# Their definitions are renamed too, so that the agent's own calls
-	# (pthread_mutex_lock, malloc) reach TSan's interceptors.
-	local objs=("$dir"/obj/*.o)
-	if [ "$name" = tsan ]; then
-		echo '{ global: nprof_*; local: *; };' >"$dir/libnprof.map"
-		local names n d args
-		names=$(sed 's|/\*.*\*/||g; s|^ \*.*||' src/agent/libnprof.map | tr -s ' \t;:' '\n\n\n\n' |
-			grep -E '^[a-z_][a-z_0-9]*$' | grep -vE '^(nprof_.*|global|local)$')
-		mkdir -p "$dir/renamed"
-		objs=()
-		for o in "$dir"/obj/*.o; do
-			d=$(nm --defined-only "$o" | awk '{ print $3 }')
-			args=()
-			for n in $names; do
-				grep -qx "$n" <<<"$d" && args+=(--redefine-sym "$n=nprof_tsan_$n")
-			done
-			if [ ${#args[@]} -gt 0 ]; then
-				objcopy "${args[@]}" "$o" "$dir/renamed/${o##*/}" || return 1
-				objs+=("$dir/renamed/${o##*/}")
-			else
-				objs+=("$o")
-			fi
-		done
-	else
-		cp src/agent/libnprof.map "$dir/libnprof.map"
-	fi
-	clang -shared $flags -Wl,--version-script="$dir/libnprof.map" -Wl,-soname,libnprof.so \
-		-o "$dir/libnprof.so.$$" "${objs[@]}" \
-		-ldw -lelf -liberty -lz -lm -lpthread -lprotobuf-c -ldl -lrt -lmicrohttpd || return 1
-	clang -O1 -g -fno-omit-frame-pointer -pthread $flags -fno-sanitize-recover=undefined \
-		-o "$dir/split.$$" tests/progs/split.c -ldl -lm || return 1
-	clang -O1 -g -fno-omit-frame-pointer -pthread $flags -fno-sanitize-recover=undefined \
-		-o "$dir/agent_cycles.$$" tests/progs/agent_cycles.c -ldl -lm || return 1
-	# Renamed into place: another run may be using the old ones.
-	mv -f "$dir/libnprof.so.$$" "$dir/libnprof.so" && mv -f "$dir/split.$$" "$dir/split" &&
-		mv -f "$dir/agent_cycles.$$" "$dir/agent_cycles"
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+		make -C "$NPROF_SRC" -j"$(nproc)" BUILD="$NPROF_BUILD" "sanitize-$1"
 }
 
 # sanitizer_clean FILE: no sanitizer report in FILE.
@@ -175,17 +112,9 @@ run_http() {
 	fi
 }
 
-# The sanitizers' symbolizer runs without the preloaded agent (which
-# needs the sanitizer runtime of the program).
-# A static program, which LD_PRELOAD does not touch, starts it.
-mkdir -p "$SAN/bin"
-sym=$(command -v llvm-symbolizer || ls /usr/bin/llvm-symbolizer-* 2>/dev/null | head -1)
-if [ ! -x "$SAN/bin/llvm-symbolizer" ] || head -c2 "$SAN/bin/llvm-symbolizer" | grep -q '#!'; then
-	printf '#include <stdlib.h>\n#include <unistd.h>\nint main(int c, char **v)\n{ (void)c; unsetenv("LD_PRELOAD"); v[0] = "%s"; execv(v[0], v); return 127; }\n' \
-		"$sym" >"$SAN/bin/sym.c"
-	cc -static -O1 -o "$SAN/bin/llvm-symbolizer.$$" "$SAN/bin/sym.c" &&
-		mv -f "$SAN/bin/llvm-symbolizer.$$" "$SAN/bin/llvm-symbolizer"
-fi
+# The sanitizers' symbolizer is BUILD/sanitize/bin/llvm-symbolizer, which
+# drops LD_PRELOAD (tests/integration/sanitize_symbolizer.c).
+mkdir -p "$SAN"
 # split races on purpose on one global (`sink`, a volatile the burners
 # write so the compiler keeps their loops): not the agent's.
 # libmicrohttpd joins a finished connection thread only when it cleans
@@ -196,15 +125,17 @@ export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:external_symbolizer_path=$SAN
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:external_symbolizer_path=$SAN/bin/llvm-symbolizer
 export TSAN_OPTIONS="halt_on_error=1:report_signal_unsafe=1:suppressions=$SAN/tsan.supp:external_symbolizer_path=$SAN/bin/llvm-symbolizer"
 
+built=()
 for cfg in "asan -fsanitize=address,undefined" "tsan -fsanitize=thread"; do
 	set -- $cfg
 	t0=$(date +%s)
-	if ! build "$1" "$2" >"$TMP/build-$1.log" 2>&1; then
-		not_ok "$1: clang $2 builds libnprof.so and split"
-		diag_file "$TMP/build-$1.log" 30
+	if ! build "$1" >"$TMP/build-$1.log" 2>&1; then
+		not_ok "$1: make sanitize-$1 (clang $2) builds libnprof.so, split, agent_cycles and alloc_storm"
+		grep -E 'error|warning|Error' "$TMP/build-$1.log" | head -30 | cut -c1-300 | sed 's/^/#   /'
 		continue
 	fi
-	ok "$1: clang $2 builds libnprof.so and split ($(( $(date +%s) - t0 ))s)"
+	built+=("$1")
+	ok "$1: make sanitize-$1 (clang $2) builds libnprof.so, split, agent_cycles and alloc_storm ($(( $(date +%s) - t0 ))s)"
 	for ev in cpu itimer wall; do
 		run_session "$1" "$ev"
 	done
@@ -216,7 +147,7 @@ done
 
 # --- alloc_storm: the alloc, heap and lock engines ------------------------------
 # tests/progs/alloc_storm (agent_storm.sh) built with each sanitizer and
-# run against the libnprof.so just built: STORM_CYCLES (200) alloc
+# run against that build's libnprof.so: STORM_CYCLES (200) alloc
 # sessions, as many heap enable/disable cycles (a heap snapshot every 50th) and a
 # quarter as many lock sessions, through the C API, while four threads
 # allocate, check and free blocks and contend on a mutex. No report,
@@ -228,21 +159,12 @@ done
 # the interposers under the program's storm.)
 STORM_CYCLES=${STORM_CYCLES:-200}
 run_storm() {
-	local name=$1 flags=$2 dir=$SAN/$1 out=$TMP/$1-storm t0 rc
-	# Built by this run (a failed build was reported above), not left
-	# over from an earlier one: linked after this script started.
-	if [ "$(stat -c %Y "$dir/libnprof.so" 2>/dev/null || echo 0)" -lt $(($(date +%s) - SECONDS)) ]; then
-		skip "$name: alloc_storm" "libnprof.so was not built in this run"
+	local name=$1 dir=$SAN/$1 out=$TMP/$1-storm t0 rc
+	# Made up to date by this run (a failed make was reported above), not
+	# left over from an earlier one.
+	if [[ " ${built[*]} " != *" $name "* ]]; then
+		skip "$name: alloc_storm" "make sanitize-$name failed in this run"
 		return
-	fi
-	if [ ! -x "$dir/alloc_storm" ] || [ tests/progs/alloc_storm.c -nt "$dir/alloc_storm" ]; then
-		clang -O1 -g -fno-omit-frame-pointer -pthread $flags -fno-sanitize-recover=undefined \
-			-o "$dir/alloc_storm.$$" tests/progs/alloc_storm.c -ldl >"$out.build" 2>&1 &&
-			mv -f "$dir/alloc_storm.$$" "$dir/alloc_storm" || {
-			not_ok "$name: clang $flags builds alloc_storm"
-			diag_file "$out.build"
-			return
-		}
 	fi
 	mkdir -p "$out"
 	t0=$(date +%s)
@@ -259,7 +181,7 @@ run_storm() {
 		diag_file "$out.err" 40
 	fi
 }
-run_storm asan -fsanitize=address,undefined
-run_storm tsan -fsanitize=thread
+run_storm asan
+run_storm tsan
 # --- end of alloc_storm ---------------------------------------------------------
 finish

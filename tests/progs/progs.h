@@ -2,7 +2,9 @@
  * own, with a frame of its own.
  *
  * NOINLINE: noipa also stops cloning (".constprop") and identical-code
- * folding, so each function keeps its name and frames.
+ * folding, so each function keeps its name and frames. clang (the
+ * sanitizer builds, BUILD/sanitize/) has no noipa and, by default, neither
+ * clones nor folds: noinline is enough there.
  *
  * KEEP_FRAME(): gcc 12 sets up no frame pointer in a leaf function that
  * needs no stack, even with -fno-omit-frame-pointer
@@ -15,7 +17,11 @@
 /* Chunks of work repeated until a clock says enough: work.h. */
 #include "work.h"
 
+#if __has_attribute(noipa)
 #define NOINLINE __attribute__((noinline, noipa))
+#else
+#define NOINLINE __attribute__((noinline))
+#endif
 /* The no-frame-pointer variants (build/tests/progs/nofp/, -DNPROF_NOFP)
  * must have no frames at all: there asking for one would build it. */
 #ifdef NPROF_NOFP

@@ -36,6 +36,29 @@
 
 struct mem_real mem_real;
 
+void mem_boot(void)
+{
+	struct mem_thread *t = &mem_self;
+	int saved = errno;
+
+	if (t->in_boot)
+		return;
+	t->in_boot = 1;
+	for (unsigned i = 0; i < mem_nhooks; i++)
+		if (!__atomic_load_n(mem_hooks[i].real, __ATOMIC_ACQUIRE))
+			__atomic_store_n(mem_hooks[i].real, dlsym(RTLD_NEXT, mem_hooks[i].name),
+					 __ATOMIC_RELEASE);
+	t->in_boot = 0;
+	if (mem_real.malloc && mem_real.free && mem_real.calloc && mem_real.realloc)
+		atomic_fetch_and_explicit(&mem.gate, ~(unsigned)MEM_GATE_BOOT,
+					  memory_order_release);
+	errno = saved;
+}
+
+/* A sanitizer build whose runtime intercepts the malloc family
+ * (NPROF_NO_INTERPOSE, the TSan one) has none of what follows: the pool,
+ * the sampling and the entry points. */
+#ifndef NPROF_NO_INTERPOSE
 static inline unsigned gate(void)
 {
 	return atomic_load_explicit(&mem.gate, memory_order_relaxed);
@@ -79,25 +102,6 @@ full:
 static size_t pool_size(const void *p)
 {
 	return *(const size_t *)(const void *)((const unsigned char *)p - 16);
-}
-
-void mem_boot(void)
-{
-	struct mem_thread *t = &mem_self;
-	int saved = errno;
-
-	if (t->in_boot)
-		return;
-	t->in_boot = 1;
-	for (unsigned i = 0; i < mem_nhooks; i++)
-		if (!__atomic_load_n(mem_hooks[i].real, __ATOMIC_ACQUIRE))
-			__atomic_store_n(mem_hooks[i].real, dlsym(RTLD_NEXT, mem_hooks[i].name),
-					 __ATOMIC_RELEASE);
-	t->in_boot = 0;
-	if (mem_real.malloc && mem_real.free && mem_real.calloc && mem_real.realloc)
-		atomic_fetch_and_explicit(&mem.gate, ~(unsigned)MEM_GATE_BOOT,
-					  memory_order_release);
-	errno = saved;
 }
 
 /* True when the caller must serve itself from the pool: we are inside
@@ -181,7 +185,6 @@ static bool forget(void *p, struct mem_live *ret)
 	return found;
 }
 
-#ifndef NPROF_NO_INTERPOSE /* sanitizer builds whose runtime intercepts these */
 /* --- the entry points ------------------------------------------------------------
  * Each: one test of the gate, then the real function. The slow path gets
  * the entry point's own frame so the stack starts at its caller. */
