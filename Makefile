@@ -92,8 +92,8 @@ $(BUILD)/gen/help/nprofd.h: docs/nprofd.8.md scripts/md2help
 	$(call msg,GEN,$@)
 	$(Q)scripts/md2help $< > $@.tmp && mv $@.tmp $@
 
-# A page inlines the scripts it shares with other pages (scripts/embed).
-$(filter %.html.h,$(RES_H)): $(filter %.js,$(RES))
+# A page inlines the scripts and styles it shares with other pages (scripts/embed).
+$(filter %.html.h,$(RES_H)): $(filter %.js %.css,$(RES))
 
 $(BUILD)/gen/res/%.h: src/output/res/% scripts/embed
 	@mkdir -p $(@D)
