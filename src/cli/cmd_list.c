@@ -67,12 +67,29 @@ int cmd_list(int argc, char **argv)
 			return cli_usage_error("list", "unknown option %s", argv[optind - 1]);
 		}
 	}
-	if (optind < argc)
-		return cli_usage_error("list", "unexpected '%s'", argv[optind]);
+	for (int i = optind; i < argc; i++) {
+		pid_t pid;
+
+		if (cli_parse_pid(argv[i], &pid) < 0)
+			return cli_usage_error("list", "'%s' is not a PID", argv[i]);
+	}
 	err = agent_client_list(&pids, &n);
 	if (err < 0) {
 		cli_error("cannot read /proc/net/unix: %s", strerror(-err));
 		return EXIT_FAILED;
+	}
+	/* PIDs given: only those (asking every agent takes a while on a
+	 * host where some are busy). */
+	if (optind < argc) {
+		unsigned kept = 0;
+
+		for (unsigned i = 0; i < n; i++)
+			for (int k = optind; k < argc; k++)
+				if (atoi(argv[k]) == (int)pids[i]) {
+					pids[kept++] = pids[i];
+					break;
+				}
+		n = kept;
 	}
 	if (!quiet)
 		printf("%7s %-10s %-31s %-8s %s\n", "PID", "USER", "EVENTS", "STATE", "COMMAND");

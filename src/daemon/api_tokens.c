@@ -11,6 +11,8 @@
 
 #define TOKEN_TTL_DEFAULT_NS (90ull * 24 * 3600 * 1000000000ull)
 #define TOKEN_TTL_MAX_NS (366ull * 24 * 3600 * 1000000000ull)
+/* Live tokens a user may hold: each is a row, and a list of them a reply. */
+#define TOKENS_PER_USER 100
 
 static void token_new(struct daemon *d, const struct request *rq, struct reply *rp)
 {
@@ -36,6 +38,11 @@ static void token_new(struct daemon *d, const struct request *rq, struct reply *
 			     !ttl || ttl > TOKEN_TTL_MAX_NS)) {
 		reply_error(rp, 400, "expires_in", "expires_in must be a duration from 1s to 366d "
 			    "(\"90d\", \"12h\")");
+	} else if (db_query_int(d->db, 0, "SELECT COUNT(*) FROM tokens WHERE uid = ? AND revoked IS NULL "
+				"AND expires > ?", "ui", (unsigned)rq->user.uid, (int64_t)now_ms()) >=
+		   TOKENS_PER_USER) {
+		reply_error(rp, 429, NULL, "you hold %d live tokens, the most a user may; revoke one "
+			    "(nprof token list, nprof token revoke ID)", TOKENS_PER_USER);
 	} else if (token_create(d->db, &rq->user, name, ttl / 1000000, token, sizeof(token), &id) < 0) {
 		reply_error(rp, 500, NULL, "cannot write the token to the index (see nprofd's log)");
 	} else {
@@ -51,7 +58,7 @@ static void token_new(struct daemon *d, const struct request *rq, struct reply *
 static void tokens_list(struct daemon *d, const struct request *rq, struct reply *rp)
 {
 	json_t *rows = db_query(d->db, "SELECT id, user, uid, name, created, expires, revoked FROM "
-				"tokens WHERE ? OR uid = ? ORDER BY id", "iu",
+				"tokens WHERE ? OR uid = ? ORDER BY id DESC LIMIT 1000", "iu",
 				(int64_t)rq->user.admin, (unsigned)rq->user.uid);
 	char when[40];
 
@@ -111,8 +118,10 @@ void api_audit(struct daemon *d, const struct request *rq, struct reply *rp)
 			    "in nprofd.conf)");
 		return;
 	}
-	if (limit < 1 || limit > 100000) {
-		reply_error(rp, 400, "limit", "limit must be 1 to 100000");
+	/* As instances: a row costs ~2 KiB as JSON objects while the reply
+	 * is built; 100000 of them took the daemon to 280 MB, per request. */
+	if (limit < 1 || limit > 10000) {
+		reply_error(rp, 400, "limit", "limit must be 1 to 10000");
 		return;
 	}
 	rows = db_query(d->db, "SELECT * FROM audit WHERE (? IS NULL OR user = ?) AND "

@@ -6,7 +6,7 @@
 
 #include "daemon/log.h"
 
-static void vlog(const char *level, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static void vlog(const char *level, const char *fmt, va_list ap)
 {
 	char line[2048];
 	struct timespec ts;

@@ -484,7 +484,8 @@ static void agent_sockets_read(struct scan_ctx *ctx)
 		ctx->agent_pids[ctx->n_agent_pids++] = (pid_t)pid;
 	}
 	fclose(f);
-	qsort(ctx->agent_pids, ctx->n_agent_pids, sizeof(*ctx->agent_pids), pid_t_cmp);
+	if (ctx->n_agent_pids) /* qsort's base must not be NULL, even for none */
+		qsort(ctx->agent_pids, ctx->n_agent_pids, sizeof(*ctx->agent_pids), pid_t_cmp);
 	if (snprintf(path, sizeof(path), "%s/self/ns/net", ctx->root) >= (int)sizeof(path) ||
 	    readlink(path, ctx->netns, sizeof(ctx->netns) - 1) <= 0)
 		ctx->net_known = false;
@@ -506,8 +507,9 @@ static bool has_agent(const struct scan_ctx *ctx, pid_t pid)
 	if (ctx->net_known && pid_path(path, sizeof(path), ctx->root, pid, "ns/net") == 0 &&
 	    (n = readlink(path, ns, sizeof(ns) - 1)) > 0) {
 		ns[n] = '\0';
-		if (!strcmp(ns, ctx->netns) &&
-		    !bsearch(&pid, ctx->agent_pids, ctx->n_agent_pids, sizeof(pid), pid_t_cmp))
+		/* bsearch's base must not be NULL, even for no element */
+		if (!strcmp(ns, ctx->netns) && (!ctx->n_agent_pids ||
+		    !bsearch(&pid, ctx->agent_pids, ctx->n_agent_pids, sizeof(pid), pid_t_cmp)))
 			return false;
 	}
 	return maps_has_agent(ctx->root, pid);
@@ -687,7 +689,8 @@ static int pids_list(const char *root, pid_t **ret, size_t *ret_n)
 		}
 		v[n++] = (pid_t)pid;
 	}
-	qsort(v, n, sizeof(*v), pid_cmp);
+	if (n)
+		qsort(v, n, sizeof(*v), pid_cmp);
 	*ret = v;
 	*ret_n = n;
 	v = NULL;

@@ -171,6 +171,7 @@ int elf_info_offset_to_vaddr(const struct elf_info *info, uint64_t offset,
 void elf_symtab_init(struct elf_symtab *t)
 {
 	memset(t, 0, sizeof(*t));
+	strtab_init(&t->strs, ELF_MAX_STRS);
 }
 
 void elf_symtab_release(struct elf_symtab *t)
@@ -178,22 +179,8 @@ void elf_symtab_release(struct elf_symtab *t)
 	if (!t)
 		return;
 	free(t->syms);
-	free(t->strs);
+	strtab_release(&t->strs);
 	elf_symtab_init(t);
-}
-
-static int add_string(struct elf_symtab *t, const char *s, size_t len,
-		      uint32_t *ret_off)
-{
-	if (t->strs_len + len + 1 > UINT32_MAX)
-		return -E2BIG;
-	if (array_reserve(&t->strs, &t->strs_cap, t->strs_len + len + 1, 1) < 0)
-		return -ENOMEM;
-	memcpy(t->strs + t->strs_len, s, len);
-	t->strs[t->strs_len + len] = '\0';
-	*ret_off = (uint32_t)t->strs_len;
-	t->strs_len += len + 1;
-	return 0;
 }
 
 static int add_sym(struct elf_symtab *t, uint64_t addr, uint64_t size,
@@ -209,7 +196,7 @@ static int add_sym(struct elf_symtab *t, uint64_t addr, uint64_t size,
 	if (array_reserve(&t->syms, &t->cap, t->n + 1, sizeof(*t->syms)) < 0)
 		return -ENOMEM;
 	s = &t->syms[t->n];
-	err = add_string(t, name, len, &s->name);
+	err = strtab_add(&t->strs, name, len, &s->name);
 	if (err < 0)
 		return err;
 	s->addr = addr;
@@ -309,12 +296,13 @@ static size_t leading_underscores(const char *s)
 
 /* qsort has no context argument; finish runs on one thread at a time by
  * the module's contract (not thread-safe), so a static is acceptable. */
-static const char *sort_strs;
+static const struct strtab *sort_strs;
 
 static int cmp_sym(const void *pa, const void *pb)
 {
 	const struct elf_sym *a = pa, *b = pb;
-	const char *na = sort_strs + a->name, *nb = sort_strs + b->name;
+	const char *na = strtab_get(sort_strs, a->name);
+	const char *nb = strtab_get(sort_strs, b->name);
 	size_t ua, ub, la, lb;
 
 	if (a->addr != b->addr)
@@ -340,7 +328,7 @@ void elf_symtab_finish(struct elf_symtab *t)
 
 	if (!t->n)
 		return;
-	sort_strs = t->strs;
+	sort_strs = &t->strs;
 	qsort(t->syms, t->n, sizeof(*t->syms), cmp_sym);
 	sort_strs = NULL;
 	for (size_t r = 0; r < t->n; r++) {

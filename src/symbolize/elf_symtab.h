@@ -15,10 +15,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/strtab.h"
+
 #define ELF_MAX_LOADS 32
 #define ELF_MAX_BUILD_ID 64
 #define ELF_MAX_SYMBOLS (8u << 20)
 #define ELF_MAX_SYMBOL_NAME 4096
+/* Names, NULs included: only the 32-bit offsets bound them (the symbol
+ * count and name length allow more). */
+#define ELF_MAX_STRS STRTAB_MAX
 
 struct elf_load {
 	uint64_t offset, vaddr, filesz, memsz;
@@ -46,8 +51,7 @@ struct elf_sym {
 struct elf_symtab {
 	struct elf_sym *syms;
 	size_t n, cap;
-	char *strs;
-	size_t strs_len, strs_cap;
+	struct strtab strs;
 	uint64_t dropped;	/* symbols past ELF_MAX_SYMBOLS */
 };
 
@@ -80,7 +84,7 @@ const struct elf_sym *elf_symtab_find(const struct elf_symtab *t,
 static inline const char *elf_symtab_name(const struct elf_symtab *t,
 					  const struct elf_sym *s)
 {
-	return t->strs + s->name;
+	return strtab_get(&t->strs, s->name);
 }
 
 #endif

@@ -1,29 +1,17 @@
 #include "symbolize/kallsyms.h"
 #include "base/array.h"
+#include "base/hex.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int add_string(struct kallsyms *k, const char *s, size_t len,
-		      uint32_t *ret_off)
-{
-	if (k->strs_len + len + 1 > UINT32_MAX)
-		return -E2BIG;
-	if (array_reserve(&k->strs, &k->strs_cap, k->strs_len + len + 1, 1) < 0)
-		return -ENOMEM;
-	memcpy(k->strs + k->strs_len, s, len);
-	k->strs[k->strs_len + len] = '\0';
-	*ret_off = (uint32_t)k->strs_len;
-	k->strs_len += len + 1;
-	return 0;
-}
-
 int kallsyms_init(struct kallsyms *k)
 {
 	memset(k, 0, sizeof(*k));
+	strtab_init(&k->strs, KALLSYMS_MAX_STRS);
 	k->sorted = true;
-	if (add_string(k, "[kernel]", 8, &k->kernel_module) < 0)
+	if (strtab_add(&k->strs, "[kernel]", 8, &k->kernel_module) < 0)
 		return -ENOMEM;
 	k->last_module = k->kernel_module;
 	return 0;
@@ -34,7 +22,7 @@ void kallsyms_release(struct kallsyms *k)
 	if (!k)
 		return;
 	free(k->syms);
-	free(k->strs);
+	strtab_release(&k->strs);
 	memset(k, 0, sizeof(*k));
 }
 
@@ -45,28 +33,14 @@ static bool is_space(char c)
 
 static int parse_line(struct kallsyms *k, const char *p, const char *end)
 {
-	uint64_t addr = 0;
-	const char *name, *name_end, *mod = NULL, *mod_end = NULL;
+	uint64_t addr;
+	const char *name, *name_end, *mod = NULL, *mod_end = NULL, *last;
 	uint32_t name_off, mod_off;
 	char type;
-	int digits = 0, err;
+	int err;
 
-	for (; p < end && !is_space(*p); p++, digits++) {
-		int d;
-
-		if (*p >= '0' && *p <= '9')
-			d = *p - '0';
-		else if (*p >= 'a' && *p <= 'f')
-			d = *p - 'a' + 10;
-		else if (*p >= 'A' && *p <= 'F')
-			d = *p - 'A' + 10;
-		else
-			return -EINVAL;
-		if (digits >= 16)
-			return -EINVAL;
-		addr = addr << 4 | (uint64_t)d;
-	}
-	if (!digits || end - p < 4 || *p != ' ' || !is_space(p[2]))
+	if (hex_parse(p, end, 0, &addr, &p) < 0 || end - p < 4 || *p != ' ' ||
+	    !is_space(p[2]))
 		return -EINVAL;
 	type = p[1];
 	name = p + 3;
@@ -90,18 +64,19 @@ static int parse_line(struct kallsyms *k, const char *p, const char *end)
 		return -EINVAL;
 	if (k->n >= KALLSYMS_MAX_SYMBOLS)
 		return -E2BIG;
+	last = strtab_get(&k->strs, k->last_module);
 	if (!mod) {
 		mod_off = k->kernel_module;
-	} else if (!strncmp(k->strs + k->last_module, mod, (size_t)(mod_end - mod)) &&
-		   k->strs[k->last_module + (size_t)(mod_end - mod)] == '\0') {
+	} else if (!strncmp(last, mod, (size_t)(mod_end - mod)) &&
+		   last[mod_end - mod] == '\0') {
 		mod_off = k->last_module; /* modules' symbols come together */
 	} else {
-		err = add_string(k, mod, (size_t)(mod_end - mod), &mod_off);
+		err = strtab_add(&k->strs, mod, (size_t)(mod_end - mod), &mod_off);
 		if (err < 0)
 			return err;
 		k->last_module = mod_off;
 	}
-	err = add_string(k, name, (size_t)(name_end - name), &name_off);
+	err = strtab_add(&k->strs, name, (size_t)(name_end - name), &name_off);
 	if (err < 0)
 		return err;
 	if (array_reserve(&k->syms, &k->cap, k->n + 1, sizeof(*k->syms)) < 0)

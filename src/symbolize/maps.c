@@ -1,5 +1,6 @@
 #include "symbolize/maps.h"
 #include "base/array.h"
+#include "base/hex.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -161,37 +162,6 @@ const struct map_entry *maps_find(const struct maps *m, uint64_t addr)
 	return NULL;
 }
 
-/* Parses a hex number at *p, advancing it. Rejects empty and overflowing
- * numbers. */
-static int parse_hex(const char **p, const char *end, uint64_t *ret)
-{
-	uint64_t v = 0;
-	const char *s = *p;
-
-	if (s == end)
-		return -EINVAL;
-	for (; s < end; s++) {
-		int d;
-
-		if (*s >= '0' && *s <= '9')
-			d = *s - '0';
-		else if (*s >= 'a' && *s <= 'f')
-			d = *s - 'a' + 10;
-		else if (*s >= 'A' && *s <= 'F')
-			d = *s - 'A' + 10;
-		else
-			break;
-		if (v >> 60)
-			return -ERANGE;
-		v = v << 4 | (uint64_t)d;
-	}
-	if (s == *p)
-		return -EINVAL;
-	*p = s;
-	*ret = v;
-	return 0;
-}
-
 static int expect(const char **p, const char *end, char c)
 {
 	if (*p == end || **p != c)
@@ -213,8 +183,8 @@ static int parse_line(const char *p, const char *end, struct map_entry *e,
 	uint64_t maj, min;
 
 	memset(e, 0, sizeof(*e));
-	if (parse_hex(&p, end, &e->start) || expect(&p, end, '-') ||
-	    parse_hex(&p, end, &e->end) || expect(&p, end, ' '))
+	if (hex_parse(p, end, 0, &e->start, &p) || expect(&p, end, '-') ||
+	    hex_parse(p, end, 0, &e->end, &p) || expect(&p, end, ' '))
 		return -EINVAL;
 	if (end - p < 4)
 		return -EINVAL;
@@ -222,11 +192,11 @@ static int parse_line(const char *p, const char *end, struct map_entry *e,
 		  (p[2] == 'x' ? PROT_EXEC : 0);
 	p += 4;
 	skip_spaces(&p, end);
-	if (parse_hex(&p, end, &e->pgoff))
+	if (hex_parse(p, end, 0, &e->pgoff, &p))
 		return -EINVAL;
 	skip_spaces(&p, end);
-	if (parse_hex(&p, end, &maj) || expect(&p, end, ':') ||
-	    parse_hex(&p, end, &min) || maj > UINT32_MAX || min > UINT32_MAX)
+	if (hex_parse(p, end, 0, &maj, &p) || expect(&p, end, ':') ||
+	    hex_parse(p, end, 0, &min, &p) || maj > UINT32_MAX || min > UINT32_MAX)
 		return -EINVAL;
 	e->maj = (uint32_t)maj;
 	e->min = (uint32_t)min;

@@ -1,5 +1,6 @@
 #include "symbolize/perfmap.h"
 #include "base/array.h"
+#include "base/hex.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 void perfmap_init(struct perfmap *m)
 {
 	memset(m, 0, sizeof(*m));
+	strtab_init(&m->strs, PERFMAP_MAX_STRS);
 }
 
 void perfmap_release(struct perfmap *m)
@@ -16,61 +18,27 @@ void perfmap_release(struct perfmap *m)
 		return;
 	free(m->v);
 	free(m->segs);
-	free(m->strs);
+	strtab_release(&m->strs);
 	perfmap_init(m);
-}
-
-static int parse_hex(const char **pp, const char *end, uint64_t *ret)
-{
-	const char *p = *pp;
-	uint64_t v = 0;
-	int digits = 0;
-
-	if (end - p >= 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
-		p += 2;
-	for (; p < end; p++, digits++) {
-		int d;
-
-		if (*p >= '0' && *p <= '9')
-			d = *p - '0';
-		else if (*p >= 'a' && *p <= 'f')
-			d = *p - 'a' + 10;
-		else if (*p >= 'A' && *p <= 'F')
-			d = *p - 'A' + 10;
-		else
-			break;
-		if (digits >= 16)
-			return -EINVAL;
-		v = v << 4 | (uint64_t)d;
-	}
-	if (!digits)
-		return -EINVAL;
-	*pp = p;
-	*ret = v;
-	return 0;
 }
 
 static int add(struct perfmap *m, uint64_t start, uint64_t size,
 	       const char *name, size_t len)
 {
 	struct perfmap_entry *e;
+	int err;
 
 	if (m->n >= PERFMAP_MAX_ENTRIES)
 		return -E2BIG;
-	if (m->strs_len + len + 1 > UINT32_MAX)
-		return -E2BIG;
 	if (array_reserve(&m->v, &m->cap, m->n + 1, sizeof(*m->v)) < 0)
 		return -ENOMEM;
-	if (array_reserve(&m->strs, &m->strs_cap, m->strs_len + len + 1, 1) < 0)
-		return -ENOMEM;
 	e = &m->v[m->n];
+	err = strtab_add(&m->strs, name, len, &e->name);
+	if (err < 0)
+		return err;
 	e->start = start;
 	e->size = size;
-	e->name = (uint32_t)m->strs_len;
 	e->seq = (uint32_t)m->n;
-	memcpy(m->strs + m->strs_len, name, len);
-	m->strs[m->strs_len + len] = '\0';
-	m->strs_len += len + 1;
 	m->n++;
 	m->stale = true;
 	return 0;
@@ -82,10 +50,10 @@ static int parse_line(struct perfmap *m, const char *p, const char *end)
 
 	if (end > p && end[-1] == '\r')
 		end--;
-	if (parse_hex(&p, end, &start) < 0 || p == end || *p != ' ')
+	if (hex_parse(p, end, HEX_PREFIX, &start, &p) < 0 || p == end || *p != ' ')
 		return -EINVAL;
 	p++;
-	if (parse_hex(&p, end, &size) < 0 || p == end || *p != ' ')
+	if (hex_parse(p, end, HEX_PREFIX, &size, &p) < 0 || p == end || *p != ' ')
 		return -EINVAL;
 	p++;
 	if (p == end || size == 0 || start + size < start ||

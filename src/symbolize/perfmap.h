@@ -12,8 +12,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/strtab.h"
+
 #define PERFMAP_MAX_ENTRIES (4u << 20)
 #define PERFMAP_MAX_LINE 4096
+/* Names, NULs included: only the 32-bit offsets bound them (the entry
+ * count and line length allow more). */
+#define PERFMAP_MAX_STRS STRTAB_MAX
+
 struct perfmap_entry {
 	uint64_t start, size;
 	uint32_t name;		/* offset in strs */
@@ -32,8 +38,7 @@ struct perfmap {
 	size_t n, cap;
 	struct perfmap_seg *segs;	/* sorted, disjoint; rebuilt when stale */
 	size_t nsegs;
-	char *strs;
-	size_t strs_len, strs_cap;
+	struct strtab strs;
 	size_t consumed;	/* bytes of the file parsed (whole lines) */
 	uint64_t skipped_lines;
 	bool stale;			/* entries added since segs were built */
@@ -43,7 +48,8 @@ void perfmap_init(struct perfmap *m);
 void perfmap_release(struct perfmap *m);
 
 /* Parses the complete lines of buf (an incomplete last line is left for
- * next time: consumed grows only by whole lines). 0, -ENOMEM or -E2BIG. */
+ * next time: consumed grows only by whole lines). 0, -ENOMEM, -E2BIG past
+ * PERFMAP_MAX_ENTRIES or -ENOBUFS past PERFMAP_MAX_STRS. */
 int perfmap_parse(struct perfmap *m, const char *buf, size_t len);
 
 /* The entry covering addr (the latest line among overlapping ones), or
@@ -53,7 +59,7 @@ const struct perfmap_entry *perfmap_find(struct perfmap *m, uint64_t addr);
 static inline const char *perfmap_name(const struct perfmap *m,
 				       const struct perfmap_entry *e)
 {
-	return m->strs + e->name;
+	return strtab_get(&m->strs, e->name);
 }
 
 #endif

@@ -652,7 +652,7 @@ static int lookup_kernel(struct proc_syms *ps, uint64_t addr, bool simple,
 {
 	struct symbolizer *s = ps->s;
 	const struct ksym *k = NULL;
-	const char *kmod = s->kernel.strs + s->kernel.kernel_module;
+	const char *kmod = strtab_get(&s->kernel.strs, s->kernel.kernel_module);
 	uint64_t base = s->kernel.text;
 
 	if (ps->kernel) {
@@ -660,8 +660,8 @@ static int lookup_kernel(struct proc_syms *ps, uint64_t addr, bool simple,
 		k = kallsyms_find(&s->kernel, addr);
 	}
 	if (k) {
-		ret->name = display_name(s, s->kernel.strs + k->name, simple);
-		ret->module = s->kernel.strs + k->module;
+		ret->name = display_name(s, kallsyms_name(&s->kernel, k), simple);
+		ret->module = kallsyms_module(&s->kernel, k);
 		ret->module_offset = k->module == s->kernel.kernel_module && base
 					     ? addr - base : addr;
 		ret->kind = FRAME_KERNEL;

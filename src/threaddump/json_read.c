@@ -2,12 +2,12 @@
  * The bytes come from another process (the agent's reply to "stacks
  * json"): every read is bounded by end, never by a NUL; anything unknown
  * is skipped whatever its type. */
-#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hex.h"
 #include "base/utf8.h"
 #include "threaddump/threaddump.h"
 
@@ -34,16 +34,13 @@ static bool j_char(struct jcur *c, char ch)
 /* Four hex digits of a \u escape. */
 static int j_hex4(struct jcur *c, uint32_t *ret)
 {
-	uint32_t v = 0;
+	const char *four = c->end - c->p >= 4 ? c->p + 4 : c->end, *stop;
+	uint64_t v;
 
-	for (int k = 0; k < 4; k++) {
-		int x = c->p < c->end ? (unsigned char)*c->p++ : 0;
-
-		if (!isxdigit(x))
-			return -EPROTO;
-		v = v * 16 + (uint32_t)(isdigit(x) ? x - '0' : (x | 0x20) - 'a' + 10);
-	}
-	*ret = v;
+	if (hex_parse(c->p, four, 0, &v, &stop) < 0 || stop != c->p + 4)
+		return -EPROTO;
+	c->p = stop;
+	*ret = (uint32_t)v;
 	return 0;
 }
 

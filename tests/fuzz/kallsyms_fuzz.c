@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 0; i < k.n; i++) {
 		const struct ksym *s = kallsyms_find(&k, k.syms[i].addr + 1);
 
-		if (s && (strlen(k.strs + s->name) == 0 || k.strs[s->module] != '['))
+		if (s && (strlen(kallsyms_name(&k, s)) == 0 || kallsyms_module(&k, s)[0] != '['))
 			abort();
 		if (i > 64)
 			break;

@@ -154,6 +154,7 @@ EIGHT=$PID
 api POST "/api/v1/workers/$(worker_of "$EIGHT")/stacks"
 INST=$(json "$TMP/api.out" 'j["id"]')
 wait_instance "$INST" 30
+[ "$STATUS" = FINISHED ] || diag "thread dump: $(cat "$TMP/inst.json")"
 api GET "/api/v1/artifacts/$(artifact_of)?format=text"
 cp "$TMP/api.out" "$TMP/stacks.txt"
 check "thread dump FINISHED; as text it names poller-0, waiter-0 and main_wait" \
@@ -188,6 +189,41 @@ wait_instance "$INST" 30
 api GET "/api/v1/artifacts/$(artifact_of)?format=collapsed"
 check "heap snapshot FINISHED, holding make_a's blocks" \
 	bash -c "[ '$STATUS' = FINISHED ] && grep -qE 'make_a.* [0-9]+$' '$TMP/api.out'"
+
+# wall and alloc instances through the agent
+# agent_says_running PID: nprof list shows a profile running in PID.
+agent_says_running() { "$NPROF" list "$1" 2>/dev/null | awk -v p="$1" '$1 == p && / running /' | grep -q .; }
+# agent_running PID: up to 10 s for the agent in PID to say a profile runs.
+agent_running() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		agent_says_running "$1" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+start_prog wsplit env LD_PRELOAD="$AGENT" "$PROGS/wall_split" --seconds 600 || bail "wall_split starts with the agent"
+start_instance "{\"worker\": \"$(worker_of "$PID")\", \"mode\": \"wall\", \"duration\": \"3s\"}"
+wait_instance "$INST" 20
+api GET "/api/v1/artifacts/$(artifact_of)?format=collapsed"
+check "a wall instance through the agent FINISHED; its profile has the time asleep and blocked (wall_sleep, wall_read)" \
+	bash -c "[ '$STATUS' = FINISHED ] && grep -q wall_sleep '$TMP/api.out' && grep -q wall_read '$TMP/api.out'"
+mkfifo "$TMP/sites.fifo"
+start_prog sites env LD_PRELOAD="$AGENT" "$PROGS/heap_sites" --control "$TMP/sites.fifo" ||
+	bail "heap_sites starts with the agent"
+SITES=$PID
+exec 7<>"$TMP/sites.fifo"
+start_instance "{\"worker\": \"$(worker_of "$SITES")\", \"mode\": \"alloc\", \"duration\": \"5s\"}"
+ALLOC_INST=$INST
+agent_running "$SITES" || not_ok "the alloc instance's session runs in heap_sites"
+echo sites >&7
+wait_for_line "$TMP/sites.out" "done sites" 20 || not_ok "heap_sites ran its sites"
+wait_instance "$ALLOC_INST" 20
+api GET "/api/v1/artifacts/$(artifact_of)?format=collapsed"
+check "an alloc instance through the agent FINISHED; its profile has the three sites" \
+	bash -c "[ '$STATUS' = FINISHED ] && grep -q site_small_1k '$TMP/api.out' && grep -q site_big_64k '$TMP/api.out' && grep -q site_live_48m '$TMP/api.out'"
+echo exit >&7
+exec 7>&-
 api POST "/api/v1/workers/$W/heapdump"
 check "heap snapshot of a worker without the agent: 400 saying so" \
 	bash -c "[ $CODE = 400 ] && grep -q agent '$TMP/api.out'"
@@ -289,10 +325,17 @@ start_instance "{\"worker\": \"$W\", \"mode\": \"cpu\", \"duration\": \"20s\"}"
 K1=$INST
 start_instance "{\"worker\": \"$(worker_of "$AGENTED")\", \"mode\": \"wall\", \"duration\": \"8s\"}"
 K2=$INST
+K2_T0=$(date +%s.%N)
 api POST "/api/v1/workers/$(worker_of "$EIGHT")/stacks"
 K3=$(json "$TMP/api.out" 'j["id"]')
 api POST "/api/v1/workers/$(worker_of "$SPIN")/coredump"
 K4=$(json "$TMP/api.out" 'j["id"]')
+# The wall instance's nprof has started its session in the agent.
+if ! agent_running "$AGENTED"; then
+	api GET "/api/v1/instances/$K2"
+	diag "nprof list $AGENTED: $("$NPROF" list "$AGENTED" 2>&1)" "$(cat /proc/$AGENTED/cmdline | tr '\0' ' ')"
+	not_ok "the wall instance's session runs in the agent"
+fi
 kill -KILL "$DAEMON"
 wait "$DAEMON" 2>/dev/null
 sleep 0.5
@@ -307,13 +350,16 @@ done
 check "after SIGKILL of nprofd: every target runs, none stopped or traced${bad}" [ -z "$bad" ]
 check "no nprof child of the killed daemon is left" \
 	bash -c "! pgrep -f '$NPROF_BUILD/nprof (record|stacks|dump)' >/dev/null"
-# the agent's wall session ends by its own deadline: nothing samples past it
+# The agent's wall session (8 s) outlives the daemon and its nprof, and
+# ends by its own deadline (2 s past its duration): nothing samples on.
+check "the agent's wall session is still on after the kill" agent_says_running "$AGENTED"
 for ((i = 0; i < 300; i++)); do
-	"$NPROF" list 2>/dev/null | grep -q "^$AGENTED .*running" || break
+	agent_says_running "$AGENTED" || break
 	sleep 0.1
 done
-check "the agent's session is over within its instance's duration and grace" \
-	bash -c "! '$NPROF' list 2>/dev/null | grep -q '^$AGENTED .*running'"
+ended=$(awk -v t0="$K2_T0" -v t1="$(date +%s.%N)" 'BEGIN { printf "%.1f", t1 - t0 }')
+check "the agent's session is over ${ended} s after the 8 s instance started (at most 8 + 2 + 1)" \
+	bash -c "! '$NPROF' list $AGENTED 2>/dev/null | awk '\$1 == $AGENTED && / running /' | grep -q . && awk -v e=$ended 'BEGIN { exit !(e <= 11) }'"
 
 cat >"$D/nprofd2.conf" <<CONF
 [artifacts]

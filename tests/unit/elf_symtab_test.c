@@ -14,15 +14,13 @@
 static void add(struct elf_symtab *t, uint64_t addr, uint64_t size,
 		const char *name, uint8_t rank)
 {
-	size_t len = strlen(name);
+	uint32_t off;
 
+	if (strtab_add(&t->strs, name, strlen(name), &off) < 0)
+		abort();
 	t->syms = realloc(t->syms, (t->n + 1) * sizeof(*t->syms));
-	t->strs = realloc(t->strs, t->strs_len + len + 1);
-	memcpy(t->strs + t->strs_len, name, len + 1);
-	t->syms[t->n++] = (struct elf_sym){ addr, size, (uint32_t)t->strs_len, rank };
-	t->strs_len += len + 1;
+	t->syms[t->n++] = (struct elf_sym){ addr, size, off, rank };
 	t->cap = t->n;
-	t->strs_cap = t->strs_len;
 }
 
 static const char *find(struct elf_symtab *t, uint64_t vaddr)

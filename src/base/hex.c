@@ -1,0 +1,35 @@
+#include "base/hex.h"
+
+#include <errno.h>
+
+static int digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int hex_parse(const char *p, const char *end, unsigned flags,
+	      uint64_t *ret_value, const char **ret_stop)
+{
+	uint64_t v = 0;
+	int digits = 0, d;
+
+	if ((flags & HEX_PREFIX) && end - p >= 2 && p[0] == '0' &&
+	    (p[1] == 'x' || p[1] == 'X'))
+		p += 2;
+	for (; p < end && (d = digit(*p)) >= 0; p++, digits++) {
+		if (digits == 16)
+			return -EINVAL;
+		v = v << 4 | (uint64_t)d;
+	}
+	if (!digits)
+		return -EINVAL;
+	*ret_value = v;
+	*ret_stop = p;
+	return 0;
+}
