@@ -73,6 +73,30 @@ static struct worker_list *worker_list_get(struct daemon *d, int *ret_err)
 	return l;
 }
 
+/* A list of the one process pid_text names (none when it is gone, not a
+ * worker, or not a number), not kept for others. */
+static struct worker_list *worker_list_one(struct daemon *d, const char *pid_text, int *ret_err)
+{
+	struct worker_list *l = calloc(1, sizeof(*l));
+	char *end;
+	long pid = strtol(pid_text, &end, 10);
+
+	*ret_err = -ENOMEM;
+	if (!l || !(l->ws = calloc(1, sizeof(*l->ws)))) {
+		free(l);
+		return NULL;
+	}
+	l->refs = 1;
+	*ret_err = 0;
+	if (*end || end == pid_text || pid <= 0 || pid > INT32_MAX)
+		return l;
+	pthread_mutex_lock(&d->scan_lock);
+	if (worker_read(d->scanner, "/proc", (pid_t)pid, l->ws) == 0)
+		l->n = 1;
+	pthread_mutex_unlock(&d->scan_lock);
+	return l;
+}
+
 void api_release(struct daemon *d)
 {
 	worker_list_put(d, d->last_scan);
@@ -358,7 +382,8 @@ static void workers_list(struct daemon *d, const struct request *rq, struct repl
 	struct capabilities caps = { .n = 0 };
 	json_t *list;
 	int r;
-	const char *agent = rq->query(rq, "agent"), *detail = rq->query(rq, "detail");
+	const char *agent = rq->query(rq, "agent"), *detail = rq->query(rq, "detail"),
+		   *pid_text = rq->query(rq, "pid");
 
 	if (agent && strcmp(agent, "true") && strcmp(agent, "false") && strcmp(agent, "1") &&
 	    strcmp(agent, "0")) {
@@ -367,7 +392,9 @@ static void workers_list(struct daemon *d, const struct request *rq, struct repl
 	}
 	caps.perf_ok = api_perf_ok(d, &rq->user);
 	caps.detail = detail && (!strcmp(detail, "1") || !strcmp(detail, "true"));
-	all = worker_list_get(d, &r);
+	/* One pid: read it now, not from a list a second old that a
+	 * process started since is missing from. */
+	all = pid_text ? worker_list_one(d, pid_text, &r) : worker_list_get(d, &r);
 	if (!all) {
 		reply_error(rp, 500, NULL, "cannot read /proc: %s", strerror(-r));
 		return;

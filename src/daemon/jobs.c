@@ -34,16 +34,29 @@ struct job {
 	bool stopped, timed_out;
 };
 
+/* A start asked of the supervisor thread (see jobs_start). */
+struct spawn_req {
+	const struct job_spec *spec;
+	pid_t pid;
+	int err;
+	bool done;
+	struct spawn_req *next;
+};
+
 struct jobs {
-	pthread_mutex_t lock;	/* guards list, n, quit */
+	pthread_mutex_t lock;	/* guards list, n, quit, spawns */
 	struct job **list;
 	size_t n, cap;
-	int wake_fd;		/* eventfd: the list changed */
+	int wake_fd;		/* eventfd: the list changed, or a start is asked */
 	bool quit;
+	struct spawn_req *spawns; /* starts waiting for the supervisor */
+	pthread_cond_t spawned;
 	pthread_t thread;
 	job_done_fn done;
 	void *ctx;
 };
+
+static void spawn_asked(struct jobs *j);
 
 static void wake(struct jobs *j)
 {
@@ -119,9 +132,17 @@ static void *supervise(void *arg)
 		uint64_t now = clock_ns(CLOCK_MONOTONIC), next = UINT64_MAX;
 		int timeout;
 
+		spawn_asked(j);
 		fds[0] = (struct pollfd){ .fd = j->wake_fd, .events = POLLIN };
 		pthread_mutex_lock(&j->lock);
 		if (j->quit) {
+			/* Starts asked since: refused, never left waiting. */
+			for (struct spawn_req *r = j->spawns; r; r = r->next) {
+				r->err = -ESHUTDOWN;
+				r->done = true;
+			}
+			j->spawns = NULL;
+			pthread_cond_broadcast(&j->spawned);
 			pthread_mutex_unlock(&j->lock);
 			return NULL;
 		}
@@ -176,6 +197,7 @@ struct jobs *jobs_new(job_done_fn done, void *ctx)
 	if (!j)
 		return NULL;
 	pthread_mutex_init(&j->lock, NULL);
+	pthread_cond_init(&j->spawned, NULL);
 	j->done = done;
 	j->ctx = ctx;
 	j->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -203,6 +225,7 @@ void jobs_free(struct jobs *j)
 		finish(j, j->list[i]);
 	close(j->wake_fd);
 	free(j->list);
+	pthread_cond_destroy(&j->spawned);
 	pthread_mutex_destroy(&j->lock);
 	free(j);
 }
@@ -308,7 +331,8 @@ int jobs_run(const struct job_spec *s, char *err, size_t errlen)
 	return r;
 }
 
-int jobs_start(struct jobs *j, const struct job_spec *s, pid_t *ret_pid)
+/* Forks and registers a child; on the supervisor thread (jobs_start). */
+static int spawn(struct jobs *j, const struct job_spec *s, pid_t *ret_pid)
 {
 	char *const *envp = child_env;
 	struct job *jb = calloc(1, sizeof(*jb));
@@ -350,9 +374,51 @@ int jobs_start(struct jobs *j, const struct job_spec *s, pid_t *ret_pid)
 	}
 	j->list[j->n++] = jb;
 	pthread_mutex_unlock(&j->lock);
-	wake(j);
 	*ret_pid = pid;
 	return 0;
+}
+
+/* The starts asked since the last round, made here: a child's
+ * PR_SET_PDEATHSIG fires when the *thread* that forked it ends, and a
+ * request's thread ends with its connection; this one lives as long as
+ * nprofd. */
+static void spawn_asked(struct jobs *j)
+{
+	struct spawn_req *list, *r;
+
+	pthread_mutex_lock(&j->lock);
+	list = j->spawns;
+	j->spawns = NULL;
+	pthread_mutex_unlock(&j->lock);
+	for (r = list; r; r = r->next)
+		r->err = spawn(j, r->spec, &r->pid);
+	pthread_mutex_lock(&j->lock);
+	for (r = list; r; r = r->next)
+		r->done = true;
+	pthread_cond_broadcast(&j->spawned);
+	pthread_mutex_unlock(&j->lock);
+}
+
+int jobs_start(struct jobs *j, const struct job_spec *s, pid_t *ret_pid)
+{
+	struct spawn_req req = { .spec = s };
+
+	pthread_mutex_lock(&j->lock);
+	if (j->quit) {
+		pthread_mutex_unlock(&j->lock);
+		return -ESHUTDOWN;
+	}
+	req.next = j->spawns;
+	j->spawns = &req;
+	pthread_mutex_unlock(&j->lock);
+	wake(j);
+	pthread_mutex_lock(&j->lock);
+	while (!req.done)
+		pthread_cond_wait(&j->spawned, &j->lock);
+	pthread_mutex_unlock(&j->lock);
+	if (req.err == 0)
+		*ret_pid = req.pid;
+	return req.err;
 }
 
 int jobs_stop(struct jobs *j, int64_t id)

@@ -24,7 +24,8 @@
 #include "daemon/server.h"
 #include "daemon/tokens.h"
 
-#define POOL_THREADS 4
+/* A connection's thread needs little: no large buffers on the stack. */
+#define CONNECTION_STACK (512u << 10)
 
 struct door {
 	struct server *srv;
@@ -520,14 +521,16 @@ static int open_door(struct server *s, struct door *door, int fd, bool tls,
 		     char *err, size_t errlen)
 {
 	struct daemon *d = s->d;
-	/* poll, not epoll: libmicrohttpd 0.9.75's epoll loop loses events
-	 * (tests/integration/daemon_fuzz.sh): a client's close seen with
-	 * its request leaves the connection in CLOSE_WAIT, and a request
-	 * too big for the connection's memory pool gets no answer, each
-	 * until request_timeout, holding one of max_connections; enough
-	 * of them and the listener takes no one. A few hundred sockets
-	 * per thread are nothing to poll. */
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG;
+	/* A thread per connection (at most max_connections): a request that
+	 * takes a while (a conversion of a large profile, a list of a busy
+	 * host's processes) then holds up no one else's, as it did behind a
+	 * pool of four threads. And poll, not epoll: libmicrohttpd 0.9.75's
+	 * epoll loop loses events (tests/integration/daemon_fuzz.sh): a
+	 * client's close seen with its request leaves the connection in
+	 * CLOSE_WAIT, and a request too big for the connection's memory
+	 * pool gets no answer, each until request_timeout. */
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+			 MHD_USE_POLL | MHD_USE_ERROR_LOG;
 
 	door->srv = s;
 	door->fd = fd;
@@ -535,7 +538,7 @@ static int open_door(struct server *s, struct door *door, int fd, bool tls,
 		flags |= MHD_USE_TLS;
 	door->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, door,
 		MHD_OPTION_LISTEN_SOCKET, fd,
-		MHD_OPTION_THREAD_POOL_SIZE, (unsigned)POOL_THREADS,
+		MHD_OPTION_THREAD_STACK_SIZE, (size_t)CONNECTION_STACK,
 		MHD_OPTION_CONNECTION_LIMIT, d->cfg.max_connections,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(d->cfg.request_timeout_ns / 1000000000ull),
 		MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL,
