@@ -11,6 +11,7 @@
 #include "base/proc.h"
 #include "daemon/api.h"
 #include "daemon/db.h"
+#include "daemon/reply_cache.h"
 
 #define WORKERS_MAX 65536
 /* A list of the host's processes is reused for this long: a page that
@@ -19,8 +20,9 @@
 
 /* One scan of /proc, shared by the requests that read it. */
 struct worker_list {
-	unsigned refs;		/* under scan_lock */
+	unsigned refs;		/* under list_lock */
 	uint64_t taken_ns;	/* CLOCK_MONOTONIC */
+	uint64_t number;	/* d->scans when it was made; 0: not shared */
 	struct worker *ws;
 	size_t n;
 };
@@ -31,46 +33,70 @@ static void worker_list_put(struct daemon *d, struct worker_list *l)
 
 	if (!l)
 		return;
-	pthread_mutex_lock(&d->scan_lock);
+	pthread_mutex_lock(&d->list_lock);
 	last = --l->refs == 0;
-	pthread_mutex_unlock(&d->scan_lock);
+	pthread_mutex_unlock(&d->list_lock);
 	if (last) {
 		free(l->ws);
 		free(l);
 	}
 }
 
-/* The host's processes, scanned at most SCAN_REUSE_NS ago: put it back
- * with worker_list_put. NULL with -errno in *ret_err. */
+/* A new scan of /proc made the shared list (with the cache's reference
+ * and the caller's), or NULL with -errno in *ret_err. */
+static struct worker_list *worker_list_refresh(struct daemon *d, int *ret_err)
+{
+	struct worker_list *fresh = calloc(1, sizeof(*fresh)), *old;
+	int r = -ENOMEM;
+
+	if (fresh) {
+		pthread_mutex_lock(&d->scanner_lock);
+		r = worker_scan(d->scanner, "/proc", WORKERS_MAX, &fresh->ws, &fresh->n);
+		pthread_mutex_unlock(&d->scanner_lock);
+	}
+	pthread_mutex_lock(&d->list_lock);
+	d->refreshing = false;
+	if (r < 0) {
+		free(fresh);
+		fresh = NULL;
+		old = NULL;
+	} else {
+		fresh->refs = 2;
+		fresh->taken_ns = clock_ns(CLOCK_MONOTONIC);
+		fresh->number = ++d->scans;
+		old = d->last_scan;
+		d->last_scan = fresh;
+	}
+	pthread_mutex_unlock(&d->list_lock);
+	worker_list_put(d, old);
+	*ret_err = r;
+	return fresh;
+}
+
+/* The host's processes: put the list back with worker_list_put. A list
+ * older than SCAN_REUSE_NS is renewed by the request that finds it so;
+ * the others meanwhile take the old one rather than queue behind the
+ * scan (on a busy host, many clients at once would all wait for it).
+ * Only when there is no list at all does a request wait for a scan.
+ * NULL with -errno in *ret_err. */
 static struct worker_list *worker_list_get(struct daemon *d, int *ret_err)
 {
 	uint64_t now = clock_ns(CLOCK_MONOTONIC);
-	struct worker_list *l, *old = NULL;
-	int r = 0;
+	struct worker_list *l;
+	bool renew;
 
-	pthread_mutex_lock(&d->scan_lock);
+	pthread_mutex_lock(&d->list_lock);
 	l = d->last_scan;
-	if (!l || now - l->taken_ns > SCAN_REUSE_NS) {
-		struct worker_list *fresh = calloc(1, sizeof(*fresh));
-
-		r = fresh ? worker_scan(d->scanner, "/proc", WORKERS_MAX, &fresh->ws, &fresh->n)
-			  : -ENOMEM;
-		if (r < 0) {
-			free(fresh);
-			l = NULL;
-		} else {
-			fresh->refs = 1; /* the cache's */
-			fresh->taken_ns = clock_ns(CLOCK_MONOTONIC);
-			old = d->last_scan;
-			d->last_scan = l = fresh;
-		}
-	}
-	if (l)
+	renew = (!l || now - l->taken_ns > SCAN_REUSE_NS) && !d->refreshing;
+	if (renew)
+		d->refreshing = true;
+	else if (l)
 		l->refs++;
-	pthread_mutex_unlock(&d->scan_lock);
-	worker_list_put(d, old);
-	*ret_err = r;
-	return l;
+	pthread_mutex_unlock(&d->list_lock);
+	*ret_err = 0;
+	/* No list yet (the first request, or the last scan failed) and
+	 * another request is making one: make one too, after it. */
+	return l && !renew ? l : worker_list_refresh(d, ret_err);
 }
 
 /* A list of the one process pid_text names (none when it is gone, not a
@@ -90,10 +116,10 @@ static struct worker_list *worker_list_one(struct daemon *d, const char *pid_tex
 	*ret_err = 0;
 	if (*end || end == pid_text || pid <= 0 || pid > INT32_MAX)
 		return l;
-	pthread_mutex_lock(&d->scan_lock);
+	pthread_mutex_lock(&d->scanner_lock);
 	if (worker_read(d->scanner, "/proc", (pid_t)pid, l->ws) == 0)
 		l->n = 1;
-	pthread_mutex_unlock(&d->scan_lock);
+	pthread_mutex_unlock(&d->scanner_lock);
 	return l;
 }
 
@@ -121,6 +147,38 @@ const char *iso_time(uint64_t ms, char *buf, size_t len)
 		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
 		 (unsigned)(ms % 1000));
 	return buf;
+}
+
+/* The cache key of rq's reply: who asks (what they may see differs),
+ * what and how; false when the query is too long to be one. */
+static bool cache_key(const struct request *rq, char *key, size_t len)
+{
+	int n;
+
+	if (!rq->args)
+		return false;
+	n = snprintf(key, len, "%u:%d:%s?%s", (unsigned)rq->user.uid, rq->user.admin, rq->path,
+		     rq->args);
+	return n > 0 && (size_t)n < len;
+}
+
+bool api_cached(struct daemon *d, const struct request *rq, struct reply *rp, uint64_t version)
+{
+	char key[768];
+
+	if (!d->replies || !cache_key(rq, key, sizeof(key)))
+		return false;
+	rp->body = reply_cache_get(d->replies, key, version, &rp->body_len);
+	return rp->body != NULL;
+}
+
+void api_keep(struct daemon *d, const struct request *rq, struct reply *rp, uint64_t version)
+{
+	char key[768];
+
+	if (d->replies && rp->status == 200 && rp->json && cache_key(rq, key, sizeof(key)) &&
+	    reply_render(rp))
+		reply_cache_put(d->replies, key, version, rp->body, rp->body_len);
 }
 
 bool user_may_see(const struct user *u, uid_t owner)
@@ -185,9 +243,9 @@ bool api_worker(struct daemon *d, const struct request *rq, struct reply *rp, co
 			    "process now); list the workers again", id, (int)pid);
 		return false;
 	}
-	pthread_mutex_lock(&d->scan_lock);
+	pthread_mutex_lock(&d->scanner_lock);
 	r = worker_read(d->scanner, "/proc", pid, ret);
-	pthread_mutex_unlock(&d->scan_lock);
+	pthread_mutex_unlock(&d->scanner_lock);
 	if (r < 0 || ret->start_ticks != start) {
 		close(pidfd);
 		reply_error(rp, 410, "worker", "worker %s has exited; list the workers again", id);
@@ -399,6 +457,10 @@ static void workers_list(struct daemon *d, const struct request *rq, struct repl
 		reply_error(rp, 500, NULL, "cannot read /proc: %s", strerror(-r));
 		return;
 	}
+	if (all->number && api_cached(d, rq, rp, all->number)) {
+		worker_list_put(d, all);
+		return;
+	}
 	list = json_array();
 	for (size_t i = 0; i < all->n; i++) {
 		const struct worker *w = &all->ws[i];
@@ -410,8 +472,10 @@ static void workers_list(struct daemon *d, const struct request *rq, struct repl
 		json_array_append_new(list, worker_json(d, &caps, w));
 	}
 	capabilities_release(&caps);
-	worker_list_put(d, all);
 	rp->json = json_pack("{so}", "workers", list);
+	if (all->number)
+		api_keep(d, rq, rp, all->number);
+	worker_list_put(d, all);
 }
 
 static void worker_one(struct daemon *d, const struct request *rq, struct reply *rp,

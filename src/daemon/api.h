@@ -28,6 +28,13 @@ const struct service_config *api_service(const struct daemon *d, const struct wo
  * others kernel.perf_event_paranoid <= 2). */
 bool api_perf_ok(const struct daemon *d, const struct user *u);
 
+/* A list rendered for a request like rq (the same user, path and query)
+ * at version: into rp, and true. Else false, and the caller builds
+ * rp->json and passes it to api_keep. version: db_generation for what
+ * the index holds, the scan's number for workers. */
+bool api_cached(struct daemon *d, const struct request *rq, struct reply *rp, uint64_t version);
+void api_keep(struct daemon *d, const struct request *rq, struct reply *rp, uint64_t version);
+
 /* What one instance runs, filled by the POST handlers: nprof with args,
  * or an operator's command line. */
 struct launch {

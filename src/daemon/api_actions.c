@@ -87,14 +87,14 @@ static bool find_successor(struct restart_wait *rw, struct worker *ret)
 
 		if (pid <= 0 || pid == old_pid)
 			return false;
-		pthread_mutex_lock(&rw->d->scan_lock);
+		pthread_mutex_lock(&rw->d->scanner_lock);
 		r = worker_read(rw->d->scanner, "/proc", pid, ret);
-		pthread_mutex_unlock(&rw->d->scan_lock);
+		pthread_mutex_unlock(&rw->d->scanner_lock);
 		return r == 0;
 	}
-	pthread_mutex_lock(&rw->d->scan_lock);
+	pthread_mutex_lock(&rw->d->scanner_lock);
 	worker_scan(rw->d->scanner, "/proc", 65536, &ws, &n);
-	pthread_mutex_unlock(&rw->d->scan_lock);
+	pthread_mutex_unlock(&rw->d->scanner_lock);
 	for (size_t i = 0; i < n; i++) {
 		const struct service_config *svc = api_service(rw->d, &ws[i]);
 

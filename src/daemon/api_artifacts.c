@@ -269,8 +269,12 @@ static void download(struct daemon *d, const struct request *rq, struct reply *r
 static void artifacts_list(struct daemon *d, const struct request *rq, struct reply *rp)
 {
 	const char *worker = rq->query(rq, "worker"), *inst = rq->query(rq, "instance");
-	json_t *rows, *list = json_array();
+	uint64_t generation = db_generation(d->db);
+	json_t *rows, *list;
 
+	if (api_cached(d, rq, rp, generation))
+		return;
+	list = json_array();
 	rows = db_query(d->db, "SELECT * FROM artifacts WHERE (? IS NULL OR worker = ?) AND "
 			"(? IS NULL OR instance = ?) AND (? OR worker_uid = ?) ORDER BY id DESC "
 			"LIMIT 1000", "ttttiu", worker, worker, inst, inst,
@@ -279,6 +283,7 @@ static void artifacts_list(struct daemon *d, const struct request *rq, struct re
 		json_array_append_new(list, artifact_json(json_array_get(rows, i)));
 	json_decref(rows);
 	rp->json = json_pack("{so}", "artifacts", list);
+	api_keep(d, rq, rp, generation);
 }
 
 void api_artifacts(struct daemon *d, const struct request *rq, struct reply *rp)

@@ -23,14 +23,50 @@
 
 
 
-static json_t *instance_json(struct daemon *d, json_t *row)
+/* The artifacts of the instances whose rows are in rows, in one query:
+ * an object from instance id (text) to its artifacts, by id. */
+static json_t *artifacts_of(struct daemon *d, json_t *rows)
 {
-	json_t *o = json_deep_copy(row), *arts;
+	json_t *ids = json_array(), *by = json_object(), *arts;
+	char *ids_text;
+
+	for (size_t i = 0; i < json_array_size(rows); i++)
+		json_array_append(ids, json_object_get(json_array_get(rows, i), "id"));
+	ids_text = json_dumps(ids, JSON_COMPACT);
+	arts = ids_text ? db_query(d->db, "SELECT instance, id, name, format, size, complete FROM "
+				   "artifacts WHERE instance IN (SELECT value FROM json_each(?)) "
+				   "ORDER BY id", "t", ids_text) : NULL;
+	for (size_t i = 0; i < json_array_size(arts); i++) {
+		json_t *a = json_array_get(arts, i), *list;
+		char key[24];
+
+		snprintf(key, sizeof(key), "%lld",
+			 (long long)json_integer_value(json_object_get(a, "instance")));
+		if (!(list = json_object_get(by, key)))
+			json_object_set_new(by, key, list = json_array());
+		json_object_del(a, "instance");
+		json_object_set_new(a, "complete",
+				    json_boolean(json_integer_value(json_object_get(a, "complete")) == 1));
+		json_array_append(list, a);
+	}
+	json_decref(arts);
+	free(ids_text);
+	json_decref(ids);
+	return by;
+}
+
+/* An instance as the API shows it: row is its row in the index, arts
+ * what artifacts_of gave for it and others. */
+static json_t *instance_json(json_t *row, json_t *arts)
+{
+	json_t *o = json_deep_copy(row), *mine;
 	char when[40];
-	json_int_t id = json_integer_value(json_object_get(row, "id"));
 	json_t *created = json_object_get(row, "created"), *finished = json_object_get(row, "finished");
 	json_t *dur = json_object_get(row, "duration_ns");
 
+	snprintf(when, sizeof(when), "%lld",
+		 (long long)json_integer_value(json_object_get(row, "id")));
+	mine = json_object_get(arts, when);
 	json_object_set_new(o, "created", json_string(iso_time((uint64_t)json_integer_value(created),
 							       when, sizeof(when))));
 	json_object_set_new(o, "finished", json_is_integer(finished)
@@ -40,16 +76,30 @@ static json_t *instance_json(struct daemon *d, json_t *row)
 		? json_real((double)json_integer_value(dur) / 1e9) : json_null());
 	json_object_del(o, "duration_ns");
 	json_object_del(o, "child_pid");
-	arts = db_query(d->db, "SELECT id, name, format, size, complete FROM artifacts "
-			       "WHERE instance = ? ORDER BY id", "i", (int64_t)id);
-	for (size_t i = 0; i < json_array_size(arts); i++) {
-		json_t *a = json_array_get(arts, i);
-
-		json_object_set_new(a, "complete",
-				    json_boolean(json_integer_value(json_object_get(a, "complete")) == 1));
-	}
-	json_object_set_new(o, "artifacts", arts ? arts : json_array());
+	json_object_set_new(o, "artifacts", mine ? json_incref(mine) : json_array());
 	return o;
+}
+
+/* The rows of the instance index as the API shows them. */
+static json_t *instances_json(struct daemon *d, json_t *rows)
+{
+	json_t *arts = artifacts_of(d, rows), *list = json_array();
+
+	for (size_t i = 0; i < json_array_size(rows); i++)
+		json_array_append_new(list, instance_json(json_array_get(rows, i), arts));
+	json_decref(arts);
+	return list;
+}
+
+/* One row of the instance index as the API shows it. */
+static json_t *instance_shown(struct daemon *d, json_t *row)
+{
+	json_t *rows = json_pack("[O]", row), *list = instances_json(d, rows);
+	json_t *o = json_incref(json_array_get(list, 0));
+
+	json_decref(list);
+	json_decref(rows);
+	return o ? o : json_object();
 }
 
 /* The instance id, visible to rq's user: its row (decref it), or NULL
@@ -82,7 +132,7 @@ static json_t *find_instance(struct daemon *d, const struct request *rq, struct 
 json_t *instance_by_id(struct daemon *d, int64_t id)
 {
 	json_t *rows = db_query(d->db, "SELECT * FROM instances WHERE id = ?", "i", id);
-	json_t *o = json_array_size(rows) ? instance_json(d, json_array_get(rows, 0)) : json_object();
+	json_t *o = json_array_size(rows) ? instance_shown(d, json_array_get(rows, 0)) : json_object();
 
 	json_decref(rows);
 	return o;
@@ -432,28 +482,29 @@ static void instances_list(struct daemon *d, const struct request *rq, struct re
 	const char *worker = rq->query(rq, "worker"), *status = rq->query(rq, "status"),
 		   *limit_text = rq->query(rq, "limit");
 	long limit = limit_text ? atol(limit_text) : 100;
-	json_t *rows, *list = json_array();
+	uint64_t generation = db_generation(d->db);
+	json_t *rows, *list;
 
 	if (status && strcmp(status, "RUNNING") && strcmp(status, "FINISHED") &&
 	    strcmp(status, "STOPPED") && strcmp(status, "FAILED")) {
 		reply_error(rp, 400, "status", "status=%.32s: use RUNNING, FINISHED, STOPPED or FAILED",
 			    status);
-		json_decref(list);
 		return;
 	}
 	if (limit < 1 || limit > 10000) {
 		reply_error(rp, 400, "limit", "limit must be 1 to 10000");
-		json_decref(list);
 		return;
 	}
+	if (api_cached(d, rq, rp, generation))
+		return;
 	rows = db_query(d->db, "SELECT * FROM instances WHERE (? IS NULL OR worker = ?) AND "
 			"(? IS NULL OR status = ?) AND (? OR worker_uid = ?) ORDER BY id DESC LIMIT ?",
 			"ttttiui", worker, worker, status, status, (int64_t)rq->user.admin,
 			(unsigned)rq->user.uid, (int64_t)limit);
-	for (size_t i = 0; i < json_array_size(rows); i++)
-		json_array_append_new(list, instance_json(d, json_array_get(rows, i)));
+	list = instances_json(d, rows);
 	json_decref(rows);
 	rp->json = json_pack("{so}", "instances", list);
+	api_keep(d, rq, rp, generation);
 }
 
 void api_instances(struct daemon *d, const struct request *rq, struct reply *rp)
@@ -471,7 +522,7 @@ void api_instances(struct daemon *d, const struct request *rq, struct reply *rp)
 	} else if (api_path(rq->path, "/api/v1/instances", NULL, seg, sizeof(seg)) &&
 		   !strcmp(rq->method, "GET")) {
 		if ((row = find_instance(d, rq, rp, seg))) {
-			rp->json = instance_json(d, row);
+			rp->json = instance_shown(d, row);
 			json_decref(row);
 		}
 	} else if (api_path(rq->path, "/api/v1/instances", "stop", seg, sizeof(seg)) &&
@@ -484,7 +535,7 @@ void api_instances(struct daemon *d, const struct request *rq, struct reply *rp)
 				    json_string_value(json_object_get(row, "status")));
 		} else {
 			rp->status = 202;
-			rp->json = instance_json(d, row);
+			rp->json = instance_shown(d, row);
 			snprintf(rp->result, sizeof(rp->result), "stop asked");
 		}
 		json_decref(row);

@@ -87,6 +87,7 @@ void config_defaults(struct daemon_config *c)
 	copy_str(c->state_dir, sizeof(c->state_dir), "/var/lib/nprof");
 	c->max_body = 64 * KIB;
 	c->max_connections = 256;
+	c->reply_cache_bytes = 4 * MIB;
 	c->request_timeout_ns = 30 * SEC;
 	copy_str(c->proxy_user_header, sizeof(c->proxy_user_header), "X-Forwarded-User");
 	c->select[0].kind = SELECT_ALL;
@@ -152,6 +153,7 @@ static const struct key_def top_keys[] = {
 	{ "nprof", V_PATH, TOP(nprof_path), 0, 0, NULL, NULL },
 	{ "max_body", V_SIZE, TOP(max_body), KIB, 16 * MIB, "1k", "16M" },
 	{ "max_connections", V_COUNT, TOP(max_connections), 1, 10000, "1", "10000" },
+	{ "reply_cache", V_SIZE, TOP(reply_cache_bytes), 0, 256 * MIB, "0", "256M" },
 	{ "request_timeout", V_DURATION, TOP(request_timeout_ns), SEC, 600 * SEC, "1s", "10m" },
 	{ "trusted_proxies", V_ADDRS, TOP(trusted_proxies), 0, 0, NULL, NULL },
 	{ "proxy_user_header", V_HEADER, TOP(proxy_user_header), 0, 0, NULL, NULL },

@@ -5,7 +5,7 @@
  * '#' starts a comment. Sections:
  *   (top)                 listen, socket, state_dir, tls_cert, tls_key,
  *                         admin_users, admin_group, nprof, max_body,
- *                         max_connections, request_timeout,
+ *                         max_connections, reply_cache, request_timeout,
  *                         trusted_proxies, proxy_user_header
  *   [workers]             select
  *   [instances]           modes, duration_max, duration_default,
@@ -92,6 +92,7 @@ struct daemon_config {
 	char nprof_path[CONFIG_VALUE_MAX];	/* default "": the nprof beside nprofd */
 	uint64_t max_body;			/* default 64 KiB, at most 16 MiB */
 	unsigned max_connections;		/* default 256, 1..10000 */
+	uint64_t reply_cache_bytes;		/* default 4 MiB, 0..256 MiB */
 	uint64_t request_timeout_ns;		/* default 30 s */
 	char trusted_proxies[CONFIG_MAX_NAMES][CONFIG_NAME_MAX]; /* addresses */
 	size_t n_trusted_proxies;

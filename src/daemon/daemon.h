@@ -28,9 +28,13 @@ struct daemon {
 	struct db *db;
 	struct jobs *jobs;
 	pthread_mutex_t start_lock;	/* checking limits and starting a job: one at a time */
-	pthread_mutex_t scan_lock;	/* the scanner keeps state between scans */
+	pthread_mutex_t scanner_lock;	/* the scanner keeps state between scans */
 	struct worker_scanner *scanner;
-	struct worker_list *last_scan;	/* under scan_lock: reused for a second */
+	pthread_mutex_t list_lock;	/* last_scan, its references, refreshing */
+	struct worker_list *last_scan;	/* reused for a second, then while a new one is made */
+	bool refreshing;		/* a request is scanning for the next last_scan */
+	uint64_t scans;			/* under list_lock: the number of the last scan */
+	struct reply_cache *replies;	/* rendered lists, by user and query */
 	bool perf_ok, hw_ok;		/* perf_event_open, probed at start */
 	char http_url[128];		/* "http://127.0.0.1:9700/", "" without HTTP */
 	uint64_t started_ms;
@@ -52,6 +56,7 @@ struct request {
 	const char *body;		/* NUL-terminated; "" when none */
 	size_t body_len;
 	const char *(*query)(const struct request *rq, const char *key); /* NULL if absent */
+	const char *args;		/* every query argument, unambiguously; NULL: too many */
 	void *conn;			/* the connection, for query() */
 	struct user user;
 };
@@ -59,6 +64,8 @@ struct request {
 struct reply {
 	unsigned status;
 	json_t *json;			/* the body, owned by the reply */
+	char *body;			/* or that body rendered already (owned); NULL */
+	size_t body_len;
 	int fd;				/* or a file to send (owned); -1 */
 	uint64_t size;
 	char content_type[64];
@@ -71,6 +78,16 @@ struct reply {
 /* 400 etc.: {"error": MESSAGE, "field": FIELD} (field NULL: none). */
 __attribute__((format(printf, 4, 5)))
 void reply_error(struct reply *rp, unsigned status, const char *field, const char *fmt, ...);
+
+/* Appends a query argument to args (its length in *len) as
+ * "LEN:KEY=LEN:VALUE;" ("LEN:KEY;" for one without '=', value NULL),
+ * which no two different queries share: what request.args holds. false
+ * when it does not fit in size. */
+bool request_args_add(char *args, size_t size, size_t *len, const char *key, const char *value);
+
+/* Renders rp->json into rp->body (JSON text and a newline): false when
+ * out of memory. */
+bool reply_render(struct reply *rp);
 
 /* The request's user and the worker's owner: may they see it? */
 bool user_may_see(const struct user *u, uid_t owner);

@@ -1,8 +1,10 @@
 /* db: nprofd's index in SQLite (WAL) — workers seen, profiling
  * instances and actions, artifacts, API tokens and the audit log. The
  * schema is versioned (PRAGMA user_version) and migrates forward at
- * open. One connection, serialized by a mutex: every statement is short
- * (files hold the bulk), so request threads take turns.
+ * open. Every statement is short (files hold the bulk). Writes go
+ * through one connection, in turn; queries through a few read-only
+ * ones, which WAL lets read while a write is under way, each seeing
+ * every write committed before it began.
  *
  * Statements take their parameters by a type string, one letter per
  * '?': 'i' int64_t, 't' const char * (NULL binds NULL), 'u' unsigned. */
@@ -31,6 +33,11 @@ json_t *db_query(struct db *db, const char *sql, const char *types, ...);
 
 /* The first column of the first row as an integer, or fallback. */
 int64_t db_query_int(struct db *db, int64_t fallback, const char *sql, const char *types, ...);
+
+/* A number that grows with every write: what was read from the index
+ * after it was taken is current while it is unchanged. Take it before
+ * the queries whose result it is to label. */
+uint64_t db_generation(struct db *db);
 
 /* PRAGMA integrity_check says "ok". */
 bool db_integrity_ok(struct db *db);

@@ -21,6 +21,7 @@
 #include "daemon/db.h"
 #include "daemon/jobs.h"
 #include "daemon/log.h"
+#include "daemon/reply_cache.h"
 #include "daemon/server.h"
 #include "help/nprofd.h"
 
@@ -162,7 +163,8 @@ int main(int argc, char **argv)
 	snprintf(d.config_path, sizeof(d.config_path), "%s", config ? config : "");
 	d.started_ms = now_ms();
 	pthread_mutex_init(&d.start_lock, NULL);
-	pthread_mutex_init(&d.scan_lock, NULL);
+	pthread_mutex_init(&d.scanner_lock, NULL);
+	pthread_mutex_init(&d.list_lock, NULL);
 	/* The signals that stop nprofd are taken by sigwait below; every
 	 * thread started from here on inherits the mask. A child's death
 	 * is seen through its pidfd, not SIGCHLD. */
@@ -182,7 +184,8 @@ int main(int argc, char **argv)
 	artifacts_retain(&d);
 	d.scanner = worker_scanner_new();
 	d.jobs = jobs_new(instances_job_done, &d);
-	if (!d.scanner || !d.jobs) {
+	d.replies = reply_cache_new(d.cfg.reply_cache_bytes);
+	if (!d.scanner || !d.jobs || !d.replies) {
 		log_error("out of memory at start");
 		goto out;
 	}
@@ -226,6 +229,7 @@ out:
 	}
 	api_release(&d);
 	worker_scanner_free(d.scanner);
+	reply_cache_free(d.replies);
 	db_close(d.db);
 	return status;
 }

@@ -39,6 +39,7 @@ struct server {
 	struct door unix_door, http_door;
 	unsigned http_port;
 	char *tls_key, *tls_cert;
+	unsigned open_connections;	/* atomic: of both doors */
 };
 
 /* Per request: the body as it arrives. */
@@ -296,6 +297,52 @@ static const char *query_of(const struct request *rq, const char *key)
 	return MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND, key);
 }
 
+bool reply_render(struct reply *rp)
+{
+	char *body = json_dumps(rp->json, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(6));
+	size_t len = body ? strlen(body) : 0;
+	char *nl = body ? realloc(body, len + 2) : NULL;
+
+	if (!nl) {
+		free(body);
+		return false;
+	}
+	nl[len] = '\n';
+	nl[len + 1] = '\0';
+	free(rp->body);
+	rp->body = nl;
+	rp->body_len = len + 1;
+	return true;
+}
+
+bool request_args_add(char *args, size_t size, size_t *len, const char *key, const char *value)
+{
+	int n = value ? snprintf(args + *len, size - *len, "%zu:%s=%zu:%s;", strlen(key), key,
+				 strlen(value), value)
+		      : snprintf(args + *len, size - *len, "%zu:%s;", strlen(key), key);
+
+	if (n < 0 || (size_t)n >= size - *len)
+		return false;
+	*len += (size_t)n;
+	return true;
+}
+
+struct args {
+	char text[512];
+	size_t len;
+	bool too_long;
+};
+
+static enum MHD_Result add_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+			       const char *value)
+{
+	struct args *a = cls;
+
+	(void)kind;
+	a->too_long = !request_args_add(a->text, sizeof(a->text), &a->len, key, value);
+	return a->too_long ? MHD_NO : MHD_YES;
+}
+
 static enum MHD_Result send_reply(struct MHD_Connection *c, struct reply *rp)
 {
 	struct MHD_Response *r;
@@ -306,20 +353,13 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, struct reply *rp)
 		if (r)
 			rp->fd = -1; /* the response closes it */
 	} else {
-		char *body = rp->json ? json_dumps(rp->json, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(6)) : NULL;
-		size_t len = body ? strlen(body) : 0;
-		char *nl = body ? realloc(body, len + 2) : NULL;
-
-		if (nl) {
-			nl[len] = '\n';
-			nl[len + 1] = '\0';
-			body = nl;
-			len++;
-		}
-		r = MHD_create_response_from_buffer(len, body ? body : (void *)"",
-						    body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
-		if (!r)
-			free(body);
+		if (!rp->body && rp->json)
+			reply_render(rp);
+		r = MHD_create_response_from_buffer(rp->body_len, rp->body ? rp->body : (void *)"",
+						    rp->body ? MHD_RESPMEM_MUST_FREE
+							     : MHD_RESPMEM_PERSISTENT);
+		if (r)
+			rp->body = NULL; /* the response frees it */
 		snprintf(rp->content_type, sizeof(rp->content_type), "application/json");
 	}
 	if (!r)
@@ -472,6 +512,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	} else if (strlen(url) > 1024 || memchr(rq.body, '\0', rq.body_len)) {
 		reply_error(&rp, 400, NULL, "the request's path is too long or its body holds a NUL byte");
 	} else {
+		struct args args = { .len = 0 };
+
+		MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, add_arg, &args);
+		rq.args = args.too_long ? NULL : args.text;
 		api_handle(d, &rq, &rp);
 	}
 	if (!rp.json && rp.fd < 0 && !rp.content_type[0])
@@ -480,6 +524,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	ret = send_reply(c, &rp);
 	trim = large(&rp);
 	json_decref(rp.json);
+	free(rp.body);
 	if (trim)
 		malloc_trim(0);
 	if (rp.fd >= 0)
@@ -497,6 +542,22 @@ static void on_done(void *cls, struct MHD_Connection *c, void **state,
 		free(p);
 		*state = NULL;
 	}
+}
+
+/* When the last connection closes, the memory its requests used goes
+ * back to the system: 64 clients at once grow the malloc arenas by
+ * megabytes that an idle daemon has no use for. */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_state,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	struct server *s = cls;
+
+	(void)c;
+	(void)socket_state;
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED)
+		__atomic_add_fetch(&s->open_connections, 1, __ATOMIC_RELAXED);
+	else if (__atomic_sub_fetch(&s->open_connections, 1, __ATOMIC_RELAXED) == 0)
+		malloc_trim(0);
 }
 
 static void *read_pem(const char *path, char *err, size_t errlen, const char *key)
@@ -542,6 +603,7 @@ static int open_door(struct server *s, struct door *door, int fd, bool tls,
 		MHD_OPTION_CONNECTION_LIMIT, d->cfg.max_connections,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(d->cfg.request_timeout_ns / 1000000000ull),
 		MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL,
+		MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
 		/* Without TLS the list ends here, before the key and cert. */
 		tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, s->tls_key,
 		MHD_OPTION_HTTPS_MEM_CERT, s->tls_cert,

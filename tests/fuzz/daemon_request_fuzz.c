@@ -44,6 +44,7 @@
 #include "daemon/config.h"
 #include "daemon/db.h"
 #include "daemon/jobs.h"
+#include "daemon/reply_cache.h"
 #include "daemon/tokens.h"
 #include "daemon/workers.h"
 
@@ -222,10 +223,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	snprintf(d.nprof, sizeof(d.nprof), "/bin/false");
 	d.started_ms = now_ms();
 	pthread_mutex_init(&d.start_lock, NULL);
-	pthread_mutex_init(&d.scan_lock, NULL);
+	pthread_mutex_init(&d.scanner_lock, NULL);
+	pthread_mutex_init(&d.list_lock, NULL);
 	d.scanner = worker_scanner_new();
 	d.jobs = jobs_new(instances_job_done, &d);
-	if (!d.scanner || !d.jobs)
+	d.replies = reply_cache_new(1 << 20);
+	if (!d.scanner || !d.jobs || !d.replies)
 		die("worker_scanner_new or jobs_new");
 	worker_perf_probe(&d.perf_ok, &d.hw_ok);
 	if (worker_read(NULL, "/proc", getpid(), &w) < 0)
@@ -397,6 +400,13 @@ static void handle(const struct request *rq)
 	char *dump;
 
 	api_handle(&d, rq, &rp);
+	if (rp.body) {
+		/* a list kept from an earlier request: checked like one made now */
+		if (rp.json || rp.fd >= 0 || strlen(rp.body) != rp.body_len ||
+		    !(rp.json = json_loadb(rp.body, rp.body_len, 0, NULL)))
+			abort();
+		free(rp.body);
+	}
 	if (getenv("NPROF_FUZZ_VERBOSE")) {
 		dump = rp.json ? json_dumps(rp.json, JSON_COMPACT) : NULL;
 		fprintf(stderr, "%s %.100s -> %u %.300s\n", rq->method, rq->path, rp.status,
@@ -466,8 +476,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* The server's own refusals, before the API: a path is a C string. */
 	if (strlen(path) <= PATH_LIMIT && !memchr(body, '\0', body_len) &&
 	    body_len <= d.cfg.max_body) {
+		char args[512];
+		size_t args_len = 0;
+		bool args_fit = true;
+
 		q.text = qtext;
 		query_parse(&q);
+		args[0] = '\0';
+		for (size_t i = 0; i < q.n && args_fit; i++)
+			args_fit = request_args_add(args, sizeof(args), &args_len, q.keys[i], q.vals[i]);
+		rq.args = args_fit ? args : NULL;
 		rq.path = path;
 		rq.body = body;
 		rq.body_len = body_len;

@@ -1,5 +1,8 @@
 /* db: the index's schema migrates forward and refuses a newer one;
- * rows go in and come back as JSON. */
+ * rows go in and come back as JSON; the read connections see every
+ * write committed before their query, also while threads read at once;
+ * kept statements take new parameters each time. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <sqlite3.h>
 #include <unistd.h>
@@ -17,6 +20,59 @@ static int raw(const char *path, const char *sql)
 	r = sqlite3_exec(h, sql, NULL, NULL, NULL);
 	sqlite3_close(h);
 	return r == SQLITE_OK ? 0 : -1;
+}
+
+/* A reader thread: the count of rows it sees never goes down, and is
+ * never more than were written. */
+struct reader {
+	struct db *db;
+	const int *written;	/* atomic */
+	int bad;
+};
+
+static void *read_counts(void *arg)
+{
+	struct reader *r = arg;
+	int64_t last = 0;
+
+	for (int i = 0; i < 300; i++) {
+		int before = __atomic_load_n(r->written, __ATOMIC_ACQUIRE);
+		int64_t n = db_query_int(r->db, -1, "SELECT COUNT(*) FROM tokens", "");
+		int after = __atomic_load_n(r->written, __ATOMIC_ACQUIRE);
+
+		if (n < last || n < before || n > after + 1)
+			r->bad++;
+		last = n;
+	}
+	return NULL;
+}
+
+static void readers_and_a_writer(struct db *db)
+{
+	struct reader rs[6];
+	pthread_t t[6];
+	int written = 0, failed = 0;
+
+	for (int i = 0; i < 6; i++) {
+		rs[i] = (struct reader){ .db = db, .written = &written };
+		pthread_create(&t[i], NULL, read_counts, &rs[i]);
+	}
+	for (int i = 0; i < 200; i++) {
+		char hash[32];
+
+		snprintf(hash, sizeof(hash), "h%d", i);
+		failed += db_exec(db, NULL, "INSERT INTO tokens(uid, user, name, hash, created, expires) "
+				  "VALUES(0, 'root', 't', ?, 0, 1)", "t", hash) < 0;
+		__atomic_store_n(&written, i + 1, __ATOMIC_RELEASE);
+	}
+	for (int i = 0; i < 6; i++)
+		pthread_join(t[i], NULL);
+	CHECK_INT(failed, ==, 0, "200 writes while 6 threads read");
+	for (int i = 0; i < 6; i++)
+		CHECK_INT(rs[i].bad, ==, 0, "reader %d saw every write done before its query, never "
+			  "fewer rows than before, never more than written", i);
+	CHECK_INT(db_query_int(db, -1, "SELECT COUNT(*) FROM tokens", ""), ==, 200,
+		  "and all 200 are there");
 }
 
 int main(void)
@@ -42,6 +98,35 @@ int main(void)
 		  "{\"new_worker\":null,\"pid\":12,\"target\":\"web\",\"worker\":\"12-34\"}",
 		  "and comes back as JSON, nulls included");
 	json_decref(rows);
+	{
+		uint64_t g = db_generation(db);
+		int64_t a = db_query_int(db, -1, "SELECT ? + 1", "i", (int64_t)1);
+		int64_t b = db_query_int(db, -1, "SELECT ? + 1", "i", (int64_t)41);
+
+		CHECK(a == 2 && b == 42, "a kept statement takes new parameters (%lld, %lld)",
+		      (long long)a, (long long)b);
+		CHECK(db_generation(db) == g, "queries leave the generation alone");
+		CHECK(db_exec(db, NULL, "UPDATE instances SET status = 'FINISHED'", "") == 0 &&
+		      db_generation(db) == g + 1, "a write moves it on");
+		CHECK_STR(json_string_value(json_object_get(json_array_get(
+			  rows = db_query(db, "SELECT status FROM instances", ""), 0), "status")),
+			  "FINISHED", "a read right after the write sees it");
+		json_decref(rows);
+		CHECK(db_query(db, "SELECT nothing FROM nowhere", "") == NULL &&
+		      db_exec(db, NULL, "UPDATE nowhere SET x = 1", "") < 0 &&
+		      db_generation(db) == g + 1, "a bad statement fails, and is not a write");
+		for (int i = 0; i < 100; i++) {
+			char sql[64];
+
+			/* more statements than a connection keeps */
+			snprintf(sql, sizeof(sql), "SELECT %d + ?", i);
+			if (db_query_int(db, -1, sql, "i", (int64_t)1) != i + 1)
+				CHECK(false, "statement %d of 100 gave the wrong answer", i);
+		}
+		CHECK_INT(db_query_int(db, -1, "SELECT ? + 1", "i", (int64_t)6), ==, 7,
+			  "statements pushed out and prepared again answer right");
+	}
+	readers_and_a_writer(db);
 	CHECK(db_integrity_ok(db), "integrity_check ok");
 	db_close(db);
 
