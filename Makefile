@@ -319,7 +319,7 @@ sanitize: all sanitize-asan sanitize-tsan
 DAEMON_SRC  := $(wildcard src/daemon/*.c)
 DAEMON_OBJ  := $(DAEMON_SRC:%.c=$(BUILD)/%.o)
 DAEMON_MOD  := $(filter-out $(BUILD)/src/daemon/main.o,$(DAEMON_OBJ))
-DAEMON_LIBS := -lmicrohttpd -lsqlite3 -ljansson -lgnutls
+DAEMON_LIBS := -lmicrohttpd -lsqlite3 -ljansson -lgnutls -lpam
 NPROFD      := $(BUILD)/nprofd
 
 $(NPROFD): $(DAEMON_OBJ) $(CORE_LIB)

@@ -540,6 +540,10 @@ void api_handle(struct daemon *d, const struct request *rq, struct reply *rp)
 		api_tokens(d, rq, rp);
 	else if (!strcmp(p, "/api/v1/audit") && get)
 		api_audit(d, rq, rp);
+	else if (!strcmp(p, "/api/v1/host") && get)
+		api_host(d, rq, rp);
+	else if (!strcmp(p, "/api/v1/session"))
+		api_session(d, rq, rp);
 	else if (!strcmp(p, "/api/v1/whoami") && get)
 		whoami(d, rq, rp);
 	else if (!strncmp(p, "/api/v1/", 8))

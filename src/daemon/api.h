@@ -79,6 +79,13 @@ void api_artifacts(struct daemon *d, const struct request *rq, struct reply *rp)
 void api_tokens(struct daemon *d, const struct request *rq, struct reply *rp);
 void api_audit(struct daemon *d, const struct request *rq, struct reply *rp);
 
+/* GET /api/v1/host: the host's name, kernel, CPUs, and what its perf,
+ * ptrace and agent settings allow the user. */
+void api_host(struct daemon *d, const struct request *rq, struct reply *rp);
+/* GET and DELETE /api/v1/session: the session's user and CSRF token;
+ * signing out. */
+void api_session(struct daemon *d, const struct request *rq, struct reply *rp);
+
 /* Instances that were running when nprofd last stopped: FAILED, their
  * partial files kept when they hold something, removed otherwise. */
 void instances_recover(struct daemon *d);

@@ -38,12 +38,13 @@ static void token_new(struct daemon *d, const struct request *rq, struct reply *
 			     !ttl || ttl > TOKEN_TTL_MAX_NS)) {
 		reply_error(rp, 400, "expires_in", "expires_in must be a duration from 1s to 366d "
 			    "(\"90d\", \"12h\")");
-	} else if (db_query_int(d->db, 0, "SELECT COUNT(*) FROM tokens WHERE uid = ? AND revoked IS NULL "
-				"AND expires > ?", "ui", (unsigned)rq->user.uid, (int64_t)now_ms()) >=
+	} else if (db_query_int(d->db, 0, "SELECT COUNT(*) FROM tokens WHERE uid = ? AND kind = 'api' "
+				"AND revoked IS NULL AND expires > ?", "ui", (unsigned)rq->user.uid, (int64_t)now_ms()) >=
 		   TOKENS_PER_USER) {
 		reply_error(rp, 429, NULL, "you hold %d live tokens, the most a user may; revoke one "
 			    "(nprof token list, nprof token revoke ID)", TOKENS_PER_USER);
-	} else if (token_create(d->db, &rq->user, name, ttl / 1000000, token, sizeof(token), &id) < 0) {
+	} else if (token_create(d->db, &rq->user, TOKEN_API, name, ttl / 1000000, token,
+				sizeof(token), NULL, &id) < 0) {
 		reply_error(rp, 500, NULL, "cannot write the token to the index (see nprofd's log)");
 	} else {
 		rp->status = 201;
@@ -58,7 +59,7 @@ static void token_new(struct daemon *d, const struct request *rq, struct reply *
 static void tokens_list(struct daemon *d, const struct request *rq, struct reply *rp)
 {
 	json_t *rows = db_query(d->db, "SELECT id, user, uid, name, created, expires, revoked FROM "
-				"tokens WHERE ? OR uid = ? ORDER BY id DESC LIMIT 1000", "iu",
+				"tokens WHERE kind = 'api' AND (? OR uid = ?) ORDER BY id DESC LIMIT 1000", "iu",
 				(int64_t)rq->user.admin, (unsigned)rq->user.uid);
 	char when[40];
 
@@ -89,14 +90,14 @@ void api_tokens(struct daemon *d, const struct request *rq, struct reply *rp)
 		char *end;
 		long long id = strtoll(seg, &end, 10);
 		int64_t owner = *end || id <= 0 ? -1
-			: db_query_int(d->db, -1, "SELECT uid FROM tokens WHERE id = ?", "i", (int64_t)id);
+			: db_query_int(d->db, -1, "SELECT uid FROM tokens WHERE id = ? AND kind = 'api'",
+				       "i", (int64_t)id);
 
 		if (owner < 0 || (!rq->user.admin && owner != (int64_t)rq->user.uid)) {
 			reply_error(rp, 404, "id", "no token %.32s of yours", seg);
 			return;
 		}
-		db_exec(d->db, NULL, "UPDATE tokens SET revoked = ? WHERE id = ? AND revoked IS NULL",
-			"ii", (int64_t)now_ms(), (int64_t)id);
+		token_revoke(d->db, id);
 		rp->json = json_pack("{sI}", "revoked", (json_int_t)id);
 		snprintf(rp->result, sizeof(rp->result), "revoked token %lld", id);
 	} else {

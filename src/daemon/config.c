@@ -102,6 +102,11 @@ void config_defaults(struct daemon_config *c)
 	c->max_count = 1000;
 	c->max_age_ns = 30 * 24 * 3600 * SEC;
 	c->max_bytes = 10 * GIB;
+	copy_str(c->pam_service, sizeof(c->pam_service), "nprofd");
+	c->session_lifetime_ns = 8 * 3600 * SEC;
+	c->max_sessions = 20;
+	c->max_failures = 5;
+	c->failure_window_ns = 300 * SEC;
 }
 
 /* --- the key tables ----------------------------------------------------- */
@@ -189,6 +194,15 @@ static const struct key_def artifacts_keys[] = {
 	{ "max_bytes", V_SIZE, TOP(max_bytes), KIB, 1024 * TIB, "1k", "1024T" },
 };
 
+static const struct key_def signin_keys[] = {
+	{ "pam_service", V_NAME, TOP(pam_service), 0, 0, NULL, NULL },
+	{ "session_lifetime", V_DURATION, TOP(session_lifetime_ns), 60 * SEC, 30 * 24 * 3600 * SEC,
+	  "1m", "30d" },
+	{ "max_sessions", V_COUNT, TOP(max_sessions), 1, 1000, "1", "1000" },
+	{ "max_failures", V_COUNT, TOP(max_failures), 1, 1000, "1", "1000" },
+	{ "failure_window", V_DURATION, TOP(failure_window_ns), SEC, 24 * 3600 * SEC, "1s", "24h" },
+};
+
 /* restart is the action's switch here as in [actions]; the command that
  * restarts the service is restart_command (struct service_config.restart). */
 static const struct key_def service_keys[] = {
@@ -211,7 +225,7 @@ static const struct key_def command_keys[] = {
 };
 
 enum section_kind {
-	SEC_TOP, SEC_WORKERS, SEC_INSTANCES, SEC_ACTIONS, SEC_ARTIFACTS,
+	SEC_TOP, SEC_WORKERS, SEC_INSTANCES, SEC_ACTIONS, SEC_ARTIFACTS, SEC_SIGNIN,
 	SEC_SERVICE, SEC_COMMAND, SEC_COUNT
 };
 
@@ -231,6 +245,7 @@ static const struct section_def {
 	SECTION(SEC_INSTANCES, "instances", instances_keys),
 	SECTION(SEC_ACTIONS, "actions", actions_keys),
 	SECTION(SEC_ARTIFACTS, "artifacts", artifacts_keys),
+	SECTION(SEC_SIGNIN, "signin", signin_keys),
 	SECTION(SEC_SERVICE, "service", service_keys),
 	SECTION(SEC_COMMAND, "command", command_keys),
 #undef SECTION
@@ -842,7 +857,7 @@ static const char *key_names(enum section_kind s, char *buf, size_t len)
 static int open_section(struct parser *p, char *inside)
 {
 	static const char valid[] = "valid sections: [workers], [instances], [actions], "
-				    "[artifacts], [service NAME], [command NAME]";
+				    "[artifacts], [signin], [service NAME], [command NAME]";
 	char buf[SHOWN_MAX + 4];
 	char *head = trim(inside), *name = NULL;
 	enum section_kind s = SEC_COUNT;

@@ -13,6 +13,8 @@
  *   [actions]             thread_dump, heap_snapshot, heap_profiling,
  *                         core_file, restart, commands
  *   [artifacts]           max_count, max_age, max_bytes
+ *   [signin]              pam_service, session_lifetime, max_sessions,
+ *                         max_failures, failure_window
  *   [service NAME]        match, restart_command, and any [actions] key
  *                         (restart too: the switch) or "modes":
  *                         overrides for that service's workers
@@ -119,6 +121,13 @@ struct daemon_config {
 	uint64_t max_count;			/* default 1000 */
 	uint64_t max_age_ns;			/* default 30 days; 0 = no limit */
 	uint64_t max_bytes;			/* default 10 GiB */
+
+	/* [signin]: the web UI's sign-in (PAM) and its sessions */
+	char pam_service[CONFIG_NAME_MAX];	/* default "nprofd" */
+	uint64_t session_lifetime_ns;		/* default 8 h, 1 min .. 30 days */
+	unsigned max_sessions;			/* per user, default 20: the oldest ends */
+	unsigned max_failures;			/* default 5 failed sign-ins per user, per */
+	uint64_t failure_window_ns;		/* address, in 5 min; then 429 */
 
 	struct service_config services[CONFIG_MAX_SERVICES];
 	size_t n_services;

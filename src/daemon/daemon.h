@@ -18,6 +18,8 @@
 struct db;
 struct jobs;
 struct worker_list;
+struct reply_cache;
+struct signin_limit;
 
 struct daemon {
 	struct daemon_config cfg;
@@ -35,6 +37,7 @@ struct daemon {
 	bool refreshing;		/* a request is scanning for the next last_scan */
 	uint64_t scans;			/* under list_lock: the number of the last scan */
 	struct reply_cache *replies;	/* rendered lists, by user and query */
+	struct signin_limit *signin_limit; /* failed sign-ins, by user and address */
 	bool perf_ok, hw_ok;		/* perf_event_open, probed at start */
 	char http_url[128];		/* "http://127.0.0.1:9700/", "" without HTTP */
 	uint64_t started_ms;
@@ -47,7 +50,10 @@ struct user {
 	gid_t gid;
 	char name[64];
 	bool admin;
-	const char *via;		/* "socket", "token", "proxy" */
+	const char *via;		/* "socket", "token", "session", "proxy" */
+	int64_t session;		/* a browser's sign-in: its token id; else 0 */
+	uint64_t session_expires_ms;
+	char csrf[64];			/* the session's CSRF token */
 };
 
 struct request {
@@ -71,6 +77,7 @@ struct reply {
 	char content_type[64];
 	char filename[128];		/* Content-Disposition: attachment; filename= */
 	bool inline_view;		/* shown in the browser, not saved: sandboxed */
+	char set_cookie[256];		/* a Set-Cookie header; "" none */
 	char worker[WORKER_ID_MAX];	/* the worker acted on, for the audit log */
 	char result[256];		/* a short result for the audit log */
 };
@@ -89,11 +96,22 @@ bool request_args_add(char *args, size_t size, size_t *len, const char *key, con
  * out of memory. */
 bool reply_render(struct reply *rp);
 
+/* Fills name, gid and admin for u->uid (u->via set: root is an admin on
+ * the socket only); false when the uid has no account. */
+bool user_complete(const struct daemon *d, struct user *u);
+
 /* The request's user and the worker's owner: may they see it? */
 bool user_may_see(const struct user *u, uid_t owner);
 
 /* Runs the API (api.c): fills rp. */
 void api_handle(struct daemon *d, const struct request *rq, struct reply *rp);
+
+/* POST /api/v1/session (api_session.c), before anyone is known: checks
+ * the password with PAM (rate-limited by user and by addr, the client's
+ * address) and makes a session. rq->user names who tried, for the audit
+ * log; tls: the cookie is Secure. */
+void api_signin(struct daemon *d, struct request *rq, struct reply *rp, const char *addr,
+		bool tls);
 
 /* Milliseconds since the epoch; "2026-11-25T16:31:22.123Z" for one. */
 uint64_t now_ms(void);

@@ -70,6 +70,11 @@ static const char *const MIGRATIONS[] = {
 	 * which worker came back. */
 	"ALTER TABLE instances ADD COLUMN target TEXT;"
 	"ALTER TABLE instances ADD COLUMN new_worker TEXT;",
+	/* 2 -> 3: a browser's sign-in is a token too, of kind 'session',
+	 * sent as a cookie, with the CSRF token its page must echo. */
+	"ALTER TABLE tokens ADD COLUMN kind TEXT NOT NULL DEFAULT 'api';"
+	"ALTER TABLE tokens ADD COLUMN csrf TEXT;"
+	"CREATE INDEX tokens_uid ON tokens(uid, kind);",
 };
 
 static int migrate(sqlite3 *h, char *err, size_t errlen)

@@ -43,6 +43,6 @@ uint64_t db_generation(struct db *db);
 bool db_integrity_ok(struct db *db);
 
 /* The schema version this build writes. */
-#define DB_SCHEMA_VERSION 2
+#define DB_SCHEMA_VERSION 3
 
 #endif

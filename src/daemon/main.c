@@ -22,6 +22,7 @@
 #include "daemon/jobs.h"
 #include "daemon/log.h"
 #include "daemon/reply_cache.h"
+#include "daemon/signin_limit.h"
 #include "daemon/server.h"
 #include "help/nprofd.h"
 
@@ -185,7 +186,8 @@ int main(int argc, char **argv)
 	d.scanner = worker_scanner_new();
 	d.jobs = jobs_new(instances_job_done, &d);
 	d.replies = reply_cache_new(d.cfg.reply_cache_bytes);
-	if (!d.scanner || !d.jobs || !d.replies) {
+	d.signin_limit = signin_limit_new(d.cfg.max_failures, d.cfg.failure_window_ns);
+	if (!d.scanner || !d.jobs || !d.replies || !d.signin_limit) {
 		log_error("out of memory at start");
 		goto out;
 	}
@@ -230,6 +232,7 @@ out:
 	api_release(&d);
 	worker_scanner_free(d.scanner);
 	reply_cache_free(d.replies);
+	signin_limit_free(d.signin_limit);
 	db_close(d.db);
 	return status;
 }

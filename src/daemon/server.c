@@ -30,6 +30,7 @@
 struct door {
 	struct server *srv;
 	bool is_unix;
+	bool tls;
 	struct MHD_Daemon *mhd;
 	int fd;
 };
@@ -210,9 +211,7 @@ static bool in_admin_group(const struct daemon *d, const char *name, gid_t gid)
 	return false;
 }
 
-/* Fills name, gid and admin for u->uid; false when the uid has no
- * account (a token of a deleted user, say). */
-static bool complete_user(const struct daemon *d, struct user *u)
+bool user_complete(const struct daemon *d, struct user *u)
 {
 	struct passwd pw, *p = NULL;
 	char buf[4096];
@@ -240,7 +239,7 @@ static bool peer_user(struct door *door, struct MHD_Connection *c, struct user *
 		return false;
 	u->uid = cred.uid;
 	u->via = "socket";
-	return complete_user(door->srv->d, u);
+	return user_complete(door->srv->d, u);
 }
 
 static void client_address(struct MHD_Connection *c, char *buf, size_t len)
@@ -255,6 +254,22 @@ static void client_address(struct MHD_Connection *c, char *buf, size_t len)
 	else if (sa && sa->sa_family == AF_INET6)
 		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, buf,
 			  (socklen_t)len);
+}
+
+/* A browser signed in: its session cookie. */
+static bool session_user(struct daemon *d, struct MHD_Connection *c, struct user *u)
+{
+	const char *cookie = MHD_lookup_connection_value(c, MHD_COOKIE_KIND, SESSION_COOKIE);
+	struct token_info t;
+
+	if (!cookie || token_check(d->db, cookie, TOKEN_SESSION, &t) < 0)
+		return false;
+	u->uid = t.uid;
+	u->via = "session";
+	u->session = t.id;
+	u->session_expires_ms = t.expires_ms;
+	snprintf(u->csrf, sizeof(u->csrf), "%s", t.csrf);
+	return user_complete(d, u);
 }
 
 static bool http_user(struct door *door, struct MHD_Connection *c, struct user *u)
@@ -277,17 +292,21 @@ static bool http_user(struct door *door, struct MHD_Connection *c, struct user *
 			break;
 		u->uid = p->pw_uid;
 		u->via = "proxy";
-		return complete_user(d, u);
+		return user_complete(d, u);
 	}
-	if (!auth || strncasecmp(auth, "Bearer ", 7))
-		return false;
-	auth += 7;
-	while (*auth == ' ')
-		auth++;
-	if (token_check(d->db, auth, u) < 0)
-		return false;
-	u->via = "token";
-	return complete_user(d, u);
+	if (auth && !strncasecmp(auth, "Bearer ", 7)) {
+		struct token_info t;
+
+		auth += 7;
+		while (*auth == ' ')
+			auth++;
+		if (token_check(d->db, auth, TOKEN_API, &t) < 0)
+			return false;
+		u->uid = t.uid;
+		u->via = "token";
+		return user_complete(d, u);
+	}
+	return session_user(d, c, u);
 }
 
 /* ---- replies ------------------------------------------------------------ */
@@ -386,6 +405,8 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, struct reply *rp)
 		MHD_add_response_header(r, "Content-Security-Policy",
 			"sandbox allow-scripts allow-downloads; default-src 'none'; "
 			"script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:");
+	if (rp->set_cookie[0])
+		MHD_add_response_header(r, MHD_HTTP_HEADER_SET_COOKIE, rp->set_cookie);
 	if (rp->status == MHD_HTTP_UNAUTHORIZED)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"nprofd\"");
 	ret = MHD_queue_response(c, rp->status, r);
@@ -446,12 +467,35 @@ static void audit(struct daemon *d, const struct request *rq, const struct reply
 	db_exec(d->db, NULL,
 		"INSERT INTO audit(time, user, uid, via, method, path, worker, status, result) "
 		"VALUES(?,?,?,?,?,?,?,?,?)", "itittttut", (int64_t)now_ms(),
-		rq->user.name[0] ? rq->user.name : "-", rq->user.name[0] ? (int64_t)rq->user.uid : -1,
+		rq->user.name[0] ? rq->user.name : "-",
+		rq->user.name[0] && rq->user.uid != (uid_t)-1 ? (int64_t)rq->user.uid : -1,
 		rq->user.via ? rq->user.via : "-", rq->method, path,
 		rp->worker[0] ? rp->worker : NULL, rp->status, rp->result);
 }
 
 /* ---- one request -------------------------------------------------------- */
+
+/* A browser names the page that made a request in Origin: it must be
+ * nprofd's own (scheme and Host). Clients that send none (curl, nprof)
+ * are not browsers acting for someone else. */
+static bool same_origin(struct MHD_Connection *c, bool tls)
+{
+	const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+	const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+	const char *scheme = tls ? "https://" : "http://";
+
+	if (!origin)
+		return true;
+	return host && !strncmp(origin, scheme, strlen(scheme)) &&
+	       !strcmp(origin + strlen(scheme), host);
+}
+
+static bool csrf_ok(struct MHD_Connection *c, const struct user *u)
+{
+	const char *sent = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-CSRF-Token");
+
+	return sent && u->csrf[0] && token_equal(sent, u->csrf);
+}
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
 				  const char *method, const char *version,
@@ -500,17 +544,31 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	}
 	rq.body = p->body ? p->body : "";
 	rq.body_len = p->len;
-	if (!(door->is_unix ? peer_user(door, c, &rq.user) : http_user(door, c, &rq.user))) {
-		memset(&rq.user, 0, sizeof(rq.user));
-		reply_error(&rp, 401, NULL, door->is_unix
-			    ? "your uid has no account on this host"
-			    : "no valid API token: send Authorization: Bearer TOKEN; create one "
-			      "with nprof token create");
-	} else if (p->too_big) {
+	if (p->too_big) {
 		reply_error(&rp, 413, NULL, "the request body is larger than max_body = %llu bytes",
 			    (unsigned long long)d->cfg.max_body);
 	} else if (strlen(url) > 1024 || memchr(rq.body, '\0', rq.body_len)) {
 		reply_error(&rp, 400, NULL, "the request's path is too long or its body holds a NUL byte");
+	} else if (!door->is_unix && !same_origin(c, door->tls)) {
+		/* a page of another site making its visitor's browser ask */
+		reply_error(&rp, 403, NULL, "the request came from a page of another origin (%.100s); "
+			    "use nprofd's own page, or a client that sends no Origin",
+			    MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin"));
+	} else if (!door->is_unix && !strcmp(url, "/api/v1/session") && !strcmp(method, "POST")) {
+		char addr[INET6_ADDRSTRLEN];
+
+		client_address(c, addr, sizeof(addr));
+		api_signin(d, &rq, &rp, addr, door->tls);
+	} else if (!(door->is_unix ? peer_user(door, c, &rq.user) : http_user(door, c, &rq.user))) {
+		memset(&rq.user, 0, sizeof(rq.user));
+		reply_error(&rp, 401, NULL, door->is_unix
+			    ? "your uid has no account on this host"
+			    : "not signed in: send Authorization: Bearer TOKEN (create one with nprof "
+			      "token create), or sign in (POST /api/v1/session)");
+	} else if (rq.user.session && strcmp(method, "GET") && strcmp(method, "HEAD") &&
+		   !csrf_ok(c, &rq.user)) {
+		reply_error(&rp, 403, NULL, "a change made with a session must carry its CSRF token "
+			    "in the X-CSRF-Token header (GET /api/v1/session has it)");
 	} else {
 		struct args args = { .len = 0 };
 
@@ -518,7 +576,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		rq.args = args.too_long ? NULL : args.text;
 		api_handle(d, &rq, &rp);
 	}
-	if (!rp.json && rp.fd < 0 && !rp.content_type[0])
+	if (!rp.json && !rp.body && rp.fd < 0 && !rp.content_type[0])
 		rp.json = json_object();
 	audit(d, &rq, &rp);
 	ret = send_reply(c, &rp);
@@ -595,6 +653,7 @@ static int open_door(struct server *s, struct door *door, int fd, bool tls,
 
 	door->srv = s;
 	door->fd = fd;
+	door->tls = tls;
 	if (tls)
 		flags |= MHD_USE_TLS;
 	door->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, door,

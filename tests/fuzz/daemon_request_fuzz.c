@@ -45,6 +45,7 @@
 #include "daemon/db.h"
 #include "daemon/jobs.h"
 #include "daemon/reply_cache.h"
+#include "daemon/signin_limit.h"
 #include "daemon/tokens.h"
 #include "daemon/workers.h"
 
@@ -228,7 +229,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	d.scanner = worker_scanner_new();
 	d.jobs = jobs_new(instances_job_done, &d);
 	d.replies = reply_cache_new(1 << 20);
-	if (!d.scanner || !d.jobs || !d.replies)
+	d.signin_limit = signin_limit_new(5, 60000000000ull);
+	if (!d.scanner || !d.jobs || !d.replies || !d.signin_limit)
 		die("worker_scanner_new or jobs_new");
 	worker_perf_probe(&d.perf_ok, &d.hw_ok);
 	if (worker_read(NULL, "/proc", getpid(), &w) < 0)
@@ -385,11 +387,11 @@ static void check_success(const struct request *rq, const struct reply *rp)
 				 "i", (int64_t)strtoll(seg, NULL, 10)) != 0)
 			abort(); /* "revoked", and still live */
 	} else if (!strcmp(rq->method, "POST") && !strcmp(p, "/api/v1/tokens")) {
-		struct user u = { 0 };
+		struct token_info u = { 0 };
 		const char *t = json_string_value(json_object_get(j, "token"));
 
 		if (rp->status != 201 || strcmp(rq->user.via, "socket") || !t ||
-		    token_check(d.db, t, &u) < 0 || u.uid != rq->user.uid)
+		    token_check(d.db, t, TOKEN_API, &u) < 0 || u.uid != rq->user.uid)
 			abort(); /* a token made over HTTP, or one that does not work */
 	}
 }
@@ -401,10 +403,21 @@ static void handle(const struct request *rq)
 
 	api_handle(&d, rq, &rp);
 	if (rp.body) {
-		/* a list kept from an earlier request: checked like one made now */
-		if (rp.json || rp.fd >= 0 || strlen(rp.body) != rp.body_len ||
-		    !(rp.json = json_loadb(rp.body, rp.body_len, 0, NULL)))
+		/* a list rendered to be kept (with its JSON), or kept from an
+		 * earlier request (alone): the text is that JSON */
+		json_t *sent = json_loadb(rp.body, rp.body_len, 0, NULL);
+		char *again = rp.json ? json_dumps(rp.json, JSON_COMPACT | JSON_ENSURE_ASCII |
+						   JSON_REAL_PRECISION(6)) : NULL;
+
+		if (!sent || rp.fd >= 0 || strlen(rp.body) != rp.body_len ||
+		    (rp.json && (!again || strncmp(again, rp.body, rp.body_len - 1) ||
+				 strlen(again) != rp.body_len - 1)))
 			abort();
+		free(again);
+		if (rp.json)
+			json_decref(sent);
+		else
+			rp.json = sent;
 		free(rp.body);
 	}
 	if (getenv("NPROF_FUZZ_VERBOSE")) {

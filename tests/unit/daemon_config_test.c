@@ -61,6 +61,11 @@ static void test_defaults(void)
 	CHECK_UINT(cfg.max_age_ns, ==, 30ull * 24 * 3600 * SEC, "max_age 30 days");
 	CHECK_UINT(cfg.max_bytes, ==, 10ull << 30, "max_bytes 10 GiB");
 	CHECK(cfg.n_services == 0 && cfg.n_commands == 0, "no services, no commands");
+	CHECK_UINT(cfg.reply_cache_bytes, ==, 4ull << 20, "reply_cache 4 MiB");
+	CHECK(!strcmp(cfg.pam_service, "nprofd") && cfg.session_lifetime_ns == 8 * 3600 * SEC &&
+		      cfg.max_sessions == 20 && cfg.max_failures == 5 &&
+		      cfg.failure_window_ns == 300 * SEC,
+	      "[signin]: PAM service nprofd, 8 h sessions, 20 a user, 5 failures in 5 min");
 
 	CHECK(config_action_allowed(&cfg, NULL, ACTION_THREAD_DUMP, NULL, 0) &&
 		      config_action_allowed(&cfg, NULL, ACTION_HEAP_SNAPSHOT, NULL, 0),
@@ -319,6 +324,17 @@ static void test_errors(void)
 		"a line without =");
 	refused("= 3\n", "nprofd.conf:1: expected key = value", "[section]", "a value without key");
 
+	CHECK(parse("reply_cache = 0\n[signin]\npam_service = login\nsession_lifetime = 1h\n"
+		    "max_sessions = 1\nmax_failures = 3\nfailure_window = 30s\n") == 0 &&
+		      cfg.reply_cache_bytes == 0 && !strcmp(cfg.pam_service, "login") &&
+		      cfg.session_lifetime_ns == 3600 * SEC && cfg.max_sessions == 1 &&
+		      cfg.max_failures == 3 && cfg.failure_window_ns == 30 * SEC,
+	      "[signin] and reply_cache set (%s)", err);
+	refused("[signin]\nsession_lifetime = 10s\n",
+		"nprofd.conf:2: session_lifetime = 10s is below the minimum of 1m; set at least 1m", "",
+		"a session shorter than a minute");
+	refused("[signin]\npam_service = a/b\n", "nprofd.conf:2: pam_service", "",
+		"a PAM service that is not a name");
 	refused("[instances]\nduration_max = 3d\n",
 		"nprofd.conf:2: duration_max = 3d is above the limit of 24h; set at most 24h", "",
 		"a duration above its limit");

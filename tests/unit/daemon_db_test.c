@@ -130,15 +130,21 @@ int main(void)
 	CHECK(db_integrity_ok(db), "integrity_check ok");
 	db_close(db);
 
-	/* The database as version 1 wrote it: without version 2's columns. */
+	/* The database as version 1 wrote it: without the columns and the
+	 * index versions 2 and 3 added. */
 	CHECK(raw(path, "ALTER TABLE instances DROP COLUMN target; ALTER TABLE instances DROP "
-		  "COLUMN new_worker; PRAGMA user_version = 1;") == 0, "turned back into version 1");
+		  "COLUMN new_worker; DROP INDEX tokens_uid; ALTER TABLE tokens DROP COLUMN kind; "
+		  "ALTER TABLE tokens DROP COLUMN csrf; PRAGMA user_version = 1;") == 0,
+	      "turned back into version 1");
 	db = db_open(path, err, sizeof(err));
 	CHECK(db != NULL, "version 1 opens (%s)", err);
-	CHECK_INT(db_query_int(db, -1, "PRAGMA user_version", ""), ==, 2, "migrated to version 2");
+	CHECK_INT(db_query_int(db, -1, "PRAGMA user_version", ""), ==, DB_SCHEMA_VERSION,
+		  "migrated to the current version");
 	CHECK_INT(db_query_int(db, -1, "SELECT COUNT(*) FROM instances WHERE target IS NULL AND "
 			       "new_worker IS NULL AND worker = '12-34'", ""), ==, 1,
 		  "its rows kept, the new columns there");
+	CHECK_INT(db_query_int(db, -1, "SELECT COUNT(*) FROM tokens WHERE kind = 'api' AND "
+			       "csrf IS NULL", ""), ==, 200, "its tokens are API tokens");
 	db_close(db);
 
 	CHECK(raw(path, "PRAGMA user_version = 99;") == 0, "a database from a newer nprofd");
@@ -148,7 +154,7 @@ int main(void)
 	      "refused, naming both versions: %s", err);
 	db_close(db);
 
-	CHECK(raw(path, "PRAGMA user_version = 2;") == 0 && truncate(path, 100) == 0,
+	CHECK(raw(path, "PRAGMA user_version = 3;") == 0 && truncate(path, 100) == 0,
 	      "a database cut short");
 	db = db_open(path, err, sizeof(err));
 	CHECK(db == NULL && err[0], "refused with a reason: %s", err);
