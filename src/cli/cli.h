@@ -22,6 +22,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 
 int cmd_record(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 int cmd_stacks(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_list(int argc, char **argv);

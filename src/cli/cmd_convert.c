@@ -10,15 +10,10 @@
 
 #include "cli/cli.h"
 #include "cli/output_args.h"
+#include "cli/profile_input.h"
 #include "help/nprof-convert.h"
-#include "output/jfr.h"
 #include "output/output.h"
-#include "output/pprof.h"
 #include "profile/transform.h"
-
-/* The largest input read: past it the readers' own limits would refuse
- * the data anyway, and reading it would only cost memory. */
-#define CONVERT_MAX_INPUT (1ull << 30)
 
 struct convert_args {
 	const char *format_name;
@@ -26,8 +21,6 @@ struct convert_args {
 	struct transform_options tr;
 	struct output_options out;
 };
-
-enum input_kind { INPUT_COLLAPSED, INPUT_PPROF, INPUT_JFR };
 
 static int parse_args(int argc, char **argv, struct convert_args *a)
 {
@@ -100,124 +93,6 @@ static int choose_format(const struct convert_args *a, enum output_format *ret)
 	return EXIT_OK;
 }
 
-/* Reads all of f, at most CONVERT_MAX_INPUT bytes. 0 or -errno. */
-static int read_all(FILE *f, char **ret_buf, size_t *ret_len)
-{
-	size_t cap = 1 << 16, len = 0;
-	char *buf = malloc(cap), *n;
-	int r = -ENOMEM;
-
-	if (!buf)
-		goto out;
-	for (;;) {
-		size_t got = fread(buf + len, 1, cap - len, f);
-
-		len += got;
-		if (got == 0) {
-			r = ferror(f) ? -EIO : 0;
-			if (r < 0)
-				goto out;
-			break;
-		}
-		if (len == cap) {
-			if (cap > CONVERT_MAX_INPUT) {
-				r = -EFBIG;
-				goto out;
-			}
-			n = realloc(buf, cap * 2);
-			if (!n) {
-				r = -ENOMEM;
-				goto out;
-			}
-			buf = n;
-			cap *= 2;
-		}
-	}
-	*ret_buf = buf;
-	*ret_len = len;
-	buf = NULL;
-out:
-	free(buf);
-	return r;
-}
-
-/* Text has no control characters but tab, newline, carriage return and
- * form feed; a protobuf almost always has some in its first bytes. */
-static enum input_kind detect(const char *data, size_t len)
-{
-	const unsigned char *b = (const unsigned char *)data;
-
-	if (pprof_is_gzip(data, len))
-		return INPUT_PPROF;
-	if (len >= 4 && !memcmp(data, "FLR\0", 4))
-		return INPUT_JFR;
-	for (size_t i = 0; i < len && i < 65536; i++)
-		if ((b[i] < 0x20 && b[i] != '\t' && b[i] != '\n' && b[i] != '\r' &&
-		     b[i] != '\f') || b[i] == 0x7f)
-			return INPUT_PPROF;
-	return INPUT_COLLAPSED;
-}
-
-static int read_input(const char *path, struct profile **ret_p)
-{
-	const char *name = strcmp(path, "-") ? path : "standard input";
-	FILE *in = strcmp(path, "-") ? fopen(path, "rb") : stdin;
-	char *data = NULL;
-	size_t len;
-	enum input_kind kind;
-	struct diag d;
-	int r;
-
-	diag_clear(&d);
-	if (!in) {
-		cli_error("cannot read %s: %s", path, strerror(errno));
-		return EXIT_FAILED;
-	}
-	r = read_all(in, &data, &len);
-	if (in != stdin)
-		fclose(in);
-	if (r == -EFBIG) {
-		cli_error("%s is larger than %llu MiB, more than convert reads",
-			  name, CONVERT_MAX_INPUT >> 20);
-		return EXIT_FAILED;
-	}
-	if (r < 0) {
-		cli_error("cannot read %s: %s", name, strerror(-r));
-		return EXIT_FAILED;
-	}
-	if (!len) {
-		free(data);
-		cli_error("%s is empty; give a collapsed, pprof or JFR profile", name);
-		return EXIT_FAILED;
-	}
-	kind = detect(data, len);
-	switch (kind) {
-	case INPUT_PPROF:
-		r = pprof_read(data, len, ret_p, &d);
-		break;
-	case INPUT_JFR:
-		r = jfr_read(data, len, ret_p, &d);
-		break;
-	default:
-		r = collapsed_read(data, len, ret_p, &d);
-		break;
-	}
-	free(data);
-	if (r < 0) {
-		/* Text that is not collapsed stacks (an HTML flame graph,
-		 * perf script output) is the likely mistake: say what is
-		 * read. */
-		cli_error("%s: %s%s", name, d.msg[0] ? d.msg : strerror(-r),
-			  r != -EBADMSG ? "" :
-			  kind == INPUT_PPROF ?
-				  "; convert reads collapsed text, pprof and JFR" :
-			  kind == INPUT_JFR ? "" :
-				  " (read as collapsed stacks; convert reads collapsed text, pprof and JFR)");
-		return EXIT_FAILED;
-	}
-	return EXIT_OK;
-}
-
 static int write_output(const struct profile *p, const struct convert_args *a,
 			enum output_format format)
 {
@@ -259,7 +134,7 @@ int cmd_convert(int argc, char **argv)
 		return ret;
 	diag_clear(&d);
 
-	ret = read_input(a.input, &p);
+	ret = cli_read_profile("convert", a.input, &p);
 	if (ret != EXIT_OK)
 		goto out;
 	/* The regexes were checked while parsing: only memory can fail. */

@@ -18,6 +18,7 @@ struct command {
 static const struct command commands[] = {
 	{ "record", cmd_record },
 	{ "convert", cmd_convert },
+	{ "diff", cmd_diff },
 	{ "stacks", cmd_stacks },
 	{ "dump", cmd_dump },
 	{ "list", cmd_list },

@@ -218,24 +218,50 @@ static int compare_stacks(const void *a, const void *b, void *ctx)
 	return da < db ? -1 : da > db;
 }
 
+/* Adds a stack's also values (nalso of them) to node's totals, and to
+ * its selfs too when the stack ends there. */
+static void add_also(struct calltree *t, uint32_t node, const int64_t *vals,
+		     bool self)
+{
+	int64_t *a = &t->also[(size_t)node * t->nalso * 2];
+
+	for (unsigned k = 0; k < t->nalso; k++) {
+		a[2 * k] += self ? 0 : vals[k];
+		a[2 * k + 1] += self ? vals[k] : 0;
+	}
+}
+
+int calltree_build(const struct profile *p, unsigned v, bool reverse,
+		   size_t max_nodes, struct calltree **ret_tree)
+{
+	return calltree_build_also(p, v, NULL, 0, reverse, max_nodes, ret_tree);
+}
+
 /* Builds the tree in one pass over the sorted stacks: a stack shares with
  * the one before it the nodes of their common prefix and creates the
  * rest, so nodes are made in pre-order, children in name order, and no
  * lookup table is needed. */
-int calltree_build(const struct profile *p, unsigned v, bool reverse,
-		   size_t max_nodes, struct calltree **ret_tree)
+int calltree_build_also(const struct profile *p, unsigned v,
+			const unsigned *also, unsigned nalso, bool reverse,
+			size_t max_nodes, struct calltree **ret_tree)
 {
 	struct calltree *t = calloc(1, sizeof(*t));
 	struct stack_order so = { .p = p, .reverse = reverse };
 	struct sorted_stack *order = NULL;
 	uint32_t *frame_func = NULL, *path = NULL, path_len = 0, prev = 0;
-	int64_t *by_stack = NULL;
+	int64_t *by_stack = NULL, *also_by_stack = NULL;
 	size_t cap, norder = 0;
 	uint32_t max_depth = 0;
 	int r = -ENOMEM;
 
 	if (!t)
 		return -ENOMEM;
+	for (unsigned k = 0; k < nalso; k++)
+		if (nalso > PROFILE_MAX_VALUES || also[k] >= PROFILE_MAX_VALUES) {
+			free(t);
+			return -EINVAL;
+		}
+	t->nalso = nalso;
 	if (!max_nodes || max_nodes > CALLTREE_MAX_NODES)
 		max_nodes = CALLTREE_MAX_NODES;
 	t->reversed = reverse;
@@ -251,6 +277,13 @@ int calltree_build(const struct profile *p, unsigned v, bool reverse,
 	path = malloc((max_depth + 1) * sizeof(*path));
 	if (!t->nodes || !frame_func || !by_stack || !order || !path)
 		goto out;
+	if (nalso) {
+		t->also = calloc(cap * nalso * 2, sizeof(*t->also));
+		also_by_stack = calloc((p->nstacks ? p->nstacks : 1) * nalso,
+				       sizeof(*also_by_stack));
+		if (!t->also || !also_by_stack)
+			goto out;
+	}
 	r = map_funcs(t, p, frame_func);
 	if (r < 0)
 		goto out;
@@ -261,8 +294,12 @@ int calltree_build(const struct profile *p, unsigned v, bool reverse,
 
 	/* Threads are merged first: a stack is drawn once however many
 	 * threads ran it (with -t the thread is already its root frame). */
-	for (size_t i = 0; i < p->nsamples; i++)
+	for (size_t i = 0; i < p->nsamples; i++) {
 		by_stack[p->samples[i].stack] += p->samples[i].values[v];
+		for (unsigned k = 0; k < nalso; k++)
+			also_by_stack[(size_t)p->samples[i].stack * nalso + k] +=
+				p->samples[i].values[also[k]];
+	}
 	for (size_t s = 0; s < p->nstacks; s++)
 		if (by_stack[s])
 			order[norder++] = (struct sorted_stack){ (uint32_t)s, by_stack[s] };
@@ -278,6 +315,7 @@ int calltree_build(const struct profile *p, unsigned v, bool reverse,
 	for (size_t k = 0; k < norder; k++) {
 		uint32_t s = order[k].stack, depth = p->stacks[s].depth, common = 0;
 		int64_t value = order[k].value;
+		const int64_t *av = nalso ? &also_by_stack[(size_t)s * nalso] : NULL;
 		uint32_t node = 0, d;
 
 		while (k && common < path_len && common < depth &&
@@ -286,6 +324,11 @@ int calltree_build(const struct profile *p, unsigned v, bool reverse,
 		t->nodes[0].total += value;
 		for (d = 0; d < common; d++)
 			t->nodes[path[d]].total += value;
+		if (nalso) {
+			add_also(t, 0, av, false);
+			for (d = 0; d < common; d++)
+				add_also(t, path[d], av, false);
+		}
 		if (common)
 			node = path[common - 1];
 		for (d = common; d < depth; d++) {
@@ -304,6 +347,8 @@ int calltree_build(const struct profile *p, unsigned v, bool reverse,
 			n->depth = d + 1;
 			n->total = value;
 			n->self = 0;
+			if (nalso)
+				add_also(t, id, av, false);
 			/* The previous stack's node at this depth, when it
 			 * hangs from the same parent, is the previous sibling. */
 			if (d == common && d < path_len)
@@ -316,6 +361,8 @@ int calltree_build(const struct profile *p, unsigned v, bool reverse,
 			node = id;
 		}
 		t->nodes[node].self += value;
+		if (nalso)
+			add_also(t, node, av, true);
 		path_len = d;
 		prev = s;
 	}
@@ -323,6 +370,7 @@ int calltree_build(const struct profile *p, unsigned v, bool reverse,
 out:
 	free(frame_func);
 	free(by_stack);
+	free(also_by_stack);
 	free(order);
 	free(path);
 	if (r < 0) {
@@ -339,6 +387,7 @@ void calltree_free(struct calltree *t)
 		return;
 	free(t->nodes);
 	free(t->funcs);
+	free(t->also);
 	free(t);
 }
 
@@ -466,6 +515,60 @@ static void numbuf_put(struct numbuf *b, char sep, int64_t x)
 	} while (u);
 	while (k)
 		b->buf[b->n++] = tmp[--k];
+}
+
+/* nodes: pre-order (node ids are), three numbers each: func (-1 for the
+ * root), total, number of children written. When children were left out
+ * the count is written as -(count + 1) and a fourth number follows, their
+ * value, so self stays exact: total - children - left out. With also, the
+ * same nodes' also values instead (total and self of each), so the two
+ * arrays line up node for node. */
+static int write_nodes(const struct calltree *t, const uint32_t *func_out,
+		       int64_t min_total, bool also, FILE *out)
+{
+	struct numbuf *nb = malloc(sizeof(*nb));
+	uint32_t skip_below = UINT32_MAX;
+	bool first = true;
+
+	if (!nb)
+		return -ENOMEM;
+	nb->n = 0;
+	nb->out = out;
+	for (size_t i = 0; i < t->nnodes; i++) {
+		const struct calltree_node *nd = &t->nodes[i];
+		int64_t kids = 0, left_out = 0;
+
+		if (nd->depth > skip_below)
+			continue;
+		skip_below = UINT32_MAX;
+		if (nd->total < min_total) {
+			skip_below = nd->depth;
+			continue;
+		}
+		if (also) {
+			for (unsigned k = 0; k < 2 * t->nalso; k++) {
+				numbuf_put(nb, first ? 0 : ',',
+					   t->also[i * t->nalso * 2 + k]);
+				first = false;
+			}
+			continue;
+		}
+		for (uint32_t c = nd->first_child; c != CALLTREE_NONE;
+		     c = t->nodes[c].next_sibling) {
+			if (t->nodes[c].total >= min_total)
+				kids++;
+			else
+				left_out += t->nodes[c].total;
+		}
+		numbuf_put(nb, i ? ',' : 0, i ? (int64_t)func_out[nd->func] : -1);
+		numbuf_put(nb, ',', nd->total);
+		numbuf_put(nb, ',', left_out ? -(kids + 1) : kids);
+		if (left_out)
+			numbuf_put(nb, ',', left_out);
+	}
+	numbuf_flush(nb);
+	free(nb);
+	return 0;
 }
 
 static void put_notes(const struct calltree *t, const struct profile *p,
@@ -603,47 +706,13 @@ int calltree_write_json(const struct calltree *t, const struct profile *p,
 	fputs(",\"files\":", out);
 	put_strings(&files, out);
 
-	/* nodes: pre-order (node ids are), three numbers each: func (-1 for
-	 * the root), total, number of children written. When children were
-	 * left out the count is written as -(count + 1) and a fourth number
-	 * follows, their value, so self stays exact: total - children -
-	 * left out. */
 	fputs(",\"nodes\":[", out);
-	{
-		struct numbuf *nb = malloc(sizeof(*nb));
-		uint32_t skip_below = UINT32_MAX;
-
-		if (!nb)
+	if (write_nodes(t, func_out, min_total, false, out) < 0)
+		goto out;
+	if (t->nalso) {
+		fputs("],\"also\":[", out);
+		if (write_nodes(t, func_out, min_total, true, out) < 0)
 			goto out;
-		nb->n = 0;
-		nb->out = out;
-		for (size_t i = 0; i < t->nnodes; i++) {
-			const struct calltree_node *nd = &t->nodes[i];
-			int64_t kids = 0, left_out = 0;
-
-			if (nd->depth > skip_below)
-				continue;
-			skip_below = UINT32_MAX;
-			if (nd->total < min_total) {
-				skip_below = nd->depth;
-				continue;
-			}
-			for (uint32_t c = nd->first_child; c != CALLTREE_NONE;
-			     c = t->nodes[c].next_sibling) {
-				if (t->nodes[c].total >= min_total)
-					kids++;
-				else
-					left_out += t->nodes[c].total;
-			}
-			numbuf_put(nb, i ? ',' : 0,
-				   i ? (int64_t)func_out[nd->func] : -1);
-			numbuf_put(nb, ',', nd->total);
-			numbuf_put(nb, ',', left_out ? -(kids + 1) : kids);
-			if (left_out)
-				numbuf_put(nb, ',', left_out);
-		}
-		numbuf_flush(nb);
-		free(nb);
 	}
 	fputs("]}", out);
 	r = ferror(out) ? -EIO : 0;
@@ -657,26 +726,38 @@ out:
 	return r;
 }
 
+int calltree_fill_slots(const char *tmpl, size_t len,
+			const struct calltree_slot *slots, size_t nslots,
+			FILE *out)
+{
+	const char *at = tmpl, *end = tmpl + len;
+
+	for (size_t k = 0; k < nslots; k++) {
+		const char *b = memmem(at, (size_t)(end - at), slots[k].begin,
+				       strlen(slots[k].begin)), *e;
+		int r;
+
+		if (!b)
+			return -EINVAL;
+		e = memmem(b, (size_t)(end - b), slots[k].end, strlen(slots[k].end));
+		if (!e)
+			return -EINVAL;
+		fwrite(at, 1, (size_t)(b - at), out);
+		r = slots[k].fill(slots[k].ctx, out);
+		if (r < 0)
+			return r;
+		at = e + strlen(slots[k].end);
+	}
+	fwrite(at, 1, (size_t)(end - at), out);
+	return 0;
+}
+
 int calltree_fill_template(const char *tmpl, size_t len, const char *begin,
 			   const char *end,
 			   int (*fill)(void *ctx, FILE *out), void *ctx,
 			   FILE *out)
 {
-	const char *b = memmem(tmpl, len, begin, strlen(begin)), *e;
+	struct calltree_slot slot = { begin, end, fill, ctx };
 
-	if (!b)
-		return -EINVAL;
-	e = memmem(b, len - (size_t)(b - tmpl), end, strlen(end));
-	if (!e)
-		return -EINVAL;
-	e += strlen(end);
-	fwrite(tmpl, 1, (size_t)(b - tmpl), out);
-	{
-		int r = fill(ctx, out);
-
-		if (r < 0)
-			return r;
-	}
-	fwrite(e, 1, len - (size_t)(e - tmpl), out);
-	return 0;
+	return calltree_fill_slots(tmpl, len, &slot, 1, out);
 }

@@ -55,6 +55,11 @@ struct calltree {
 	uint32_t max_depth; /* of any node, the root being 0 */
 	bool reversed;	    /* built from leaf-first stacks */
 	int64_t cut_value;  /* value whose stack was cut at max_nodes */
+	/* Other values summed along the same paths (calltree_build_also):
+	 * node i's total and self of the k-th are also[(i * nalso + k) * 2]
+	 * and the element after it. NULL and 0 for calltree_build. */
+	int64_t *also;
+	unsigned nalso;
 };
 
 /* Merges value v of every sample of p. reverse builds the tree from
@@ -62,6 +67,14 @@ struct calltree {
  * max_nodes 0 means CALLTREE_MAX_NODES. Returns 0 or -ENOMEM. */
 int calltree_build(const struct profile *p, unsigned v, bool reverse,
 		   size_t max_nodes, struct calltree **ret_tree);
+
+/* The same, with nalso more values of p (indexes in also[]) summed into
+ * t->also: a differential flame graph lays its tree out by one value (a
+ * weight both profiles share) and colours it by two others. nalso is at
+ * most PROFILE_MAX_VALUES. Returns 0, -EINVAL or -ENOMEM. */
+int calltree_build_also(const struct profile *p, unsigned v,
+			const unsigned *also, unsigned nalso, bool reverse,
+			size_t max_nodes, struct calltree **ret_tree);
 void calltree_free(struct calltree *t);
 
 /* The smallest total worth drawing: frames narrower than minwidth px on a
@@ -72,7 +85,9 @@ int64_t calltree_min_total(const struct calltree *t, double minwidth,
 /* Writes the tree as one JSON object (format in docs/flamegraph.md), safe
  * to embed in a <script> element: '<', '>', '&', U+2028 and U+2029 are
  * \u-escaped and invalid UTF-8 becomes U+FFFD. Subtrees whose total is
- * below min_total are left out. Returns 0 or -errno. */
+ * below min_total are left out. A tree with also values gets an "also"
+ * array: per written node, in node order, 2 * nalso numbers (the total
+ * and self of each). Returns 0 or -errno. */
 int calltree_write_json(const struct calltree *t, const struct profile *p,
 			const struct output_options *o, int64_t min_total,
 			FILE *out);
@@ -90,5 +105,20 @@ int calltree_fill_template(const char *tmpl, size_t len, const char *begin,
 			   const char *end,
 			   int (*fill)(void *ctx, FILE *out), void *ctx,
 			   FILE *out);
+
+/* One placeholder of a template: the text from begin up to and including
+ * the following end is replaced by what fill writes. */
+struct calltree_slot {
+	const char *begin, *end;
+	int (*fill)(void *ctx, FILE *out);
+	void *ctx;
+};
+
+/* calltree_fill_template for several placeholders, in the order they
+ * appear in the template (a differential flame graph fills the tree and
+ * the diff's own data). Returns 0, a fill's error or -EINVAL. */
+int calltree_fill_slots(const char *tmpl, size_t len,
+			const struct calltree_slot *slots, size_t nslots,
+			FILE *out);
 
 #endif

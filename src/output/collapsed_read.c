@@ -21,10 +21,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hash.h"
+
 /* Bounds, so that a hostile file costs bounded memory and time. */
 #define COLLAPSED_MAX_INPUT (1ull << 30) /* bytes */
 #define COLLAPSED_MAX_LINE (16u << 20)	 /* bytes in one line */
 #define COLLAPSED_MAX_DEPTH 65536	 /* frames in one stack */
+/* Frame names looked up by their text's hash before interning, which
+ * hashes and compares each name twice (string, then frame); direct
+ * mapped, overwritten on a clash. A slot per 256 bytes of input, up to
+ * 4 MiB of them: room for every distinct name of a large profile. */
+#define COLLAPSED_CACHE_MIN (1u << 12)
+#define COLLAPSED_CACHE_MAX (1u << 18)
 
 static enum frame_kind kind_of(const char *name, size_t len)
 {
@@ -96,13 +104,83 @@ struct line_ctx {
 	int64_t total;
 	size_t lineno;
 	struct diag *d;
+	/* The previous line's stack text, its depth and thread: frames in
+	 * a prefix both lines share are its frames, already interned
+	 * (c.frames still holds them). Collapsed files are mostly sorted,
+	 * so this skips most lookups; interning was most of the time spent
+	 * reading a large file. */
+	const char *prev;
+	size_t prev_len;
+	uint32_t prev_depth, prev_thread;
+	/* Text hash and frame id of recent frames (cache_mask + 1 of them,
+	 * or NULL when they could not be had: reading works without). */
+	struct frame_slot { uint64_t hash; uint32_t id; } *cache;
+	size_t cache_mask;
 };
+
+/* The frame whose collapsed text is name (n bytes, kind k), from the
+ * cache when it is there; interned, and remembered, when not. Inlined
+ * frames lose their suffix and threads are looked up for their tid, so
+ * only frames named exactly by their text are cached. */
+static int intern_cached(struct line_ctx *c, const struct frame *f, size_t n,
+			 uint32_t *ret_id)
+{
+	struct frame_slot *slot = NULL;
+	uint64_t h = 0;
+	int r;
+
+	if (c->cache && f->kind != FRAME_INLINED && f->kind != FRAME_THREAD) {
+		const struct frame *hit;
+
+		h = hash_bytes(f->name, n, 0x636f6c6c) | 1; /* 0: empty slot */
+		slot = &c->cache[h & c->cache_mask];
+		hit = slot->hash == h ? &c->p->frames[slot->id] : NULL;
+		if (hit && hit->kind == f->kind && !strcmp(hit->name, f->name)) {
+			*ret_id = slot->id;
+			return 0;
+		}
+	}
+	r = profile_intern_frame(c->p, f, ret_id);
+	if (r < 0)
+		return r;
+	if (slot)
+		*slot = (struct frame_slot){ h, *ret_id };
+	return 0;
+}
+
+/* How many of the previous line's frames the stack text s (len bytes)
+ * starts with, and where the first frame after them begins. */
+static uint32_t shared_frames(const struct line_ctx *c, const char *s,
+			      size_t len, const char **ret_start)
+{
+	size_t k = 0, max = len < c->prev_len ? len : c->prev_len;
+	uint32_t n = 0;
+	const char *start = s;
+
+	if (!c->prev)
+		goto out;
+	while (k < max && s[k] == c->prev[k])
+		k++;
+	if (k == len && len == c->prev_len) {
+		/* The same stack again: every frame, nothing left to read. */
+		*ret_start = s + len + 1;
+		return c->prev_depth;
+	}
+	/* Frame i is shared when its ';' is inside the common prefix: the
+	 * bytes before it are equal and so is its end. */
+	for (const char *semi; (semi = memchr(start, ';', (size_t)(s + k - start)));
+	     start = semi + 1)
+		n++;
+out:
+	*ret_start = start;
+	return n;
+}
 
 static int read_line(struct line_ctx *c, const char *s, size_t len)
 {
 	struct frame f = { 0 };
 	const char *sp, *start;
-	uint32_t depth = 0, stack, thread = c->anon_thread;
+	uint32_t depth, stack, thread = c->anon_thread;
 	int64_t value;
 	int r;
 
@@ -124,7 +202,12 @@ static int read_line(struct line_ctx *c, const char *s, size_t len)
 	if (!len)
 		return diag_set(c->d, -EBADMSG, "line %zu: empty stack before the count",
 				c->lineno);
-	for (start = s; start <= s + len;) {
+	depth = shared_frames(c, s, len, &start);
+	if (depth)
+		thread = c->prev_thread;
+	c->prev = s;
+	c->prev_len = len;
+	while (start <= s + len) {
 		const char *semi = memchr(start, ';', (size_t)(s + len - start));
 		size_t n = semi ? (size_t)(semi - start) : (size_t)(s + len - start);
 
@@ -141,13 +224,15 @@ static int read_line(struct line_ctx *c, const char *s, size_t len)
 		if (f.kind == FRAME_THREAD && depth == 0 &&
 		    thread_of(c->p, c->name, &thread) < 0)
 			thread = c->anon_thread;
-		r = profile_intern_frame(c->p, &f, &c->frames[depth++]);
+		r = intern_cached(c, &f, n, &c->frames[depth++]);
 		if (r < 0)
 			return r;
 		if (!semi)
 			break;
 		start = semi + 1;
 	}
+	c->prev_depth = depth;
+	c->prev_thread = thread;
 	r = profile_intern_stack(c->p, c->frames, depth, false, &stack);
 	if (r < 0)
 		return r;
@@ -174,6 +259,11 @@ int collapsed_read(const void *data, size_t len, struct profile **ret_p,
 	c.max_depth = len / 2 + 1 < COLLAPSED_MAX_DEPTH ? len / 2 + 1 : COLLAPSED_MAX_DEPTH;
 	c.frames = malloc(c.max_depth * sizeof(*c.frames));
 	c.name = malloc((len < COLLAPSED_MAX_LINE ? len : COLLAPSED_MAX_LINE) + 1);
+	c.cache_mask = COLLAPSED_CACHE_MIN;
+	while (c.cache_mask < COLLAPSED_CACHE_MAX && c.cache_mask < len / 256)
+		c.cache_mask <<= 1;
+	c.cache = calloc(c.cache_mask, sizeof(*c.cache));
+	c.cache_mask--;
 	if (!p || !c.frames || !c.name)
 		goto out;
 	c.p = p;
@@ -211,6 +301,7 @@ int collapsed_read(const void *data, size_t len, struct profile **ret_p,
 out:
 	free(c.frames);
 	free(c.name);
+	free(c.cache);
 	profile_free(p);
 	return r;
 }

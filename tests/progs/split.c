@@ -1,7 +1,7 @@
 /* split: two threads burn CPU in three functions in a 60/30/10 split and
  * measure, per function, the CPU time they really spent there.
  *
- *   split [--seconds N] [--truth FILE]
+ *   split [--seconds N] [--truth FILE] [--ratio A:B:C]
  *
  * The main thread (main -> run_main_thread -> burn_quantum -> burn_*) and a
  * second thread named "burner" (worker_main -> worker_loop -> burn_quantum
@@ -29,8 +29,13 @@
  * The totals grow with every few tens of microseconds burnt, so a snapshot
  * is exact to that.
  *
+ * --ratio A:B:C changes the 6:3:1 (whole numbers, one of them at least 1):
+ * `--ratio 1:1:1` then `--ratio 6:1:1` is a known change of profile, for
+ * nprof diff's test.
+ *
  * "ready" is printed on stdout once both threads are burning. */
 #define _GNU_SOURCE
+#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -51,6 +56,7 @@ static _Atomic uint64_t stalled_ns; /* see STALL_NS */
 static _Atomic int stop;
 static _Atomic int burning;
 static _Atomic pid_t burner_tid; /* read by the timer thread too */
+static int64_t ratio[NFN] = { 6, 3, 1 }; /* set before the threads start */
 static volatile uint64_t sink;
 
 static uint64_t thread_cpu_ns(void)
@@ -149,7 +155,7 @@ NOINLINE static void burn_quantum(uint64_t *rng, uint64_t *x)
 	 * alias with samplers whose period is in thread CPU time (10 ms by
 	 * default), putting every sample at the same phase of the cycle. */
 	int64_t unit = 400000 + (int64_t)(next_random(rng) % 1200000);
-	int64_t left[NFN] = { 6 * unit, 3 * unit, unit };
+	int64_t left[NFN] = { ratio[SIXTY] * unit, ratio[THIRTY] * unit, ratio[TEN] * unit };
 
 	while (left[SIXTY] > 0 || left[THIRTY] > 0 || left[TEN] > 0) {
 		int64_t total = (left[SIXTY] > 0 ? left[SIXTY] : 0) +
@@ -273,8 +279,15 @@ int main(int argc, char **argv)
 			seconds = atof(argv[++i]);
 		else if (!strcmp(argv[i], "--truth") && i + 1 < argc)
 			truth = argv[++i];
+		else if (!strcmp(argv[i], "--ratio") && i + 1 < argc &&
+			 sscanf(argv[++i], "%" SCNd64 ":%" SCNd64 ":%" SCNd64,
+				&ratio[SIXTY], &ratio[THIRTY], &ratio[TEN]) == 3 &&
+			 ratio[SIXTY] >= 0 && ratio[THIRTY] >= 0 && ratio[TEN] >= 0 &&
+			 ratio[SIXTY] + ratio[THIRTY] + ratio[TEN] > 0 &&
+			 ratio[SIXTY] + ratio[THIRTY] + ratio[TEN] <= 100)
+			continue;
 		else {
-			fprintf(stderr, "usage: split [--seconds N] [--truth FILE]\n");
+			fprintf(stderr, "usage: split [--seconds N] [--truth FILE] [--ratio A:B:C]\n");
 			return 2;
 		}
 	}

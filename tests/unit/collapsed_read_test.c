@@ -128,5 +128,37 @@ int main(void)
 		      "a stack past the depth limit is refused: %s", d.msg);
 		free(deep);
 	}
+	{
+		/* Lines sharing a prefix reuse the previous line's frames; a
+		 * prefix that ends inside a name, a line that is the previous
+		 * one's prefix, a repeated line and a shared thread root must
+		 * read as they would alone. */
+		static const char text[] = "a;b;c 1\n"
+					   "a;b;cd 2\n"
+					   "a;b 4\n"
+					   "a;bc;d 8\n"
+					   "a;bc;d 16\n"
+					   "[w tid=7];x;y 32\n"
+					   "[w tid=7];x;z_[i] 64\n"
+					   "a;b;c 128\n";
+		static const char want[] = "a;b 4\na;b;c 129\na;b;cd 2\na;bc;d 24\n"
+					   "[w tid=7];x;y 32\n[w tid=7];x;z_[i] 64\n";
+		char *got;
+
+		p = NULL;
+		CHECK(read_str(text, &p, &d) == 0, "lines sharing prefixes read");
+		got = p ? render(p) : NULL;
+		CHECK(got && strlen(got) == strlen(want), "... into the same stacks as alone");
+		for (const char *w = want, *nl; got && (nl = strchr(w, '\n')); w = nl + 1) {
+			char line[64];
+
+			snprintf(line, sizeof(line), "%.*s", (int)(nl - w + 1), w);
+			CHECK(strstr(got, line) != NULL, "has %.*s", (int)(nl - w), w);
+		}
+		CHECK(p && p->nthreads == 2 && p->threads[1].tid == 7,
+		      "the shared thread root puts both lines on thread 7");
+		free(got);
+		profile_free(p);
+	}
 	return test_done();
 }

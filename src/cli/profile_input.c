@@ -1,0 +1,141 @@
+/* profile_input: one reading path for every command that reads a profile
+ * file; see profile_input.h. */
+#include "cli/profile_input.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "output/jfr.h"
+#include "output/output.h"
+#include "output/pprof.h"
+
+/* The largest input read: past it the readers' own limits would refuse
+ * the data anyway, and reading it would only cost memory. */
+#define PROFILE_INPUT_MAX (1ull << 30)
+
+enum input_kind { INPUT_COLLAPSED, INPUT_PPROF, INPUT_JFR };
+
+/* Reads all of f, at most PROFILE_INPUT_MAX bytes. 0 or -errno. */
+static int read_all(FILE *f, char **ret_buf, size_t *ret_len)
+{
+	size_t cap = 1 << 16, len = 0;
+	char *buf = malloc(cap), *n;
+	int r = -ENOMEM;
+
+	if (!buf)
+		goto out;
+	for (;;) {
+		size_t got = fread(buf + len, 1, cap - len, f);
+
+		len += got;
+		if (got == 0) {
+			r = ferror(f) ? -EIO : 0;
+			if (r < 0)
+				goto out;
+			break;
+		}
+		if (len == cap) {
+			if (cap > PROFILE_INPUT_MAX) {
+				r = -EFBIG;
+				goto out;
+			}
+			n = realloc(buf, cap * 2);
+			if (!n) {
+				r = -ENOMEM;
+				goto out;
+			}
+			buf = n;
+			cap *= 2;
+		}
+	}
+	*ret_buf = buf;
+	*ret_len = len;
+	buf = NULL;
+out:
+	free(buf);
+	return r;
+}
+
+/* Text has no control characters but tab, newline, carriage return and
+ * form feed; a protobuf almost always has some in its first bytes. */
+static enum input_kind detect(const char *data, size_t len)
+{
+	const unsigned char *b = (const unsigned char *)data;
+
+	if (pprof_is_gzip(data, len))
+		return INPUT_PPROF;
+	if (len >= 4 && !memcmp(data, "FLR\0", 4))
+		return INPUT_JFR;
+	for (size_t i = 0; i < len && i < 65536; i++)
+		if ((b[i] < 0x20 && b[i] != '\t' && b[i] != '\n' && b[i] != '\r' &&
+		     b[i] != '\f') || b[i] == 0x7f)
+			return INPUT_PPROF;
+	return INPUT_COLLAPSED;
+}
+
+int cli_read_profile(const char *cmd, const char *path, struct profile **ret_p)
+{
+	const char *name = strcmp(path, "-") ? path : "standard input";
+	FILE *in = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+	char *data = NULL;
+	size_t len;
+	enum input_kind kind;
+	struct diag d;
+	int r;
+
+	diag_clear(&d);
+	if (!in) {
+		cli_error("cannot read %s: %s", path, strerror(errno));
+		return EXIT_FAILED;
+	}
+	r = read_all(in, &data, &len);
+	if (in != stdin)
+		fclose(in);
+	if (r == -EFBIG) {
+		cli_error("%s is larger than %llu MiB, more than %s reads",
+			  name, PROFILE_INPUT_MAX >> 20, cmd);
+		return EXIT_FAILED;
+	}
+	if (r < 0) {
+		cli_error("cannot read %s: %s", name, strerror(-r));
+		return EXIT_FAILED;
+	}
+	if (!len) {
+		free(data);
+		cli_error("%s is empty; give a collapsed, pprof or JFR profile", name);
+		return EXIT_FAILED;
+	}
+	kind = detect(data, len);
+	switch (kind) {
+	case INPUT_PPROF:
+		r = pprof_read(data, len, ret_p, &d);
+		break;
+	case INPUT_JFR:
+		r = jfr_read(data, len, ret_p, &d);
+		break;
+	default:
+		r = collapsed_read(data, len, ret_p, &d);
+		break;
+	}
+	free(data);
+	if (r < 0) {
+		/* Text that is not collapsed stacks (an HTML flame graph,
+		 * perf script output) is the likely mistake: say what is
+		 * read. */
+		char hint[128] = "";
+
+		if (r == -EBADMSG && kind == INPUT_PPROF)
+			snprintf(hint, sizeof(hint),
+				 "; %s reads collapsed text, pprof and JFR", cmd);
+		else if (r == -EBADMSG && kind == INPUT_COLLAPSED)
+			snprintf(hint, sizeof(hint),
+				 " (read as collapsed stacks; %s reads collapsed text, pprof and JFR)",
+				 cmd);
+		cli_error("%s: %s%s", name, d.msg[0] ? d.msg : strerror(-r), hint);
+		return EXIT_FAILED;
+	}
+	return EXIT_OK;
+}

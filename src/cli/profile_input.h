@@ -1,0 +1,16 @@
+/* profile_input: reading a profile file in any format nprof reads
+ * (collapsed text, pprof gzipped or not, nprof's JFR), recognized from its
+ * content. One reading path for every command that takes a profile file
+ * (convert, diff), so they accept and refuse the same inputs. */
+#ifndef NPROF_CLI_PROFILE_INPUT_H
+#define NPROF_CLI_PROFILE_INPUT_H
+
+#include "profile/profile.h"
+
+/* Reads path ("-" for standard input) into a new profile. On failure
+ * prints one line naming the file and the cause (cmd names the command in
+ * the hint: "convert reads collapsed text, pprof and JFR") and returns
+ * EXIT_FAILED; EXIT_OK and *ret_p on success. */
+int cli_read_profile(const char *cmd, const char *path, struct profile **ret_p);
+
+#endif
