@@ -346,6 +346,17 @@ $(BUILD)/tests/fuzz/daemon_request_fuzz: tests/fuzz/daemon_request_fuzz.c $(FUZZ
 	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -Wl,--wrap=jobs_start,--wrap=jobs_run -o $@ $< \
 		$(FUZZ_DAEMON_OBJ) $(FUZZ_CORE) $(LIBS) $(DAEMON_LIBS)
 
+# The web UI (src/daemon/ui/: HTML, JS, CSS kept as real files) is
+# embedded as build/gen/ui/NAME.h (scripts/embed) and served by ui.c;
+# editing a file regenerates its header, and -MMD then rebuilds ui.o.
+UI_FILES := $(wildcard src/daemon/ui/*)
+UI_H     := $(UI_FILES:src/daemon/ui/%=$(BUILD)/gen/ui/%.h)
+$(BUILD)/gen/ui/%.h: src/daemon/ui/% scripts/embed
+	@mkdir -p $(@D)
+	$(call msg,GEN,$@)
+	$(Q)scripts/embed $< > $@.tmp && mv $@.tmp $@
+$(BUILD)/src/daemon/ui.o $(BUILD)/fuzz-obj/src/daemon/ui.o: $(UI_H)
+
 daemon: $(NPROFD)
 all: $(NPROFD)
 .PHONY: daemon

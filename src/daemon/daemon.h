@@ -77,6 +77,7 @@ struct reply {
 	char content_type[64];
 	char filename[128];		/* Content-Disposition: attachment; filename= */
 	bool inline_view;		/* shown in the browser, not saved: sandboxed */
+	bool ui_page;			/* a file of the web UI: its Content-Security-Policy */
 	char set_cookie[256];		/* a Set-Cookie header; "" none */
 	char worker[WORKER_ID_MAX];	/* the worker acted on, for the audit log */
 	char result[256];		/* a short result for the audit log */

@@ -23,6 +23,7 @@
 #include "daemon/log.h"
 #include "daemon/server.h"
 #include "daemon/tokens.h"
+#include "daemon/ui.h"
 
 /* A connection's thread needs little: no large buffers on the stack. */
 #define CONNECTION_STACK (512u << 10)
@@ -379,7 +380,8 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, struct reply *rp)
 							     : MHD_RESPMEM_PERSISTENT);
 		if (r)
 			rp->body = NULL; /* the response frees it */
-		snprintf(rp->content_type, sizeof(rp->content_type), "application/json");
+		if (!rp->content_type[0])
+			snprintf(rp->content_type, sizeof(rp->content_type), "application/json");
 	}
 	if (!r)
 		return MHD_NO;
@@ -405,6 +407,17 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, struct reply *rp)
 		MHD_add_response_header(r, "Content-Security-Policy",
 			"sandbox allow-scripts allow-downloads; default-src 'none'; "
 			"script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:");
+	/* The UI's own page: its scripts and styles come from nprofd's files
+	 * only (no inline script, no eval), it talks to nprofd only, and no
+	 * other site may frame it. */
+	if (rp->ui_page) {
+		MHD_add_response_header(r, "Content-Security-Policy",
+			"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+			"connect-src 'self'; frame-src 'self'; font-src 'self'; base-uri 'none'; "
+			"form-action 'self'; frame-ancestors 'none'");
+		MHD_add_response_header(r, "X-Frame-Options", "DENY");
+		MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+	}
 	if (rp->set_cookie[0])
 		MHD_add_response_header(r, MHD_HTTP_HEADER_SET_COOKIE, rp->set_cookie);
 	if (rp->status == MHD_HTTP_UNAUTHORIZED)
@@ -474,6 +487,22 @@ static void audit(struct daemon *d, const struct request *rq, const struct reply
 }
 
 /* ---- one request -------------------------------------------------------- */
+
+/* The web UI's file url names, into rp; false when it names none. */
+static bool ui_page(struct reply *rp, const char *url)
+{
+	const unsigned char *data;
+	const char *type;
+	size_t len;
+
+	if (!ui_file(url, &data, &len, &type) || !(rp->body = malloc(len + 1)))
+		return false;
+	memcpy(rp->body, data, len + 1);
+	rp->body_len = len;
+	rp->ui_page = true;
+	snprintf(rp->content_type, sizeof(rp->content_type), "%s", type);
+	return true;
+}
 
 /* A browser names the page that made a request in Origin: it must be
  * nprofd's own (scheme and Host). Clients that send none (curl, nprof)
@@ -549,6 +578,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			    (unsigned long long)d->cfg.max_body);
 	} else if (strlen(url) > 1024 || memchr(rq.body, '\0', rq.body_len)) {
 		reply_error(&rp, 400, NULL, "the request's path is too long or its body holds a NUL byte");
+	} else if (!strcmp(method, "GET") && ui_page(&rp, url)) {
+		/* the page holds no data: anyone may load it, then sign in */
 	} else if (!door->is_unix && !same_origin(c, door->tls)) {
 		/* a page of another site making its visitor's browser ask */
 		reply_error(&rp, 403, NULL, "the request came from a page of another origin (%.100s); "

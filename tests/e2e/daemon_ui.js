@@ -1,0 +1,364 @@
+// nprofd's web UI, the user's journey in a real browser (run by
+// tests/integration/daemon_ui.sh): sign in with a user and password
+// (NPROF_E2E_USER, NPROF_E2E_PASSWORD) at NPROF_E2E_URL; find split
+// (pid NPROF_E2E_SPLIT) by the filter; start a 3 s cpu instance (a double
+// click starts one); watch it go RUNNING -> FINISHED without a reload;
+// open its flame graph in the page and find burn_sixty by its search;
+// take a thread dump of eight_threads (NPROF_E2E_EIGHT) and see its eight
+// named threads; switch heap profiling on in a worker with the agent
+// (NPROF_E2E_HEAP), make it allocate, take a heap snapshot and find its
+// allocating function in it; restart a runit service's split (pid
+// NPROF_E2E_SVC) through the confirmation and see its new pid; run an
+// operator's command; a second Start while one runs shows the API's
+// error by the button; stop a running instance; delete a dump file; a
+// change without the CSRF token is refused; sign out; a second user
+// (NPROF_E2E_USER2) signs in and sees none of the first one's workers,
+// instances or files, not even by editing the URL. Throughout: no console error, no request that
+// leaves nprofd's origin, a non-blank screenshot per step.
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const { ok, note, done, launch, screenshotNotBlank } = require('./lib');
+
+const URL_ = process.env.NPROF_E2E_URL;
+const USER = process.env.NPROF_E2E_USER, PASSWORD = process.env.NPROF_E2E_PASSWORD;
+const SPLIT = process.env.NPROF_E2E_SPLIT, EIGHT = process.env.NPROF_E2E_EIGHT;
+const HEAP = process.env.NPROF_E2E_HEAP, SVC = process.env.NPROF_E2E_SVC;
+const USER2 = process.env.NPROF_E2E_USER2, PASSWORD2 = process.env.NPROF_E2E_PASSWORD2;
+const OUT = process.env.NPROF_E2E_DIR || '.';
+
+(async () => {
+	const origin = new URL(URL_).origin;
+	for (const f of fs.readdirSync(OUT)) if (/^ui-.*\.png$/.test(f)) fs.unlinkSync(path.join(OUT, f));
+	const browser = await launch();
+	const errors = [];
+	let step = 0, page = null;
+	const shot = async (page, what) => {
+		step++;
+		await screenshotNotBlank(browser, page, path.join(OUT, `ui-${step}-${what.replace(/\W+/g, '-')}.png`), what);
+	};
+	try {
+		page = await browser.newPage({ viewport: { width: 1360, height: 860 } });
+		// Console errors, but the failed requests the journey makes on
+		// purpose (Chromium logs each): GET /api/v1/session signed out (401),
+		// a wrong password (401),
+		// a second cpu instance (409), a POST without the CSRF token (403),
+		// the deleted artifact (404).
+		const expected = [[401, /\/api\/v1\/session$/],
+			[409, /\/api\/v1\/instances$/], [403, /\/api\/v1\/instances$/], [404, /\/api\/v1\/artifacts\/\w+\?info=1$/],
+			[404, /\/api\/v1\/instances\/\w+$/]];
+		page.on('console', m => {
+			if (m.type() !== 'error') return;
+			const loc = m.location() && m.location().url || '';
+			const st = +((m.text().match(/status of (\d+)/) || [])[1]);
+			if (expected.some(([s, re]) => s === st && re.test(loc))) return;
+			errors.push(`console: ${m.text()} (${loc})`);
+		});
+		page.on('pageerror', e => errors.push('pageerror: ' + e.message));
+		await page.route('**/*', route => {
+			const u = new URL(route.request().url());
+			if (u.origin !== origin && u.protocol !== 'data:') {
+				errors.push('a request leaves nprofd: ' + u.href);
+				return route.abort();
+			}
+			return route.continue();
+		});
+
+		// --- sign in -----------------------------------------------------------
+		const resp = await page.goto(URL_);
+		ok(resp && resp.status() === 200, `the page loads (${resp && resp.status()})`);
+		await page.waitForSelector('#signin', { state: 'visible' });
+		await page.evaluate(() => { window.__noReload = 1; });
+		await page.fill('#signin-user', USER);
+		await page.fill('#signin-password', 'not-' + PASSWORD);
+		await page.click('#signin-submit');
+		await page.waitForSelector('#signin-err.on', { timeout: 10000 });
+		ok(!(await page.isVisible('#nav')), 'a wrong password: still signed out, an error line: ' +
+			await page.innerText('#signin-err'));
+		await shot(page, 'sign-in refused');
+		await page.fill('#signin-password', PASSWORD);
+		await page.click('#signin-submit');
+		await page.waitForSelector('#nav', { state: 'visible', timeout: 10000 });
+		ok((await page.innerText('#me-name')).includes(USER), `signed in as ${USER}`);
+
+		// --- find split by the filter ------------------------------------------
+		await page.waitForSelector(`#w-body tr >> text="${SPLIT}"`, { timeout: 10000 });
+		await page.fill('#w-filter', 'split');
+		const rows = page.locator('#w-body tr:not(.pad)');
+		const srow = page.locator(`#w-body tr[data-id^="${SPLIT}-"]`);
+		await page.waitForFunction(() => [...document.querySelectorAll('#w-body tr:not(.pad)')]
+			.every(r => /split/.test(r.textContent + r.querySelector('.c-name').title)), null, { timeout: 5000 })
+			.catch(() => {});
+		const texts = await rows.allInnerTexts();
+		ok(await srow.count() === 1 && texts.length < await page.evaluate(() => NP.workers.list.length),
+			`the filter "split" finds pid ${SPLIT} and hides the others`, texts.join(' | '));
+		ok(page.url().includes('#/workers?q=split'), 'the filter is in the URL: ' + page.url());
+		await srow.locator('input[type=checkbox]').check();
+		await page.waitForFunction(() => !document.getElementById('w-actions-start').disabled);
+		await shot(page, 'workers filtered');
+
+		// --- a 3 s cpu instance; a double click starts one ---------------------------
+		await page.selectOption('#w-actions-mode', 'cpu');
+		ok((await page.getAttribute('#w-actions-mode option[value=cpu]', 'title')).includes('CPU'),
+			'the cpu mode has its description on hover');
+		await page.fill('#w-actions-duration', '3');
+		await page.selectOption('#w-actions-unit', 's');
+		await page.fill('#w-actions-interval', '1ms');
+		await page.dblclick('#w-actions-start');
+		const link = page.locator('#w-actions-log a[href^="#/instances/"]');
+		await link.first().waitFor({ timeout: 10000 });
+		await page.waitForTimeout(500);
+		const started = await page.evaluate(async pid => {
+			const r = await fetch('/api/v1/instances?limit=50');
+			const j = await r.json();
+			return j.instances.filter(i => i.pid === +pid && i.status === 'RUNNING').map(i => i.id);
+		}, SPLIT);
+		ok(started.length === 1 && await link.count() === 1 && !(await page.isVisible('#w-actions-err')),
+			'a double click on Start started one instance', JSON.stringify(started));
+		const inst = started[0] || (await link.first().innerText()).replace('instance ', '');
+		await shot(page, 'instance started');
+
+		// --- RUNNING -> FINISHED in the instances table, without a reload --------------
+		await page.click('#nav a[data-view=instances]');
+		const row = page.locator(`#i-list tr[data-id="${inst}"]`);
+		await row.waitFor({ timeout: 10000 });
+		const st0 = await row.locator('.status').innerText();
+		ok(/RUNNING/.test(st0), `instance ${inst} shows RUNNING with a countdown: ${st0}`);
+		ok(/left/.test(st0), 'the countdown shows the time left');
+		await shot(page, 'instance running');
+		await page.waitForSelector(`#i-list tr[data-id="${inst}"][data-status=FINISHED]`, { timeout: 20000 });
+		ok(await page.evaluate(() => window.__noReload === 1), 'FINISHED arrived without a reload');
+		ok(await row.locator('a.vlink', { hasText: 'flamegraph' }).count() === 1 &&
+			await row.locator('a.dl').count() >= 1, 'its row links to a view and a download');
+		await shot(page, 'instance finished');
+
+		// --- the flame graph in the page, its search -----------------------------------
+		await row.locator('a.vlink', { hasText: 'flamegraph' }).click();
+		await page.waitForSelector('#viewer-frame');
+		const frame = page.frameLocator('#viewer-frame');
+		await frame.locator('#canvas').waitFor({ timeout: 15000 });
+		await frame.locator('#search').fill('burn_sixty');
+		await frame.locator('#search').press('Enter');
+		const m = await frame.locator('#match').innerText();
+		ok(/Matched: [1-9]/.test(m), 'the flame graph in the page finds burn_sixty', m);
+		ok(/#\/instances\/[^/]+\/[^/]+\/flamegraph$/.test(page.url()), 'the view has its URL: ' + page.url());
+		await shot(page, 'flame graph');
+		await page.click('.tabs a:text-is("tree")');
+		await page.waitForFunction(() => /format=tree&inline=1$/.test(document.getElementById('viewer-frame').src));
+		await page.frameLocator('#viewer-frame').locator('#search').waitFor({ timeout: 15000 });
+		ok(page.url().endsWith('/tree'), 'the call tree in the page too: ' + page.url());
+		await shot(page, 'call tree');
+		await page.reload();
+		await page.waitForSelector('#viewer-frame', { timeout: 10000 });
+		ok(true, 'a reload keeps the flame graph view, signed in');
+		await page.evaluate(() => { window.__noReload = 1; });
+
+		// --- a thread dump of eight_threads ------------------------------------------
+		await page.click('#nav a[data-view=workers]');
+		await page.click('#w-clear');
+		await page.fill('#w-filter', EIGHT);
+		const erow = page.locator(`#w-body tr[data-id^="${EIGHT}-"]`);
+		await erow.waitFor({ timeout: 10000 });
+		await erow.locator('input[type=checkbox]').check();
+		await page.waitForFunction(() => !document.getElementById('w-actions-stacks').disabled);
+		await page.click('#w-actions-stacks');
+		const tview = page.locator('#w-actions-log li').first().locator('a.vlink', { hasText: 'threads' });
+		await tview.waitFor({ timeout: 30000 });
+		await tview.click();
+		await page.waitForSelector('.tgroup', { timeout: 10000 });
+		const names = await page.locator('.tname b').allInnerTexts();
+		const want = ['poller-0', 'poller-1', 'poller-2', 'poller-3', 'waiter-0', 'waiter-1', 'waiter-2', 'waiter-3'];
+		ok(want.every(n => names.includes(n)), 'the thread dump names the eight threads', names.join(', '));
+		const blocked = await page.locator('li.blocking .fn').allInnerTexts();
+		ok(['wait_in_poll', 'wait_for_work', 'main_wait'].every(f => blocked.includes(f)),
+			'the blocking functions are highlighted', blocked.join(', '));
+		const groups = await page.locator('.tgroup .count').allInnerTexts();
+		ok(groups.includes('4×'), 'identical stacks are grouped (4 pollers, 4 waiters)', groups.join(' '));
+		await shot(page, 'thread dump');
+		await page.click('#nav a[data-view=workers]');
+		await page.goBack();
+		await page.waitForSelector('.tgroup', { timeout: 10000 });
+		ok(/\/threads$/.test(page.url()), 'Back returns to the thread dump, shown again: ' + page.url());
+
+		// --- select one worker by pid (clearing the selection) ----------------------
+		const only = async pid => {
+			await page.click('#nav a[data-view=workers]');
+			await page.click('#w-clear');
+			await page.fill('#w-filter', String(pid));
+			const r = page.locator(`#w-body tr[data-id^="${pid}-"]`);
+			await r.waitFor({ timeout: 10000 });
+			await r.locator('input[type=checkbox]').check();
+			return r;
+		};
+		const lastLog = () => page.locator('#w-actions-log li').first();
+		const waitLog = async (re, ms) => page.waitForFunction(re => {
+			const li = document.querySelector('#w-actions-log li');
+			return li && new RegExp(re).test(li.textContent);
+		}, re, { timeout: ms || 30000 });
+
+		// --- heap profiling on, a heap snapshot, off --------------------------------
+		await only(HEAP);
+		await page.waitForFunction(() => !document.getElementById('w-actions-heap-on').disabled, null, { timeout: 10000 })
+			.catch(() => {});
+		ok(!(await page.isDisabled('#w-actions-heap-on')) && !(await page.isDisabled('#w-actions-heapdump')),
+			'a worker with the agent: heap profiling and heap snapshot enabled',
+			await page.getAttribute('#w-actions-heap-on', 'title'));
+		await page.fill('#w-actions-interval', '');
+		await page.click('#w-actions-heap-on');
+		await waitLog('heap profiling on', 15000);
+		ok(!(await page.isVisible('#w-actions-err')), 'heap profiling on: ' + await lastLog().innerText(),
+			await page.innerText('#w-actions-err').catch(() => ''));
+		process.kill(+HEAP, 'SIGUSR1');		// alloc_primes allocates now
+		await page.waitForTimeout(1000);
+		await page.click('#w-actions-heapdump');
+		const hview = lastLog().locator('a.vlink', { hasText: 'flamegraph' });
+		await hview.waitFor({ timeout: 30000 });
+		await hview.click();
+		const hframe = page.frameLocator('#viewer-frame');
+		await hframe.locator('#canvas').waitFor({ timeout: 15000 });
+		await hframe.locator('#search').fill('make_a');
+		await hframe.locator('#search').press('Enter');
+		const hm = await hframe.locator('#match').innerText();
+		ok(/Matched: [1-9]/.test(hm), 'the heap snapshot as a flame graph holds make_a', hm);
+		await shot(page, 'heap snapshot');
+		await only(HEAP);
+		await page.click('#w-actions-heap-off');
+		await waitLog('heap profiling off', 15000);
+		ok(!(await page.isVisible('#w-actions-err')), 'heap profiling off: ' + await lastLog().innerText());
+
+		// --- an operator's command ----------------------------------------------------
+		await only(SPLIT);
+		await page.waitForSelector('#w-actions-cmd-hello:not([disabled])', { timeout: 10000 });
+		ok((await page.getAttribute('#w-actions-cmd-hello', 'title')) === 'says hello to the worker',
+			'the operator\'s command "hello" is a button, its description on hover');
+		await page.click('#w-actions-cmd-hello');
+		await waitLog('FINISHED', 20000);
+		ok(true, 'the command ran: ' + await lastLog().innerText());
+
+		// --- an error by its button; Stop ---------------------------------------------
+		await page.fill('#w-actions-duration', '1');
+		await page.selectOption('#w-actions-unit', 'm');
+		await page.fill('#w-actions-interval', '');
+		await page.click('#w-actions-start');
+		await waitLog('RUNNING', 10000);
+		await page.waitForFunction(() => !document.getElementById('w-actions-start').disabled);
+		await page.click('#w-actions-start');
+		await page.waitForSelector('#w-actions-err.on', { timeout: 10000 });
+		const e409 = await page.innerText('#w-actions-err');
+		ok(/split/.test(e409) && /instance/.test(e409), 'a second cpu instance: the API\'s error on one line by the buttons', e409);
+		await shot(page, 'error by the button');
+		await page.click('#nav a[data-view=instances]');
+		const running = page.locator('#i-list tr[data-status=RUNNING]');
+		await running.first().waitFor({ timeout: 10000 });
+		const rid = await running.first().getAttribute('data-id');
+		await running.first().locator('button', { hasText: 'Stop' }).click();
+		await page.waitForSelector(`#i-list tr[data-id="${rid}"][data-status=STOPPED]`, { timeout: 20000 });
+		ok(true, `Stop: instance ${rid} STOPPED`);
+
+		// --- restart a runit service, with the confirmation ---------------------------------
+		await only(SVC);
+		await page.waitForFunction(() => !document.getElementById('w-actions-restart').disabled, null, { timeout: 10000 });
+		await page.click('#w-actions-restart');
+		await page.waitForSelector('#confirm[open]');
+		const says = await page.innerText('#confirm');
+		ok(says.includes('split_sv') && says.includes(`pid ${SVC}`) && /new one is started/.test(says),
+			'Restart asks first, naming the worker and what will happen', says);
+		await shot(page, 'restart confirmation');
+		await page.click('#confirm-ok');
+		await waitLog('came back as', 40000);
+		const back = await lastLog().innerText();
+		const m2 = back.match(/came back as pid (\d+)/);
+		ok(m2 && m2[1] !== SVC, `restarted: ${back}`);
+		if (m2) {
+			await page.fill('#w-filter', 'split_sv');
+			await page.waitForSelector(`#w-body tr[data-id^="${m2[1]}-"]`, { timeout: 10000 });
+			ok(await page.locator(`#w-body tr[data-id^="${SVC}-"]`).count() === 0,
+				`the workers table shows the new pid ${m2[1]}, not ${SVC}`);
+		}
+		await shot(page, 'restarted');
+
+		// --- one worker's page: its facts, reasons and history -------------------------------
+		const srow2 = await only(SPLIT);
+		await srow2.locator('.c-name a').click();
+		await page.waitForFunction(() => /split/.test(document.getElementById('wd-facts').textContent));
+		await page.waitForSelector('#wd-instances tr[data-id]', { timeout: 10000 });
+		ok(await page.locator('#wd-instances tr[data-id]').count() >= 3 && (await page.innerText('#wd-why')).length > 0,
+			`split's page: its facts, why some actions are unavailable, its ${await page.locator('#wd-instances tr[data-id]').count()} instances`);
+		await shot(page, 'worker page');
+
+		// --- CSRF: a change without the token is refused ----------------------------------
+		const csrf = await page.evaluate(async () => (await fetch('/api/v1/instances', { method: 'POST',
+			headers: { 'Content-Type': 'application/json' }, body: '{"worker": "1-1"}' })).status);
+		ok(csrf === 403, `a POST without X-CSRF-Token: ${csrf}`);
+
+		// --- files (delete one), host, sign out ---------------------------------------------
+		await page.click('#nav a[data-view=files]');
+		await page.waitForSelector('.fgroup', { timeout: 10000 });
+		ok(await page.locator('.fgroup').count() >= 2, 'my dump files: grouped by worker');
+		await shot(page, 'dump files');
+		const files = page.locator('.fgroup tbody tr');
+		const nfiles = await files.count();
+		const victim = await files.first().getAttribute('data-id');
+		await files.first().locator('button', { hasText: 'Delete' }).click();
+		await page.waitForSelector('#confirm[open]');
+		await page.click('#confirm-ok');
+		await page.waitForSelector(`.fgroup tbody tr[data-id="${victim}"]`, { state: 'detached', timeout: 10000 });
+		const gone = await page.evaluate(async id => (await fetch('/api/v1/artifacts/' + id + '?info=1')).status, victim);
+		ok(gone === 404, `Delete removed artifact ${victim} (${nfiles} files before; now ${gone})`);
+		await page.click('#nav a[data-view=host]');
+		await page.waitForFunction(() => document.getElementById('host-me').textContent.length > 0);
+		await page.waitForSelector('#host-caps p', { timeout: 10000 });
+		ok((await page.innerText('#host-me')).includes(USER), 'the host view says who you are');
+		await page.waitForSelector('#host-facts .means', { timeout: 10000 });
+		const facts = await page.innerText('#host-facts');
+		ok(facts.includes(process.env.NPROF_E2E_KERNEL) && /perf_event_paranoid/.test(facts),
+			'its kernel, CPUs and what perf, ptrace and the agent allow, in words: ' +
+			(await page.innerText('#host-facts .means')).slice(0, 80));
+		ok(/worker\(s\) you may act on/.test(await page.innerText('#host-caps')),
+			'and what your workers allow: ' + (await page.innerText('#host-caps')).split('\n')[0]);
+		await shot(page, 'host');
+		ok(await page.evaluate(() => window.__noReload === 1), 'the whole journey without a reload');
+		await page.click('#signout');
+		await page.waitForSelector('#signin', { state: 'visible', timeout: 10000 });
+		const after = await page.evaluate(async () => (await fetch('/api/v1/session')).status);
+		ok(after === 401, `signed out: GET /api/v1/session is ${after}`);
+
+		// --- another user sees nothing of the first one's --------------------------------
+		if (USER2) {
+			await page.fill('#signin-user', USER2);
+			await page.fill('#signin-password', PASSWORD2);
+			await page.click('#signin-submit');
+			await page.waitForSelector('#nav', { state: 'visible', timeout: 10000 });
+			await page.click('#nav a[data-view=workers]');
+			await page.waitForFunction(() => /of \d+$/.test(document.getElementById('w-count').textContent));
+			await page.waitForTimeout(500);
+			const seen2 = await page.evaluate(() => NP.workers.list.map(w => w.user));
+			ok(!seen2.includes(USER) && await page.locator(`#w-body tr[data-id^="${SPLIT}-"]`).count() === 0,
+				`${USER2} sees none of ${USER}'s workers (${seen2.length} listed)`);
+			await page.goto(URL_.replace(/\/?$/, '/') + `#/instances/${inst}`);
+			await page.waitForSelector('#id-err.on', { timeout: 10000 });
+			ok(/404|no such|not found|instance/i.test(await page.innerText('#id-err')) &&
+				await page.locator('#viewer-frame').count() === 0,
+				`${USER2} opening ${USER}'s instance by URL: ` + await page.innerText('#id-err'));
+			await page.click('#nav a[data-view=files]');
+			await page.waitForFunction(() => /files?,/.test(document.getElementById('f-count').textContent));
+			ok(await page.locator('.fgroup').count() === 0, `${USER2}'s dump files: none of ${USER}'s`);
+			await shot(page, 'second user');
+			await page.click('#signout');
+			await page.waitForSelector('#signin', { state: 'visible', timeout: 10000 });
+		}
+		ok(errors.length === 0, 'no console error, no request leaving nprofd', errors.join('\n'));
+	} catch (e) {
+		// Where it stopped: a screenshot, the URL and the error lines shown.
+		if (page) {
+			await page.screenshot({ path: path.join(OUT, 'ui-failed.png') }).catch(() => {});
+			note('stopped at ' + page.url() + ' (screenshot ui-failed.png); errors shown: ' +
+				(await page.locator('.err.on').allInnerTexts().catch(() => [])).join(' | '));
+		}
+		if (errors.length) note('page errors: ' + errors.join(' | '));
+		throw e;
+	} finally {
+		await browser.close();
+	}
+	done();
+})().catch(e => { console.log('not ok - ' + e.message.split('\n')[0]); console.log('# ' + (e.stack || '').replace(/\n/g, '\n# ')); process.exit(1); });

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# nprofd's web UI in Debian's Chromium (tests/e2e/daemon_ui.js): a private
+# daemon, a test user made with useradd and a password (chpasswd) who owns
+# split and eight_threads; the page signs in as that user, finds split by
+# the filter, starts a 3 s cpu instance and watches it go RUNNING ->
+# FINISHED without a reload, opens its flame graph in the page and finds
+# burn_sixty by its search, takes a thread dump of eight_threads and sees
+# its eight named threads, switches heap profiling on for a worker with
+# the agent and takes a heap snapshot, restarts a runit service and sees
+# its new pid, runs an operator's command, stops an instance, deletes a
+# file, is refused a change without the CSRF token, and signs out; a
+# second user who signs in then sees none of it, not even by URL; no
+# console error, no request leaving nprofd's origin, a non-blank
+# screenshot per step (BUILD/e2e/ui-*).
+# test-timeout: 240
+. "$(dirname "$0")/lib.sh"
+need_build
+need_daemon
+not_ok() { not_ok_reply "$@"; }
+if ! need_browser; then
+	skip "the web UI in a browser" "$BROWSER_WHY"
+	finish
+fi
+command -v runsv >/dev/null && command -v sv >/dev/null ||
+	bail "runit's runsv and sv are installed (scripts/install-deps)"
+U=nprofui$$
+PW="ui-$$-$RANDOM-pass"
+SV=$TMP/sv/splitsvc
+cat >"$D/nprofd.conf" <<CONF
+[instances]
+grace = 5s
+[actions]
+restart = on
+commands = on
+heap_profiling = on
+[service splitsvc]
+match = exe:$TMP/sv/split_sv
+restart_command = sv restart $SV
+[command hello]
+description = says hello to the worker
+run = echo hello %p
+timeout = 10s
+output = stdout
+CONF
+start_daemon "$D/nprofd.conf" || bail "nprofd starts and listens"
+ok "nprofd starts on $HTTP_ADDR"
+
+# The page and its assets, served without a session, under a CSP that
+# allows no inline script or style.
+curl -s -D "$TMP/h.txt" -o "$TMP/index.html" "http://$HTTP_ADDR/"
+check "GET /, signed out: 200, the page, text/html, under a CSP without inline script or style, not to be framed" \
+	bash -c "grep -q '^HTTP/[0-9.]* 200' '$TMP/h.txt' && grep -qi '^content-type: text/html' '$TMP/h.txt' &&
+		grep -i '^content-security-policy:' '$TMP/h.txt' | grep -q \"script-src 'self'\" &&
+		grep -i '^content-security-policy:' '$TMP/h.txt' | grep -q \"frame-ancestors 'none'\" &&
+		! grep -i '^content-security-policy:' '$TMP/h.txt' | grep -q unsafe-inline &&
+		grep -qi '^x-frame-options: DENY' '$TMP/h.txt' &&
+		grep -q 'src=\"/ui/app.js\"' '$TMP/index.html'"
+for f in app.js workers.js instances.js app.css; do
+	code=$(curl -s -o "$TMP/asset" -w '%{http_code} %{content_type}' "http://$HTTP_ADDR/ui/$f")
+	check "GET /ui/$f: $code" bash -c "[[ '$code' == '200 text/'* ]] && cmp -s '$TMP/asset' '$NPROF_SRC/src/daemon/ui/$f'"
+done
+code=$(curl -s -o /dev/null -w '%{http_code}' --path-as-is "http://$HTTP_ADDR/ui/../ui/app.js")
+check "GET /ui/../ui/app.js: not served ($code)" [ "$code" != 200 ]
+
+U2=nprofui2$$
+PW2="ui2-$$-$RANDOM-pass"
+useradd -M -s /usr/sbin/nologin "$U" && useradd -M -s /usr/sbin/nologin "$U2" ||
+	bail "useradd makes the test users"
+trap 'cleanup_user' EXIT
+cleanup_user() {
+	[ -d "$SV" ] && sv -w 5 exit "$SV" >/dev/null 2>&1
+	cleanup
+	pkill -KILL -u "$U"
+	sleep 0.2
+	userdel "$U" 2>/dev/null; userdel "$U2" 2>/dev/null
+}
+printf '%s:%s\n%s:%s\n' "$U" "$PW" "$U2" "$PW2" | chpasswd || bail "chpasswd sets the test users' passwords"
+AS="setpriv --reuid=$U --regid=$U --init-groups"
+$AS test -x "$PROGS/split" || bail "the test programs are usable by $U"
+
+start_prog split $AS "$PROGS/split" --seconds 600 || bail "split starts as $U"
+SPLIT=$PID
+start_prog eight $AS "$PROGS/eight_threads" || bail "eight_threads starts as $U"
+EIGHT=$PID
+start_prog heap $AS env LD_PRELOAD="$NPROF_BUILD/libnprof.so" "$PROGS/alloc_primes" --wait ||
+	bail "alloc_primes starts as $U with the agent"
+HEAP=$PID
+# A runit service of $U's: runsv and split, restarted through sv.
+mkdir -p "$SV"
+cp "$PROGS/split" "$TMP/sv/split_sv"
+printf '#!/bin/sh\nexec %s --seconds 300\n' "$TMP/sv/split_sv" >"$SV/run"
+chmod +x "$SV/run"
+chown -R "$U" "$TMP/sv"
+$AS runsv "$SV" >/dev/null 2>&1 &
+bg_pids+=("$!")
+for ((i = 0; i < 100; i++)); do
+	SVC=$(pgrep -f "^$TMP/sv/split_sv" | head -1)
+	[ -n "$SVC" ] && break
+	sleep 0.1
+done
+[ -n "$SVC" ] || bail "runsv starts the service as $U"
+
+http "" POST /api/v1/session "{\"user\": \"$U\", \"password\": \"wrong-$PW\"}"
+check "a wrong password: 401" [ "$CODE" = 401 ]
+
+mkdir -p "$NPROF_BUILD/e2e"
+NPROF_E2E_DIR=$NPROF_BUILD/e2e NPROF_E2E_URL="http://$HTTP_ADDR/" NPROF_E2E_USER=$U NPROF_E2E_PASSWORD=$PW \
+	NPROF_E2E_USER2=$U2 NPROF_E2E_PASSWORD2=$PW2 \
+	NPROF_E2E_SPLIT=$SPLIT NPROF_E2E_EIGHT=$EIGHT \
+	NPROF_E2E_HEAP=$HEAP NPROF_E2E_SVC=$SVC NPROF_E2E_KERNEL=$(uname -r) \
+	run_js daemon_ui.js
+check "split and eight_threads run on" kill -0 "$SPLIT" "$EIGHT"
+grep -q 'ERROR\|AddressSanitizer' "$D/log" && { diag "nprofd's log:"; diag_file "$D/log" 20; }
+finish
