@@ -540,6 +540,8 @@ void api_handle(struct daemon *d, const struct request *rq, struct reply *rp)
 		api_tokens(d, rq, rp);
 	else if (!strcmp(p, "/api/v1/audit") && get)
 		api_audit(d, rq, rp);
+	else if (!strcmp(p, "/api/v1/diff") && get)
+		api_diff(d, rq, rp);
 	else if (!strcmp(p, "/api/v1/host") && get)
 		api_host(d, rq, rp);
 	else if (!strcmp(p, "/api/v1/session"))

@@ -76,6 +76,9 @@ void api_actions(struct daemon *d, const struct request *rq, struct reply *rp,
 		 const char *worker_id, const char *action);
 void api_commands(struct daemon *d, const struct request *rq, struct reply *rp);
 void api_artifacts(struct daemon *d, const struct request *rq, struct reply *rp);
+/* GET /api/v1/diff?before=ID&after=ID[&format=flamegraph|flat|collapsed]:
+ * two profile artifacts compared by nprof diff, run as their owner. */
+void api_diff(struct daemon *d, const struct request *rq, struct reply *rp);
 void api_tokens(struct daemon *d, const struct request *rq, struct reply *rp);
 void api_audit(struct daemon *d, const struct request *rq, struct reply *rp);
 

@@ -145,50 +145,75 @@ out:
 	return r;
 }
 
-/* The stored file converted to format, as a new unlinked file. */
-static int convert(struct daemon *d, json_t *row, int stored, const char *format,
-		   struct reply *rp)
+/* The last line of what a child wrote on stderr: its one-line error. */
+static const char *last_line(char *err)
 {
-	const char *have = json_string_value(json_object_get(row, "format"));
+	char *nl = strrchr(err, '\n');
+
+	while (nl && nl[1] == '\0' && nl > err) {
+		*nl = '\0';
+		nl = strrchr(err, '\n');
+	}
+	return nl ? nl + 1 : err;
+}
+
+/* argv (nprof reading stored files: in as its standard input, and
+ * extra as its fd 3 unless -1) run as owner: what it wrote, as a new
+ * unlinked file. -1 after replying the error, which what names. */
+static int run_nprof(struct daemon *d, char **argv, uid_t owner, int in, int extra,
+		     const char *what, struct reply *rp)
+{
 	char err[4096] = "";
-	char *argv[] = { d->nprof, "convert", "-", "-", "-o", (char *)format, NULL };
-	uid_t owner = (uid_t)json_integer_value(json_object_get(row, "worker_uid"));
+	struct passwd pw, *p = NULL;
+	char pwbuf[4096];
 	int out = open(d->artifacts_dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600), r;
+	/* The files were written by children running as the worker's owner,
+	 * who could have written anything into them: read them as that
+	 * user, not as root. */
+	struct job_spec s = { .argv = argv, .uid = owner,
+			      .gid = getpwuid_r(owner, &pw, pwbuf, sizeof(pwbuf), &p) == 0 && p
+				     ? p->pw_gid : 65534,
+			      .stdin_fd = in, .stdout_fd = out, .has_fd3 = extra >= 0, .fd3 = extra,
+			      .deadline_ns = clock_ns(CLOCK_MONOTONIC) + CONVERT_TIME_LIMIT_NS };
 
 	if (out < 0) {
 		reply_error(rp, 500, NULL, "cannot make a temporary file in %s: %s", d->artifacts_dir,
 			    strerror(errno));
 		return -1;
 	}
-	if (!strcmp(have, "threads")) {
-		r = threads_to_text(stored, out, err, sizeof(err));
-	} else {
-		/* The file was written by a child running as the worker's
-		 * owner, who could have written anything into it: read it
-		 * as that user, not as root. */
-		struct passwd pw, *p = NULL;
-		char pwbuf[4096];
-		struct job_spec s = { .argv = argv, .uid = owner,
-				      .gid = getpwuid_r(owner, &pw, pwbuf, sizeof(pwbuf), &p) == 0 && p
-					     ? p->pw_gid : 65534,
-				      .stdin_fd = stored, .stdout_fd = out,
-				      .deadline_ns = clock_ns(CLOCK_MONOTONIC) + CONVERT_TIME_LIMIT_NS };
-
-		(void)!fchown(out, owner, (gid_t)-1);
-		r = jobs_run(&s, err, sizeof(err));
-		if (r > 0)
-			r = WIFEXITED(r) && WEXITSTATUS(r) == 0 ? 0 : -EIO;
-	}
+	(void)!fchown(out, owner, (gid_t)-1);
+	r = jobs_run(&s, err, sizeof(err));
+	if (r > 0)
+		r = WIFEXITED(r) && WEXITSTATUS(r) == 0 ? 0 : -EIO;
 	if (r < 0) {
-		char *nl = strrchr(err, '\n');
-
-		while (nl && nl[1] == '\0' && nl > err) {
-			*nl = '\0';
-			nl = strrchr(err, '\n');
-		}
-		reply_error(rp, 500, "format", "converting the artifact to %s failed%s%s", format,
-			    err[0] ? ": " : "", nl ? nl + 1 : err);
+		reply_error(rp, 500, "format", "%s failed%s%s", what, err[0] ? ": " : "",
+			    last_line(err));
 		close(out);
+		return -1;
+	}
+	lseek(out, 0, SEEK_SET);
+	return out;
+}
+
+/* The stored file converted to format, as a new unlinked file. */
+static int convert(struct daemon *d, json_t *row, int stored, const char *format,
+		   struct reply *rp)
+{
+	const char *have = json_string_value(json_object_get(row, "format"));
+	char err[4096] = "", what[64];
+	char *argv[] = { d->nprof, "convert", "-", "-", "-o", (char *)format, NULL };
+	int out;
+
+	snprintf(what, sizeof(what), "converting the artifact to %.32s", format);
+	if (strcmp(have, "threads"))
+		return run_nprof(d, argv, (uid_t)json_integer_value(json_object_get(row, "worker_uid")),
+				 stored, -1, what, rp);
+	out = open(d->artifacts_dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (out < 0 || threads_to_text(stored, out, err, sizeof(err)) < 0) {
+		reply_error(rp, 500, "format", "%s failed%s%s", what, err[0] ? ": " : "",
+			    out < 0 ? strerror(errno) : err);
+		if (out >= 0)
+			close(out);
 		return -1;
 	}
 	lseek(out, 0, SEEK_SET);
@@ -209,22 +234,46 @@ static bool can_convert(const char *have, const char *want)
 	return false;
 }
 
+/* Sends fd (owned) as a file in format, named base plus the format's
+ * extension; shown in the browser (sandboxed) when inl says so. */
+static void reply_file(struct reply *rp, int fd, const char *format, const char *base,
+		       const char *inl)
+{
+	const struct download_kind *k = kind_of(format);
+	struct stat st;
+
+	fstat(fd, &st);
+	rp->fd = fd;
+	rp->size = (uint64_t)st.st_size;
+	snprintf(rp->content_type, sizeof(rp->content_type), "%s",
+		 k ? k->type : "application/octet-stream");
+	snprintf(rp->filename, sizeof(rp->filename), "%s%s%s", base, k && k->ext[0] ? "." : "",
+		 k ? k->ext : "");
+	rp->inline_view = inl && (!strcmp(inl, "1") || !strcmp(inl, "true"));
+	snprintf(rp->result, sizeof(rp->result), "downloaded as %s", format);
+}
+
+static bool inline_valid(const char *inl, struct reply *rp)
+{
+	if (inl && strcmp(inl, "1") && strcmp(inl, "0") && strcmp(inl, "true") && strcmp(inl, "false")) {
+		reply_error(rp, 400, "inline", "inline=%.16s: use 1 (show it in the browser) or 0", inl);
+		return false;
+	}
+	return true;
+}
+
 static void download(struct daemon *d, const struct request *rq, struct reply *rp, json_t *row)
 {
 	const char *have = json_string_value(json_object_get(row, "format"));
 	const char *want = rq->query(rq, "format"), *inl = rq->query(rq, "inline");
 	const char *name = json_string_value(json_object_get(row, "name"));
-	const struct download_kind *k;
-	struct stat st;
 	char base[96];
 	int fd;
 
 	if (!want || (!strcmp(want, "json") && !strcmp(have, "threads")))
 		want = have;
-	if (inl && strcmp(inl, "1") && strcmp(inl, "0") && strcmp(inl, "true") && strcmp(inl, "false")) {
-		reply_error(rp, 400, "inline", "inline=%.16s: use 1 (show it in the browser) or 0", inl);
+	if (!inline_valid(inl, rp))
 		return;
-	}
 	if (!can_convert(have, want)) {
 		reply_error(rp, 400, "format", "a %s artifact converts to %s", have,
 			    !strcmp(have, "pprof") ? output_format_names()
@@ -250,20 +299,11 @@ static void download(struct daemon *d, const struct request *rq, struct reply *r
 			return;
 		fd = out;
 	}
-	k = kind_of(want);
-	fstat(fd, &st);
-	rp->fd = fd;
-	rp->size = (uint64_t)st.st_size;
-	snprintf(rp->content_type, sizeof(rp->content_type), "%s",
-		 k ? k->type : "application/octet-stream");
 	/* The stored name minus its extension, plus the download's. */
 	snprintf(base, sizeof(base), "%.95s", name);
 	if (strchr(base, '.') && strcmp(have, "file"))
 		*strchr(base, '.') = '\0';
-	snprintf(rp->filename, sizeof(rp->filename), "%s%s%s", base, k && k->ext[0] ? "." : "",
-		 k ? k->ext : "");
-	rp->inline_view = inl && (!strcmp(inl, "1") || !strcmp(inl, "true"));
-	snprintf(rp->result, sizeof(rp->result), "downloaded as %s", want);
+	reply_file(rp, fd, want, base, inl);
 }
 
 static void artifacts_list(struct daemon *d, const struct request *rq, struct reply *rp)
@@ -284,6 +324,83 @@ static void artifacts_list(struct daemon *d, const struct request *rq, struct re
 	json_decref(rows);
 	rp->json = json_pack("{so}", "artifacts", list);
 	api_keep(d, rq, rp, generation);
+}
+
+/* A profile artifact of rq's user, complete, for a diff: its row (decref
+ * it) and its open file into *ret_fd; NULL after replying the error. */
+static json_t *diff_input(struct daemon *d, const struct request *rq, struct reply *rp,
+			  const char *key, int *ret_fd)
+{
+	const char *id = rq->query(rq, key);
+	json_t *row;
+
+	if (!id) {
+		reply_error(rp, 400, key, "%s=ID is missing: the artifacts to compare are before=ID "
+			    "and after=ID (profiles, see GET /api/v1/artifacts)", key);
+		return NULL;
+	}
+	if (!(row = find_artifact(d, rq, rp, id)))
+		return NULL;
+	if (strcmp(json_string_value(json_object_get(row, "format")), "pprof")) {
+		reply_error(rp, 400, key, "artifact %.32s is a %s, not a profile: only profiles "
+			    "compare", id, json_string_value(json_object_get(row, "format")));
+	} else if (json_integer_value(json_object_get(row, "complete")) == 0) {
+		reply_error(rp, 409, key, "artifact %.32s is still being written; try again when "
+			    "its instance has ended", id);
+	} else if ((*ret_fd = open_stored(d, row)) < 0) {
+		reply_error(rp, 410, key, "the file of artifact %.32s is gone from the state "
+			    "directory", id);
+	} else {
+		return row;
+	}
+	json_decref(row);
+	return NULL;
+}
+
+void api_diff(struct daemon *d, const struct request *rq, struct reply *rp)
+{
+	const char *format = rq->query(rq, "format"), *inl = rq->query(rq, "inline");
+	json_t *before = NULL, *after = NULL;
+	int fb = -1, fa = -1, out;
+	char *argv[] = { d->nprof, "diff", "-", "/dev/fd/3", "-o", NULL, "--title", NULL, NULL };
+	char base[96], title[256];
+
+	format = format ? format : "flamegraph";
+	if (strcmp(format, "flamegraph") && strcmp(format, "flat") && strcmp(format, "collapsed")) {
+		reply_error(rp, 400, "format", "format=%.32s: a diff is flamegraph, flat or collapsed",
+			    format);
+		return;
+	}
+	if (!inline_valid(inl, rp) || !(before = diff_input(d, rq, rp, "before", &fb)) ||
+	    !(after = diff_input(d, rq, rp, "after", &fa)))
+		goto out;
+	if (json_integer_value(json_object_get(before, "worker_uid")) !=
+	    json_integer_value(json_object_get(after, "worker_uid"))) {
+		/* each is read as its owner; no one user may read both */
+		reply_error(rp, 400, "after", "the two profiles are of workers of different users; "
+			    "compare two of one user's (or download both and run nprof diff)");
+		goto out;
+	}
+	argv[5] = (char *)format;
+	snprintf(title, sizeof(title), "%.100s \u2192 %.100s",
+		 json_string_value(json_object_get(before, "name")),
+		 json_string_value(json_object_get(after, "name")));
+	argv[7] = title;
+	out = run_nprof(d, argv, (uid_t)json_integer_value(json_object_get(after, "worker_uid")),
+			fb, fa, "comparing the two profiles", rp);
+	if (out >= 0) {
+		snprintf(base, sizeof(base), "diff-%lld-%lld",
+			 (long long)json_integer_value(json_object_get(before, "id")),
+			 (long long)json_integer_value(json_object_get(after, "id")));
+		reply_file(rp, out, format, base, inl);
+	}
+out:
+	if (fb >= 0)
+		close(fb);
+	if (fa >= 0)
+		close(fa);
+	json_decref(before);
+	json_decref(after);
 }
 
 void api_artifacts(struct daemon *d, const struct request *rq, struct reply *rp)

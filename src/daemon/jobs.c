@@ -245,7 +245,10 @@ child(const struct job_spec *s, int err_w, pid_t parent, char *const envp[])
 	if (null < 0 || dup2(s->stdin_fd >= 0 ? s->stdin_fd : null, 0) < 0 || dup2(s->stdout_fd >= 0 ? s->stdout_fd : null, 1) < 0 ||
 	    dup2(err_w, 2) < 0)
 		_exit(126);
-	syscall(SYS_close_range, 3u, ~0u, 0u);
+	/* dup2 of an fd onto itself would keep its close-on-exec */
+	if (s->has_fd3 && (s->fd3 == 3 ? fcntl(3, F_SETFD, 0) : dup2(s->fd3, 3)) < 0)
+		_exit(126);
+	syscall(SYS_close_range, s->has_fd3 ? 4u : 3u, ~0u, 0u);
 	setsid();
 	/* An nprofd run by a user (not root) runs its children as itself. */
 	if (getuid() == 0 && (setgroups(1, &s->gid) < 0 || setresgid(s->gid, s->gid, s->gid) < 0 ||

@@ -34,6 +34,8 @@ struct job_spec {
 	gid_t gid;
 	int stdin_fd;		/* its standard input; -1: /dev/null (jobs_run only) */
 	int stdout_fd;		/* its standard output; -1: /dev/null */
+	bool has_fd3;		/* and fd3 as its file descriptor 3 (a second input) */
+	int fd3;
 	uint64_t deadline_ns;	/* CLOCK_MONOTONIC: killed past it; 0 = none */
 	int stop_signal;	/* jobs_stop sends it (SIGINT: nprof keeps what it has) */
 };

@@ -24,6 +24,7 @@ const URL_ = process.env.NPROF_E2E_URL;
 const USER = process.env.NPROF_E2E_USER, PASSWORD = process.env.NPROF_E2E_PASSWORD;
 const SPLIT = process.env.NPROF_E2E_SPLIT, EIGHT = process.env.NPROF_E2E_EIGHT;
 const HEAP = process.env.NPROF_E2E_HEAP, SVC = process.env.NPROF_E2E_SVC;
+const SPLIT2 = process.env.NPROF_E2E_SPLIT2;
 const USER2 = process.env.NPROF_E2E_USER2, PASSWORD2 = process.env.NPROF_E2E_PASSWORD2;
 const OUT = process.env.NPROF_E2E_DIR || '.';
 
@@ -254,6 +255,32 @@ const OUT = process.env.NPROF_E2E_DIR || '.';
 		await running.first().locator('button', { hasText: 'Stop' }).click();
 		await page.waitForSelector(`#i-list tr[data-id="${rid}"][data-status=STOPPED]`, { timeout: 20000 });
 		ok(true, `Stop: instance ${rid} STOPPED`);
+
+		// --- compare: split (6:3:1) against split --ratio 1:3:6 ---------------------------------
+		const inst2 = await page.evaluate(async ({ pid, csrf }) => {
+			const w = (await (await fetch('/api/v1/workers?pid=' + pid)).json()).workers[0];
+			const r = await fetch('/api/v1/instances', { method: 'POST', headers: {
+				'Content-Type': 'application/json', 'X-CSRF-Token': csrf },
+				body: JSON.stringify({ worker: w.id, mode: 'cpu', duration: '3s', interval: '1ms' }) });
+			return (await r.json()).id;
+		}, { pid: SPLIT2, csrf: await page.evaluate(() => NP.session.csrf) });
+		await page.waitForSelector(`#i-list tr[data-id="${inst2}"][data-status=FINISHED]`, { timeout: 20000 });
+		ok(await page.isDisabled('#i-compare'), 'Compare waits for two ticked profiles');
+		await page.check(`#i-list tr[data-id="${inst}"] input.pick`);
+		await page.check(`#i-list tr[data-id="${inst2}"] input.pick`);
+		await page.click('#i-compare');
+		ok(/#\/compare\/\d+\/\d+$/.test(page.url()), 'Compare opens the comparison, with its URL: ' + page.url());
+		const diffFrame = page.frameLocator('#c-viewer iframe');
+		const top = diffFrame.locator('#difftable tbody tr').first();
+		await top.waitFor({ timeout: 30000 });
+		const topText = await top.innerText();
+		const diffRows = await diffFrame.locator('#difftable tbody tr').allInnerTexts();
+		const line = f => diffRows.find(r => r.includes(f)) || '';
+		ok(/burn_sixty|burn_ten/.test(topText), 'the function that changed most heads the table: ' + topText.replace(/\s+/g, ' '));
+		ok(/\u2212\d/.test(line('burn_sixty')) && /\+\d/.test(line('burn_ten')),
+			'burn_sixty shrank, burn_ten grew: ' + line('burn_sixty').replace(/\s+/g, ' ') + ' / ' +
+			line('burn_ten').replace(/\s+/g, ' '));
+		await shot(page, 'compare');
 
 		// --- restart a runit service, with the confirmation ---------------------------------
 		await only(SVC);

@@ -155,7 +155,8 @@ api POST "/api/v1/workers/$(worker_of "$EIGHT")/stacks"
 INST=$(json "$TMP/api.out" 'j["id"]')
 wait_instance "$INST" 30
 [ "$STATUS" = FINISHED ] || diag "thread dump: $(cat "$TMP/inst.json")"
-api GET "/api/v1/artifacts/$(artifact_of)?format=text"
+STACKS_ART=$(artifact_of)
+api GET "/api/v1/artifacts/$STACKS_ART?format=text"
 cp "$TMP/api.out" "$TMP/stacks.txt"
 check "thread dump FINISHED; as text it names poller-0, waiter-0 and main_wait" \
 	bash -c "[ '$STATUS' = FINISHED ] && grep -q poller-0 '$TMP/stacks.txt' && grep -q waiter-0 '$TMP/stacks.txt' && grep -q main_wait '$TMP/stacks.txt'"
@@ -296,6 +297,25 @@ http "$T1" GET "/api/v1/artifacts/$U1_ART?format=collapsed"
 check "$U1 downloads its profile (burn_sixty in it)" bash -c "[ $CODE = 200 ] && grep -q burn_sixty '$TMP/api.out'"
 http "$T2" GET "/api/v1/artifacts/$U1_ART"
 check "$U2 downloads $U1's artifact: 404" error_names 404 id
+http "$T1" GET "/api/v1/diff?before=$U1_ART&after=$U1_ART&format=flat"
+check "$U1 compares its profile with itself (run as $U1): burn_sixty, unchanged" \
+	bash -c "[ $CODE = 200 ] && grep -E 'burn_sixty' '$TMP/api.out' | grep -q '+0.00\|-0.00\|±0.00\| 0.00 '"
+http "$T1" GET "/api/v1/diff?before=$ART&after=$U1_ART"
+check "$U1 compares root's profile with its own: 404 for root's" error_names 404 id
+http "$T2" GET "/api/v1/diff?before=$U1_ART&after=$U1_ART"
+check "$U2 compares $U1's: 404" error_names 404 id
+api GET "/api/v1/diff?before=$ART&after=$U1_ART"
+check "an admin compares root's profile with $U1's: 400, workers of different users" \
+	bash -c "[ $CODE = 400 ] && grep -q 'different users' '$TMP/api.out'"
+api GET "/api/v1/diff?before=$STACKS_ART&after=$ART"
+check "a thread dump is not a profile: 400 naming before" error_names 400 before
+api GET "/api/v1/diff?before=$ART&after=$ART&format=svg"
+check "format=svg: 400, a diff is flamegraph, flat or collapsed" error_names 400 format
+api GET "/api/v1/diff?before=$ART"
+check "no after: 400 naming after" error_names 400 after
+curl -s --unix-socket "$SOCK" -D "$TMP/h.txt" -o "$TMP/diff.html" "http://nprofd/api/v1/diff?before=$ART&after=$ART&inline=1"
+check "the differential flame graph, inline: HTML in a sandbox" \
+	bash -c "grep -qi '^content-type: text/html' '$TMP/h.txt' && grep -qi '^content-security-policy: sandbox' '$TMP/h.txt' && grep -q difftable '$TMP/diff.html'"
 http "$T2" GET /api/v1/artifacts
 check "$U2's artifact list holds none of $U1's" \
 	[ "$(json "$TMP/api.out" "any(a['id'] == $U1_ART for a in j['artifacts'])")" = False ]

@@ -80,6 +80,8 @@ $AS test -x "$PROGS/split" || bail "the test programs are usable by $U"
 
 start_prog split $AS "$PROGS/split" --seconds 600 || bail "split starts as $U"
 SPLIT=$PID
+start_prog split2 $AS "$PROGS/split" --ratio 1:3:6 --seconds 600 || bail "a split of another ratio starts as $U"
+SPLIT2=$PID
 start_prog eight $AS "$PROGS/eight_threads" || bail "eight_threads starts as $U"
 EIGHT=$PID
 start_prog heap $AS env LD_PRELOAD="$NPROF_BUILD/libnprof.so" "$PROGS/alloc_primes" --wait ||
@@ -107,7 +109,7 @@ mkdir -p "$NPROF_BUILD/e2e"
 NPROF_E2E_DIR=$NPROF_BUILD/e2e NPROF_E2E_URL="http://$HTTP_ADDR/" NPROF_E2E_USER=$U NPROF_E2E_PASSWORD=$PW \
 	NPROF_E2E_USER2=$U2 NPROF_E2E_PASSWORD2=$PW2 \
 	NPROF_E2E_SPLIT=$SPLIT NPROF_E2E_EIGHT=$EIGHT \
-	NPROF_E2E_HEAP=$HEAP NPROF_E2E_SVC=$SVC NPROF_E2E_KERNEL=$(uname -r) \
+	NPROF_E2E_HEAP=$HEAP NPROF_E2E_SPLIT2=$SPLIT2 NPROF_E2E_SVC=$SVC NPROF_E2E_KERNEL=$(uname -r) \
 	run_js daemon_ui.js
 check "split and eight_threads run on" kill -0 "$SPLIT" "$EIGHT"
 grep -q 'ERROR\|AddressSanitizer' "$D/log" && { diag "nprofd's log:"; diag_file "$D/log" 20; }

@@ -518,14 +518,21 @@ need_browser() {
 }
 
 # run_js SCRIPT: runs a tests/e2e script and counts its TAP lines as this
-# test's own checks.
+# test's own checks; a script that exits with an error without having
+# failed a check (a syntax error, a crash, its time limit) is a failed
+# check of its own, with its output.
 run_js() {
-	local line
+	local line out=$TMP/run_js.$$.out rc=0 failed=0
+	NPROF_E2E_DIR=${NPROF_E2E_DIR:-$TMP} timeout 120 node "$NPROF_SRC/tests/e2e/$1" >"$out" 2>&1 || rc=$?
 	while IFS= read -r line; do
 		case $line in
 		"ok "*) ok "${line#ok * - }" ;;
-		"not ok "*) not_ok "${line#not ok * - }" ;;
+		"not ok "*) not_ok "${line#not ok * - }"; failed=1 ;;
 		"#"*) echo "$line" ;;
 		esac
-	done < <(NPROF_E2E_DIR=${NPROF_E2E_DIR:-$TMP} timeout 120 node "$NPROF_SRC/tests/e2e/$1" 2>&1)
+	done <"$out"
+	if [ "$rc" != 0 ] && [ "$failed" = 0 ]; then
+		not_ok "node $1 exited with status $rc"
+		grep -v '^ok \|^not ok \|^#' "$out" | tail -15 | sed 's/^/# /'
+	fi
 }

@@ -204,6 +204,7 @@ function route() {
 	case 'instances':
 		if (id) show('instance', { id, rest, query }); else show('instances', { query });
 		break;
+	case 'compare': show('compare', { before: id, after: rest[0] }); break;
 	case 'files': show('files', { query }); break;
 	case 'host': show('host', { query }); break;
 	default: show('missing', {});

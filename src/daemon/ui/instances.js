@@ -116,8 +116,20 @@ NP.instanceTable = function (box, filter) {
 		const table = h('table.grid', h('thead', h('tr', ['Id', 'Worker', 'What', 'Duration', 'Status',
 			'Message', 'Triggered', 'Finished', 'Owner', 'Artifacts', ''].map(c => h('th', c)))), body);
 		NP.append(clear(box), [err, h('div.tablewrap.short', table)]);
-		t = { body, err, rows: new Map(), timer: null, tick: null, filter };
+		t = { body, err, rows: new Map(), timer: null, tick: null, filter, picked: [] };
 		tables.set(box, t);
+		// Two ticked at most: a third unticks the first.
+		body.addEventListener('change', e => {
+			if (!e.target.classList.contains('pick')) return;
+			const id = e.target.closest('tr').dataset.id;
+			t.picked = t.picked.filter(x => x !== id);
+			if (e.target.checked) t.picked.push(id);
+			while (t.picked.length > 2) {
+				const old = t.picked.shift(), r = [...t.rows.values()].find(x => x.tr.dataset.id === old);
+				if (r) r.pick.checked = false;
+			}
+			if (t.onPick) t.onPick(t.picked);
+		});
 		t.tick = setInterval(() => countdown(t), 1000);
 	}
 	t.filter = filter;
@@ -170,11 +182,18 @@ function renderTable(t, list) {
 	else if (list.length) for (const e of t.body.querySelectorAll('.empty')) e.remove();
 }
 
+// The instance's complete profile (pprof) artifact, if it has one: what
+// Compare compares.
+function profileOf(i) {
+	return (i.artifacts || []).find(a => a.format === 'pprof' && a.complete) || null;
+}
+
 function makeRow() {
 	const c = {};
 	const tds = ['id', 'worker', 'what', 'duration', 'status', 'message', 'created', 'finished', 'user', 'arts', 'stop']
 		.map(k => (c[k] = h('td', { class: 'c-' + k })));
 	const r = { tr: h('tr', tds), c, key: '' };
+	r.pick = h('input', { type: 'checkbox', class: 'pick', title: 'tick two profiles to compare them' });
 	r.status = h('span.status');
 	c.status.appendChild(r.status);
 	r.err = h('span.err.inline');
@@ -192,7 +211,8 @@ function updateRow(r, i) {
 	if (key === r.key) return;
 	r.key = key;
 	const c = r.c;
-	NP.append(clear(c.id), [h('a', { href: '#/instances/' + encodeURIComponent(i.id) }, i.id)]);
+	NP.append(clear(c.id), [r.pick, h('a', { href: '#/instances/' + encodeURIComponent(i.id) }, i.id)]);
+	r.pick.disabled = !profileOf(i);
 	NP.append(clear(c.worker), [h('a', { href: '#/workers/' + encodeURIComponent(i.worker), title: i.worker },
 		workerName(i)), i.service ? h('span.hint', ' ' + i.service) : null]);
 	setText(c.what, what(i));
@@ -230,8 +250,46 @@ NP.views.instances = {
 		NP.instanceTable($('i-list'), { worker, status });
 		const t = tables.get($('i-list'));
 		t.onList = list => { setText($('i-count'), `${list.length} shown`); fillWorkers($('i-worker').value, list); };
+		t.onPick = picked => { $('i-compare').disabled = picked.length !== 2; };
+		t.onPick(t.picked);
 	},
 	leave() { NP.instanceTable($('i-list'), null); },
+};
+
+// Compare: the two ticked instances' profiles, the older one as before.
+$('i-compare').addEventListener('click', () => {
+	const t = tables.get($('i-list'));
+	if (!t || t.picked.length !== 2) return;
+	const [a, b] = t.picked.map(id => known.get(id) || known.get(Number(id)))
+		.sort((x, y) => Number(x.id) - Number(y.id));
+	const pa = a && profileOf(a), pb = b && profileOf(b);
+	if (pa && pb) NP.go(`#/compare/${encodeURIComponent(pa.id)}/${encodeURIComponent(pb.id)}`);
+});
+
+const diffUrl = (before, after, f, inline) => '/api/v1/diff?' + new URLSearchParams(Object.assign(
+	{ before, after, format: f }, inline ? { inline: '1' } : {}));
+
+NP.views.compare = {
+	el: $('view-compare'),
+	tab: 'instances',
+	enter({ before, after }) {
+		const err = $('c-err');
+		showErr(err, '');
+		setText($('c-title'), `compare: profile ${before} (before) → ${after} (after)`);
+		NP.append(clear($('c-links')), [h('span.dls', ['flamegraph', 'flat', 'collapsed'].map(f =>
+			h('a', { href: diffUrl(before, after, f), download: '' }, '↓ ' + f)))]);
+		const box = clear($('c-viewer'));
+		// A frame would show an error as raw JSON: check both profiles
+		// first (cheap), so that a wrong id is one line here.
+		Promise.all([before, after].map(id => api('GET', `/api/v1/artifacts/${encodeURIComponent(id)}?info=1`)))
+			.then(arts => {
+				const bad = arts.find(a => a.format !== 'pprof');
+				if (bad) { showErr(err, `artifact ${bad.id} is a ${bad.format}, not a profile`); return; }
+				box.appendChild(h('iframe.viewer', { src: diffUrl(before, after, 'flamegraph', true),
+					sandbox: 'allow-scripts allow-downloads', title: 'differential flame graph' }));
+			}, e => showErr(err, e));
+	},
+	leave() { clear($('c-viewer')); },
 };
 
 // The worker filter: every worker the user sees, and those instances name.
