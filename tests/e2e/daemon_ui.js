@@ -132,6 +132,11 @@ const OUT = process.env.NPROF_E2E_DIR || '.';
 		ok(await row.locator('a.vlink', { hasText: 'flamegraph' }).count() === 1 &&
 			await row.locator('a.dl').count() >= 1, 'its row links to a view and a download');
 		await shot(page, 'instance finished');
+		const [dl] = await Promise.all([page.waitForEvent('download', { timeout: 20000 }),
+			row.locator('a.dl').first().click()]);
+		await dl.saveAs(path.join(OUT, 'ui-instance.pb.gz'));
+		ok(/\.pb\.gz$/.test(dl.suggestedFilename()), 'the pprof download saved: ' + dl.suggestedFilename() +
+			' (daemon_ui.sh opens it with go tool pprof)');
 
 		// --- the flame graph in the page, its search -----------------------------------
 		await row.locator('a.vlink', { hasText: 'flamegraph' }).click();

@@ -105,7 +105,7 @@ MODES = ['cpu', 'wall', 'alloc', 'lock', 'page-faults', 'context-switches', 'cyc
 FORMATS = ['pprof', 'jfr', 'flamegraph', 'tree', 'svg', 'speedscope', 'collapsed', 'dot',
            'summary', 'traces', 'flat', 'threads', 'json', 'text', 'core', 'html', '', 'x' * 200]
 ACTIONS = ['stacks', 'heapdump', 'coredump', 'restart', 'dump', '', 'stacks/x']
-QKEYS = ['format', 'info', 'limit', 'status', 'worker', 'instance', 'user', 'q', 'service',
+QKEYS = ['format', 'info', 'limit', 'status', 'worker', 'instance', 'user', 'q', 'service', 'before', 'after',
          'agent', 'pid', 'x', '', 'format[]', 'FORMAT']
 STATUSES = ['RUNNING', 'FINISHED', 'STOPPED', 'FAILED', 'running', '']
 
@@ -151,7 +151,8 @@ class Gen:
             '/api/v1/artifacts', '/api/v1/artifacts/' + n, '/api/v1/tokens', '/api/v1/tokens/' + n,
             '/api/v1/audit', '/api/v1/whoami', '/', '/api', '/api/v1', '/api/v1/', '/api/v1/nothing',
             '/api/v2/workers', '/API/V1/WHOAMI', '/api/v1/workersx', '/api/v1/instances/',
-            '/api/v1/artifacts//', '*', 'http://nprofd/api/v1/whoami'])
+            '/api/v1/artifacts//', '*', 'http://nprofd/api/v1/whoami', '/api/v1/session',
+            '/api/v1/session', '/api/v1/host', '/api/v1/diff', '/ui/app.js', '/ui/', '/ui/x.js'])
         for _ in range(r.choice([0, 0, 0, 1, 1, 2, 4])):
             p = self.mutate_path(p)
         return p.encode('utf-8', 'surrogateescape') if isinstance(p, str) else p
@@ -248,7 +249,12 @@ class Gen:
         if c < 3:
             return b''
         if c < 6:
-            if b'instances' in path or c == 5:
+            if b'session' in path and c < 5:
+                v = {'user': r.choice(['root', 'nobody', '', 'x' * r.choice([63, 64, 300]), 'a b',
+                                       '\u00e9', 'a\u0000b', 1, None]),
+                     'password': r.choice(['x', '', 'y' * r.choice([1024, 1025, 100000]), 'a\u0000b',
+                                           2, None])}
+            elif b'instances' in path or c == 5:
                 v = self.instance_body()
             else:
                 v = {'name': r.choice(['ci', '', 'x' * r.choice([64, 65, 300]), 1, None, '\u00e9']),

@@ -106,11 +106,18 @@ http "" POST /api/v1/session "{\"user\": \"$U\", \"password\": \"wrong-$PW\"}"
 check "a wrong password: 401" [ "$CODE" = 401 ]
 
 mkdir -p "$NPROF_BUILD/e2e"
+rm -f "$NPROF_BUILD/e2e/ui-instance.pb.gz"
 NPROF_E2E_DIR=$NPROF_BUILD/e2e NPROF_E2E_URL="http://$HTTP_ADDR/" NPROF_E2E_USER=$U NPROF_E2E_PASSWORD=$PW \
 	NPROF_E2E_USER2=$U2 NPROF_E2E_PASSWORD2=$PW2 \
 	NPROF_E2E_SPLIT=$SPLIT NPROF_E2E_EIGHT=$EIGHT \
 	NPROF_E2E_HEAP=$HEAP NPROF_E2E_SPLIT2=$SPLIT2 NPROF_E2E_SVC=$SVC NPROF_E2E_KERNEL=$(uname -r) \
 	run_js daemon_ui.js
+if command -v go >/dev/null; then
+	check "go tool pprof -raw reads the pprof the page downloaded: burn_sixty in it" \
+		bash -c "go tool pprof -raw '$NPROF_BUILD/e2e/ui-instance.pb.gz' 2>/dev/null | grep -q burn_sixty"
+else
+	skip "go tool pprof reads the download" "go is not installed (scripts/install-deps)"
+fi
 check "split and eight_threads run on" kill -0 "$SPLIT" "$EIGHT"
 grep -q 'ERROR\|AddressSanitizer' "$D/log" && { diag "nprofd's log:"; diag_file "$D/log" 20; }
 finish
