@@ -20,6 +20,11 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* getopt_long gave ':' (an option without its value) or '?' (an
+ * unknown option) as c: the usage error naming the option as it was
+ * written (-x, --name). Returns EXIT_USAGE. */
+int cli_option_error(const char *cmd, int c, char **argv);
+
 int cmd_record(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_diff(int argc, char **argv);

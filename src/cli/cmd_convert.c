@@ -48,17 +48,8 @@ static int parse_args(int argc, char **argv, struct convert_args *a)
 			fputs(nprof_convert_help, stdout);
 			exit(EXIT_OK);
 		case ':':
-			if (optopt)
-				return cli_usage_error("convert",
-					"option -%c needs a value", optopt);
-			return cli_usage_error("convert", "option %s needs a value",
-					       argv[optind - 1]);
 		default:
-			if (optopt)
-				return cli_usage_error("convert",
-					"unknown option -%c", optopt);
-			return cli_usage_error("convert", "unknown option %s",
-					       argv[optind - 1]);
+			return cli_option_error("convert", c, argv);
 		}
 	}
 	if (argc - optind < 2)

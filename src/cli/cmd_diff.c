@@ -79,17 +79,8 @@ static int parse_args(int argc, char **argv, struct diff_args *a)
 			fputs(nprof_diff_help, stdout);
 			exit(EXIT_OK);
 		case ':':
-			if (optopt)
-				return cli_usage_error("diff",
-					"option -%c needs a value", optopt);
-			return cli_usage_error("diff", "option %s needs a value",
-					       argv[optind - 1]);
 		default:
-			if (optopt)
-				return cli_usage_error("diff", "unknown option -%c",
-						       optopt);
-			return cli_usage_error("diff", "unknown option %s",
-					       argv[optind - 1]);
+			return cli_option_error("diff", c, argv);
 		}
 	}
 	if (argc - optind < 2)

@@ -51,11 +51,8 @@ int cmd_dump(int argc, char **argv)
 			fputs(nprof_dump_help, stdout);
 			return EXIT_OK;
 		case ':':
-			return cli_usage_error("dump", "option -%c needs a value", optopt);
 		default:
-			if (optopt)
-				return cli_usage_error("dump", "unknown option -%c", optopt);
-			return cli_usage_error("dump", "unknown option %s", argv[optind - 1]);
+			return cli_option_error("dump", c, argv);
 		}
 	}
 	if (optind >= argc)

@@ -40,11 +40,8 @@ int cmd_get(int argc, char **argv)
 			fputs(nprof_get_help, stdout);
 			return EXIT_OK;
 		case ':':
-			return cli_usage_error("get", "option -%c needs a value", optopt);
 		default:
-			if (optopt)
-				return cli_usage_error("get", "unknown option -%c", optopt);
-			return cli_usage_error("get", "unknown option %s", argv[optind - 1]);
+			return cli_option_error("get", c, argv);
 		}
 	}
 	if (optind >= argc)

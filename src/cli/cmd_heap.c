@@ -78,11 +78,8 @@ int cmd_heap(int argc, char **argv)
 			fputs(nprof_heap_help, stdout);
 			return EXIT_OK;
 		case ':':
-			return cli_usage_error("heap", "option -%c needs a value", optopt);
 		default:
-			if (optopt)
-				return cli_usage_error("heap", "unknown option -%c", optopt);
-			return cli_usage_error("heap", "unknown option %s", argv[optind - 1]);
+			return cli_option_error("heap", c, argv);
 		}
 	}
 	if (optind >= argc)

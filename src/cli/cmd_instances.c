@@ -157,11 +157,8 @@ int cmd_instances(int argc, char **argv)
 			fputs(nprof_instances_help, stdout);
 			return EXIT_OK;
 		case ':':
-			return cli_usage_error("instances", "option %s needs a value", argv[optind - 1]);
 		default:
-			if (optopt)
-				return cli_usage_error("instances", "unknown option -%c", optopt);
-			return cli_usage_error("instances", "unknown option %s", argv[optind - 1]);
+			return cli_option_error("instances", c, argv);
 		}
 	}
 	if (optind < argc)

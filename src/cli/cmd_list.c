@@ -64,7 +64,7 @@ int cmd_list(int argc, char **argv)
 			fputs(nprof_list_help, stdout);
 			return EXIT_OK;
 		default:
-			return cli_usage_error("list", "unknown option %s", argv[optind - 1]);
+			return cli_option_error("list", c, argv);
 		}
 	}
 	for (int i = optind; i < argc; i++) {

@@ -150,14 +150,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			fputs(nprof_record_help, stdout);
 			exit(EXIT_OK);
 		case ':':
-			return cli_usage_error("record", "option -%c needs a value",
-					       optopt);
 		default:
-			if (optopt)
-				return cli_usage_error("record",
-					"unknown option -%c", optopt);
-			return cli_usage_error("record", "unknown option %s",
-					       argv[optind - 1]);
+			return cli_option_error("record", c, argv);
 		}
 	}
 

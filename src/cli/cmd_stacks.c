@@ -80,11 +80,8 @@ static int parse_args(int argc, char **argv, struct stacks_args *a)
 			fputs(nprof_stacks_help, stdout);
 			exit(EXIT_OK);
 		case ':':
-			return cli_usage_error("stacks", "option -%c needs a value", optopt);
 		default:
-			if (optopt)
-				return cli_usage_error("stacks", "unknown option -%c", optopt);
-			return cli_usage_error("stacks", "unknown option %s", argv[optind - 1]);
+			return cli_option_error("stacks", c, argv);
 		}
 	}
 	if (optind >= argc)

@@ -58,11 +58,8 @@ static int parse_args(int argc, char **argv, struct start_args *a)
 			fputs(nprof_start_help, stdout);
 			return -1;
 		case ':':
-			return cli_usage_error("start", "option %s needs a value", argv[optind - 1]);
 		default:
-			if (optopt)
-				return cli_usage_error("start", "unknown option -%c", optopt);
-			return cli_usage_error("start", "unknown option %s", argv[optind - 1]);
+			return cli_option_error("start", c, argv);
 		}
 	}
 	if (optind >= argc)

@@ -36,9 +36,7 @@ int cmd_stop(int argc, char **argv)
 			fputs(nprof_stop_help, stdout);
 			return EXIT_OK;
 		default:
-			if (optopt)
-				return cli_usage_error("stop", "unknown option -%c", optopt);
-			return cli_usage_error("stop", "unknown option %s", argv[optind - 1]);
+			return cli_option_error("stop", c, argv);
 		}
 	}
 	if (optind >= argc)

@@ -35,11 +35,8 @@ int cmd_take(int argc, char **argv)
 			fputs(nprof_take_help, stdout);
 			return EXIT_OK;
 		case ':':
-			return cli_usage_error("take", "option -%c needs a value", optopt);
 		default:
-			if (optopt)
-				return cli_usage_error("take", "unknown option -%c", optopt);
-			return cli_usage_error("take", "unknown option %s", argv[optind - 1]);
+			return cli_option_error("take", c, argv);
 		}
 	}
 	if (optind + 2 > argc)

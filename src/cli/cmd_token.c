@@ -44,11 +44,8 @@ static int parse_args(int argc, char **argv, struct token_args *a)
 			fputs(nprof_token_help, stdout);
 			return -1;
 		case ':':
-			return cli_usage_error("token", "option %s needs a value", argv[optind - 1]);
 		default:
-			if (optopt)
-				return cli_usage_error("token", "unknown option -%c", optopt);
-			return cli_usage_error("token", "unknown option %s", argv[optind - 1]);
+			return cli_option_error("token", c, argv);
 		}
 	}
 	if (optind >= argc)

@@ -108,11 +108,8 @@ int cmd_workers(int argc, char **argv)
 			fputs(nprof_workers_help, stdout);
 			return EXIT_OK;
 		case ':':
-			return cli_usage_error("workers", "option %s needs a value", argv[optind - 1]);
 		default:
-			if (optopt)
-				return cli_usage_error("workers", "unknown option -%c", optopt);
-			return cli_usage_error("workers", "unknown option %s", argv[optind - 1]);
+			return cli_option_error("workers", c, argv);
 		}
 	}
 	if (optind < argc)

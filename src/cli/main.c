@@ -1,4 +1,5 @@
 /* nprof: dispatches to one file per subcommand. */
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -55,6 +56,21 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 	cli_error("%s (see nprof %s%s--help)", msg, cmd ? cmd : "",
 		  cmd ? " " : "");
 	return EXIT_USAGE;
+}
+
+int cli_option_error(const char *cmd, int c, char **argv)
+{
+	const char *arg = optind > 0 ? argv[optind - 1] : "";
+	char name[64];
+
+	/* For a long option optopt is its value, not a letter: name it as
+	 * it was written. */
+	if (!strncmp(arg, "--", 2) || !optopt)
+		snprintf(name, sizeof(name), "%s", arg);
+	else
+		snprintf(name, sizeof(name), "-%c", optopt);
+	return c == ':' ? cli_usage_error(cmd, "option %s needs a value", name)
+			: cli_usage_error(cmd, "unknown option %s", name);
 }
 
 int main(int argc, char **argv)
