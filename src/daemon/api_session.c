@@ -2,7 +2,6 @@
  * (PAM), which makes a session — a token sent back as an HttpOnly,
  * SameSite=Strict cookie, with a CSRF token the page echoes in
  * X-CSRF-Token on every change — and signing out. */
-#include <errno.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,7 +9,6 @@
 
 #include "daemon/api.h"
 #include "daemon/db.h"
-#include "daemon/log.h"
 #include "daemon/pam_auth.h"
 #include "daemon/signin_limit.h"
 #include "daemon/tokens.h"
@@ -23,17 +21,6 @@ static json_t *session_json(const struct user *u, const char *csrf, uint64_t exp
 
 	return json_pack("{ss si sb ss ss}", "user", u->name, "uid", (int)u->uid, "admin", u->admin,
 			 "csrf", csrf, "expires", iso_time(expires_ms, when, sizeof(when)));
-}
-
-/* A user name as PAM may be asked about: 1 to 63 printable bytes. */
-static bool plausible_name(const char *s, size_t len)
-{
-	if (!len || len > 63 || strlen(s) != len)
-		return false;
-	for (; *s; s++)
-		if ((unsigned char)*s <= ' ' || *s == 0x7f)
-			return false;
-	return true;
 }
 
 /* The session cookie: the browser sends it back to this daemon only,
@@ -80,8 +67,11 @@ void api_signin(struct daemon *d, struct request *rq, struct reply *rp, const ch
 			    "PASSWORD}");
 		goto out;
 	}
-	if (!plausible_name(name, json_string_length(name_v))) {
-		reply_error(rp, 400, "user", "user must be a user name of 1 to 63 printable bytes");
+	/* the names nprofd.conf takes, so PAM is never asked about odd bytes */
+	if (json_string_length(name_v) != strlen(name) || strlen(name) >= CONFIG_NAME_MAX ||
+	    !config_valid_name(name)) {
+		reply_error(rp, 400, "user", "user must be a user name: 1 to %d of A-Z a-z 0-9 _ . @ $ -",
+			    CONFIG_NAME_MAX - 1);
 		goto out;
 	}
 	/* named in the audit log, whatever comes of it */

@@ -448,7 +448,7 @@ static int parse_listen(const char *v, bool *ret_loopback)
 }
 
 /* A user or group name: what useradd and directory services produce. */
-static bool valid_user(const char *s)
+bool config_valid_name(const char *s)
 {
 	if (!*s || *s == '-')
 		return false;
@@ -516,7 +516,7 @@ static int parse_selector(struct parser *p, const char *key, const char *v,
 		if (s.kind == SELECT_CGROUP && rest[0] != '/')
 			return fail(p, "%s: '%s' is not an absolute cgroup path; write "
 				    "cgroup:/system.slice/NAME", key, shown(v, buf));
-		if (s.kind == SELECT_USER && (!valid_user(rest) || strlen(rest) >= CONFIG_NAME_MAX))
+		if (s.kind == SELECT_USER && (!config_valid_name(rest) || strlen(rest) >= CONFIG_NAME_MAX))
 			return fail(p, "%s: '%s' is not a user name; write user:NAME with at "
 				    "most %d of A-Z a-z 0-9 _ . @ $ -", key, shown(v, buf),
 				    CONFIG_NAME_MAX - 1);
@@ -704,7 +704,7 @@ static int set_value(struct parser *p, const struct key_def *k, char *v)
 		if (k->kind == V_HEADER && !valid_header(v))
 			return fail(p, "%s = %s is not an HTTP header name; write one such as "
 				    "X-Forwarded-User", k->name, shown(v, buf));
-		if (k->kind == V_NAME && *v && !valid_user(v))
+		if (k->kind == V_NAME && *v && !config_valid_name(v))
 			return fail(p, "%s = %s is not a group name; use A-Z a-z 0-9 _ . @ $ -, "
 				    "not starting with -",
 				    k->name, shown(v, buf));
@@ -723,7 +723,7 @@ static int set_value(struct parser *p, const struct key_def *k, char *v)
 				return fail(p, "%s has more than %d entries, the limit; list at "
 					    "most %d", k->name, CONFIG_MAX_NAMES, CONFIG_MAX_NAMES);
 			if (k->kind == V_NAMES &&
-			    (!valid_user(it) || strlen(it) >= CONFIG_NAME_MAX))
+			    (!config_valid_name(it) || strlen(it) >= CONFIG_NAME_MAX))
 				return fail(p, "%s: '%s' is not a user name; use at most %d of "
 					    "A-Z a-z 0-9 _ . @ $ -, not starting with -", k->name,
 					    shown(it, buf), CONFIG_NAME_MAX - 1);

@@ -135,6 +135,10 @@ struct daemon_config {
 	size_t n_commands;
 };
 
+/* A user or group name as nprofd takes it: A-Z a-z 0-9 _ . @ $ -, not
+ * empty, not starting with '-' (the caller bounds its length). */
+bool config_valid_name(const char *s);
+
 /* The key an action is switched by, "thread_dump" ... */
 const char *config_action_key(enum action_kind a);
 

@@ -103,8 +103,7 @@ check "an unknown command: 404 naming it" error_names 404 command
 
 # a command runs as the worker's owner, even when root asks
 U=nprofcmd$$
-useradd -M -s /usr/sbin/nologin "$U" || bail "useradd makes a test user"
-trap 'sv -w 5 exit "$SV" >/dev/null 2>&1; pkill -KILL -u "$U"; cleanup; userdel "$U" 2>/dev/null' EXIT
+test_user "$U" || bail "useradd makes a test user"
 cat >"$D/id.conf" <<CONF
 [actions]
 commands = on

@@ -251,15 +251,7 @@ for i in $RUN_cpu $RUN_wall $RUN_page_faults $RUN_context_switches; do wait_inst
 
 # --- two users and an admin -------------------------------------------------------------
 U1=nprofu1$$ U2=nprofu2$$
-useradd -M -s /usr/sbin/nologin "$U1" && useradd -M -s /usr/sbin/nologin "$U2" ||
-	bail "useradd makes two test users"
-trap 'cleanup_users' EXIT
-cleanup_users() {
-	cleanup
-	pkill -KILL -u "$U1"; pkill -KILL -u "$U2"
-	sleep 0.2
-	userdel "$U1" 2>/dev/null; userdel "$U2" 2>/dev/null
-}
+test_user "$U1" && test_user "$U2" || bail "useradd makes two test users"
 AS1="setpriv --reuid=$U1 --regid=$U1 --init-groups"
 AS2="setpriv --reuid=$U2 --regid=$U2 --init-groups"
 usable_by_others || bail "the test programs are usable by other users"

@@ -555,29 +555,21 @@ else
 	diag_file "$D/log" 30
 fi
 
-BAD=$(report "$TMP/fuzz.json" 'j["five_xx"]')
-if [ "$BAD" = 0 ]; then
-	ok "no reply had a 5xx status"
-else
-	not_ok "no reply had a 5xx status: $BAD did (seed $SEED)"
-	diag "$(report "$TMP/fuzz.json" '"\n".join(j["five_xx_examples"])')"
-fi
-
-BAD=$(report "$TMP/fuzz.json" 'j["no_error_json"]')
-if [ "$BAD" = 0 ]; then
-	ok "every JSON error reply says {\"error\": ...}"
-else
-	not_ok "every JSON error reply says {\"error\": ...}: $BAD did not (seed $SEED)"
-	diag "$(report "$TMP/fuzz.json" '"\n".join(j["no_error_examples"])')"
-fi
-
-BAD=$(report "$TMP/fuzz.json" 'j["hangs"]')
-if [ "$BAD" = 0 ]; then
-	ok "no request waited over 10 s (longest $(report "$TMP/fuzz.json" '"%.1f s" % j["max_secs"]'))"
-else
-	not_ok "no request waited over 10 s: $BAD did (seed $SEED)"
-	diag "$(report "$TMP/fuzz.json" '"\n".join(j["hang_examples"])')"
-fi
+# none_of COUNT EXAMPLES WHAT: ok when the report's COUNT is 0, else a
+# failure showing its EXAMPLES.
+none_of() {
+	local bad
+	bad=$(report "$TMP/fuzz.json" "j[\"$1\"]")
+	if [ "$bad" = 0 ]; then
+		ok "$3"
+	else
+		not_ok "$3: $bad requests broke it (seed $SEED)"
+		diag "$(report "$TMP/fuzz.json" "\"\\n\".join(j[\"$2\"])")"
+	fi
+}
+none_of five_xx five_xx_examples "no reply had a 5xx status"
+none_of no_error_json no_error_examples "every JSON error reply says {\"error\": ...}"
+none_of hangs hang_examples "no request waited over 10 s (longest $(report "$TMP/fuzz.json" '"%.1f s" % j["max_secs"]'))"
 
 END_RSS=$(rss_kb)
 if [ -n "$WARM_RSS" ] && [ -n "$END_RSS" ] && [ "$END_RSS" -lt $((2 * WARM_RSS + 20480)) ]; then

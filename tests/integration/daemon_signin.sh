@@ -14,16 +14,7 @@ command -v chpasswd >/dev/null || bail "chpasswd is installed (passwd)"
 command -v sqlite3 >/dev/null || bail "sqlite3 is installed (scripts/install-deps)"
 
 U1=nprofw1$$ U2=nprofw2$$ PW1="pw1-$$-Secret" PW2="pw2-$$-Secret"
-useradd -M -s /usr/sbin/nologin "$U1" && useradd -M -s /usr/sbin/nologin "$U2" ||
-	bail "useradd makes two test users"
-trap 'cleanup_users' EXIT
-cleanup_users() {
-	cleanup
-	pkill -KILL -u "$U1"; pkill -KILL -u "$U2"
-	sleep 0.2
-	userdel "$U1" 2>/dev/null; userdel "$U2" 2>/dev/null
-}
-printf '%s:%s\n%s:%s\n' "$U1" "$PW1" "$U2" "$PW2" | chpasswd || bail "chpasswd sets their passwords"
+test_user "$U1" "$PW1" && test_user "$U2" "$PW2" || bail "useradd and chpasswd make two test users"
 AS1="setpriv --reuid=$U1 --regid=$U1 --init-groups"
 usable_by_others || bail "the test programs are usable by other users"
 

@@ -78,7 +78,7 @@ check "the same header from an address not configured: 401" [ "$CODE" = 401 ]
 
 # A browser's sign-in over TLS: the session cookie is Secure too.
 U=nproftls$$ PW="tls-$$-$RANDOM-pass"
-if useradd -M -s /usr/sbin/nologin "$U" && printf '%s:%s\n' "$U" "$PW" | chpasswd; then
+if test_user "$U" "$PW"; then
 	CODE=$(in_ns curl -s -o "$TMP/api.out" -D "$TMP/headers" -w '%{http_code}' --max-time 30 \
 		--cacert "$D/cert.pem" -X POST -H 'Content-Type: application/json' \
 		--data-binary "{\"user\": \"$U\", \"password\": \"$PW\"}" https://127.0.0.1:9443/api/v1/session)
@@ -90,7 +90,6 @@ if useradd -M -s /usr/sbin/nologin "$U" && printf '%s:%s\n' "$U" "$PW" | chpassw
 		-X POST -H 'Origin: http://127.0.0.1:9443' -H 'Content-Type: application/json' \
 		--data-binary "{\"user\": \"$U\", \"password\": \"$PW\"}" https://127.0.0.1:9443/api/v1/session)
 	check "a sign-in from the same host but http:// (another origin): 403" [ "$CODE" = 403 ]
-	userdel "$U"
 else
 	not_ok "useradd and chpasswd make a test user"
 fi

@@ -64,17 +64,8 @@ check "GET /ui/../ui/app.js: not served ($code)" [ "$code" != 200 ]
 
 U2=nprofui2$$
 PW2="ui2-$$-$RANDOM-pass"
-useradd -M -s /usr/sbin/nologin "$U" && useradd -M -s /usr/sbin/nologin "$U2" ||
-	bail "useradd makes the test users"
-trap 'cleanup_user' EXIT
-cleanup_user() {
-	[ -d "$SV" ] && sv -w 5 exit "$SV" >/dev/null 2>&1
-	cleanup
-	pkill -KILL -u "$U"
-	sleep 0.2
-	userdel "$U" 2>/dev/null; userdel "$U2" 2>/dev/null
-}
-printf '%s:%s\n%s:%s\n' "$U" "$PW" "$U2" "$PW2" | chpasswd || bail "chpasswd sets the test users' passwords"
+test_user "$U" "$PW" && test_user "$U2" "$PW2" || bail "useradd and chpasswd make the test users"
+trap '[ -d "$SV" ] && sv -w 5 exit "$SV" >/dev/null 2>&1; cleanup' EXIT
 AS="setpriv --reuid=$U --regid=$U --init-groups"
 $AS test -x "$PROGS/split" || bail "the test programs are usable by $U"
 

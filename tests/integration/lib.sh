@@ -50,6 +50,7 @@ finish() {
 # --- background programs -----------------------------------------------------
 
 bg_pids=()
+test_users=()
 
 cleanup() {
 	local p
@@ -59,10 +60,26 @@ cleanup() {
 	for p in "${bg_pids[@]}"; do
 		wait "$p" 2>/dev/null
 	done
+	for p in "${test_users[@]}"; do
+		pkill -KILL -u "$p"
+	done
+	[ ${#test_users[@]} = 0 ] || sleep 0.2
+	for p in "${test_users[@]}"; do
+		userdel "$p" 2>/dev/null
+	done
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+
+# test_user NAME [PASSWORD]: a user made for this test (no home, no
+# login shell), its password set when given; at the end of the test its
+# processes are killed and it is removed. Non-zero if it could not be made.
+test_user() {
+	useradd -M -s /usr/sbin/nologin "$1" || return 1
+	test_users+=("$1")
+	[ -z "${2:-}" ] || printf '%s:%s\n' "$1" "$2" | chpasswd
+}
 
 # start_prog NAME COMMAND...: starts COMMAND in the background, its stdout in
 # $TMP/NAME.out, and waits (up to 10 s) for it to print "ready". Sets PID
