@@ -111,7 +111,7 @@ $(BUILD)/gen/profile.pb-c.o: $(PROTO_C)
 	$(call msg,CC,$<)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-$(BUILD)/tests/unit/%: tests/unit/%.c tests/unit/test.h $(CORE_LIB)
+$(BUILD)/tests/unit/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(CORE_LIB)
 	@mkdir -p $(@D)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(CORE_LIB) $(LIBS)

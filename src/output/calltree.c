@@ -10,6 +10,7 @@
 
 #include "base/hash.h"
 #include "base/json.h"
+#include "base/numbuf.h"
 #include "base/utf8.h"
 
 /* Open-addressing map from a 64-bit key to a 32-bit id; the key lives in
@@ -275,8 +276,12 @@ int calltree_build_also(const struct profile *p, unsigned v,
 	by_stack = calloc(p->nstacks ? p->nstacks : 1, sizeof(*by_stack));
 	order = malloc((p->nstacks ? p->nstacks : 1) * sizeof(*order));
 	path = malloc((max_depth + 1) * sizeof(*path));
-	if (!t->nodes || !frame_func || !by_stack || !order || !path)
+	t->stack_node = malloc((p->nstacks ? p->nstacks : 1) * sizeof(*t->stack_node));
+	if (!t->nodes || !frame_func || !by_stack || !order || !path ||
+	    !t->stack_node)
 		goto out;
+	memset(t->stack_node, 0xff, p->nstacks * sizeof(*t->stack_node));
+	t->nstacks = p->nstacks;
 	if (nalso) {
 		t->also = calloc(cap * nalso * 2, sizeof(*t->also));
 		also_by_stack = calloc((p->nstacks ? p->nstacks : 1) * nalso,
@@ -361,6 +366,7 @@ int calltree_build_also(const struct profile *p, unsigned v,
 			node = id;
 		}
 		t->nodes[node].self += value;
+		t->stack_node[s] = node;
 		if (nalso)
 			add_also(t, node, av, true);
 		path_len = d;
@@ -388,6 +394,7 @@ void calltree_free(struct calltree *t)
 	free(t->nodes);
 	free(t->funcs);
 	free(t->also);
+	free(t->stack_node);
 	free(t);
 }
 
@@ -400,6 +407,30 @@ int64_t calltree_min_total(const struct calltree *t, double minwidth,
 		return 1;
 	min = (double)t->nodes[0].total * minwidth / width;
 	return min < 1 ? 1 : (int64_t)(min + 0.999999);
+}
+
+void calltree_written_ids(const struct calltree *t, int64_t min_total,
+			  uint32_t *ids)
+{
+	uint32_t next = 0, skip_below = UINT32_MAX;
+
+	/* As write_nodes walks: in pre-order, a node below min_total is left
+	 * out with its whole subtree, whose nodes take its parent's id. */
+	for (size_t i = 0; i < t->nnodes; i++) {
+		const struct calltree_node *n = &t->nodes[i];
+
+		if (n->depth > skip_below) {
+			ids[i] = ids[n->parent];
+			continue;
+		}
+		skip_below = UINT32_MAX;
+		if (n->total >= min_total) {
+			ids[i] = next++;
+			continue;
+		}
+		skip_below = n->depth;
+		ids[i] = i ? ids[n->parent] : CALLTREE_NONE;
+	}
 }
 
 void calltree_put_xml(const char *str, size_t max, FILE *out)
@@ -480,41 +511,6 @@ static void put_strings(const struct strtab *st, FILE *out)
 		json_put_string(out, st->strs[i], CALLTREE_MAX_NAME, JSON_HTML_SAFE);
 	}
 	putc(']', out);
-}
-
-/* Numbers go out through a small buffer: a big tree is millions of them,
- * and fprintf per number was most of the time spent writing one. */
-struct numbuf {
-	char buf[1 << 16];
-	size_t n;
-	FILE *out;
-};
-
-static void numbuf_flush(struct numbuf *b)
-{
-	fwrite(b->buf, 1, b->n, b->out);
-	b->n = 0;
-}
-
-/* Writes sep (0 for none) and then x in decimal. */
-static void numbuf_put(struct numbuf *b, char sep, int64_t x)
-{
-	char tmp[24];
-	size_t k = 0;
-	uint64_t u = x < 0 ? -(uint64_t)x : (uint64_t)x;
-
-	if (b->n + sizeof(tmp) + 2 > sizeof(b->buf))
-		numbuf_flush(b);
-	if (sep)
-		b->buf[b->n++] = sep;
-	if (x < 0)
-		b->buf[b->n++] = '-';
-	do {
-		tmp[k++] = (char)('0' + u % 10);
-		u /= 10;
-	} while (u);
-	while (k)
-		b->buf[b->n++] = tmp[--k];
 }
 
 /* nodes: pre-order (node ids are), three numbers each: func (-1 for the

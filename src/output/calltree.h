@@ -60,6 +60,11 @@ struct calltree {
 	 * and the element after it. NULL and 0 for calltree_build. */
 	int64_t *also;
 	unsigned nalso;
+	/* Per stack of the profile: the node its value was added to as self
+	 * (where it ends, or was cut), CALLTREE_NONE for a stack of no
+	 * value. How the timeline finds its events in the tree. */
+	uint32_t *stack_node;
+	size_t nstacks;
 };
 
 /* Merges value v of every sample of p. reverse builds the tree from
@@ -91,6 +96,12 @@ int64_t calltree_min_total(const struct calltree *t, double minwidth,
 int calltree_write_json(const struct calltree *t, const struct profile *p,
 			const struct output_options *o, int64_t min_total,
 			FILE *out);
+
+/* For each node (t->nnodes of them), its index among the nodes
+ * calltree_write_json writes with min_total, or that of its nearest
+ * written ancestor; CALLTREE_NONE when nothing is written. */
+void calltree_written_ids(const struct calltree *t, int64_t min_total,
+			  uint32_t *ids);
 
 /* Writes s as XML character data or attribute text: escaped, tabs and
  * line breaks as spaces, invalid UTF-8 and characters XML forbids

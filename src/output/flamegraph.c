@@ -8,6 +8,7 @@
 #include "output/output.h"
 
 #include "output/calltree.h"
+#include "output/timeline.h"
 #include "res/flame.html.h"
 
 /* The width minwidth is measured against when the page fills the window. */
@@ -17,16 +18,22 @@ struct flame_ctx {
 	const struct profile *p;
 	const struct output_options *o;
 	const struct calltree *t;
+	int64_t min_total;
 };
 
 static int fill_data(void *arg, FILE *out)
 {
 	struct flame_ctx *c = arg;
-	unsigned width = c->o->width ? c->o->width : FLAME_DEFAULT_WIDTH;
 
-	return calltree_write_json(c->t, c->p, c->o,
-				   calltree_min_total(c->t, c->o->minwidth, width),
-				   out);
+	return calltree_write_json(c->t, c->p, c->o, c->min_total, out);
+}
+
+/* The samples over time, against the same nodes (output/timeline.h). */
+static int fill_timeline(void *arg, FILE *out)
+{
+	struct flame_ctx *c = arg;
+
+	return timeline_write_json(c->p, c->t, 0, c->min_total, out);
 }
 
 int output_write_flamegraph(const struct profile *p,
@@ -39,8 +46,17 @@ int output_write_flamegraph(const struct profile *p,
 	if (r < 0)
 		return r;
 	c.t = t;
-	r = calltree_fill_template((const char *)res_flame_html, res_flame_html_len,
-				   "/*DATA*/", "/*/DATA*/", fill_data, &c, out);
+	c.min_total = calltree_min_total(t, o->minwidth,
+					 o->width ? o->width : FLAME_DEFAULT_WIDTH);
+	{
+		const struct calltree_slot slots[2] = {
+			{ "/*DATA*/", "/*/DATA*/", fill_data, &c },
+			{ "/*TIMELINE*/", "/*/TIMELINE*/", fill_timeline, &c },
+		};
+
+		r = calltree_fill_slots((const char *)res_flame_html,
+					res_flame_html_len, slots, 2, out);
+	}
 	calltree_free(t);
 	return r;
 }

@@ -14,7 +14,8 @@
  *   physical frame last, as the format wants. An inlined frame with no
  *   physical frame below it gets a location of its own;
  * - each sample -> a sample, location ids leaf first, with `thread` (name)
- *   and `thread_id` (tid) labels when the thread is known.
+ *   and `thread_id` (tid) labels when the thread is known;
+ * - the timeline -> nprof_timeline, each event naming its sample by index.
  *
  * Everything is built in plain arrays first (deduplicated through
  * id_index), then turned into protobuf-c messages of exactly the right
@@ -42,6 +43,7 @@ typedef Perftools__Profiles__Mapping pb_mapping;
 typedef Perftools__Profiles__Location pb_location;
 typedef Perftools__Profiles__Line pb_line;
 typedef Perftools__Profiles__Function pb_function;
+typedef Perftools__Profiles__Timeline pb_timeline;
 
 /* The string table: index 0 is "". Strings are not copied. */
 struct strtab {
@@ -285,6 +287,7 @@ struct messages {
 	pb_label *labels, **label_ptrs; /* two per thread */
 	int64_t *comments;
 	char (*comment_buf)[160];
+	pb_timeline timeline;
 };
 
 static void messages_release(struct messages *m)
@@ -306,6 +309,9 @@ static void messages_release(struct messages *m)
 	free(m->label_ptrs);
 	free(m->comments);
 	free(m->comment_buf);
+	free(m->timeline.time_delta);
+	free(m->timeline.sample);
+	free(m->timeline.value);
 }
 
 #define S(x)                                  \
@@ -595,6 +601,46 @@ static int build_samples(struct builder *b, struct messages *m)
 
 #undef S
 
+/* The timeline, each event pointing at its sample (pprof has no stack
+ * ids). Values are written only when one differs from 1, the common case
+ * of one event per sample taken. */
+static int build_timeline(const struct profile *p, struct messages *m)
+{
+	pb_timeline *tl = &m->timeline;
+	int64_t prev = (int64_t)p->start_ns;
+	bool ones = true;
+
+	perftools__profiles__timeline__init(tl);
+	if (!p->nevents && !p->events_dropped)
+		return 0;
+	tl->time_delta = malloc(p->nevents * sizeof(*tl->time_delta) + 1);
+	tl->sample = malloc(p->nevents * sizeof(*tl->sample) + 1);
+	tl->value = malloc(p->nevents * sizeof(*tl->value) + 1);
+	if (!tl->time_delta || !tl->sample || !tl->value)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nevents; i++) {
+		const struct sample_event *e = &p->events[i];
+		uint32_t s = profile_find_sample(p, e->stack, e->thread);
+
+		/* An event of a sample the profile no longer has (a source
+		 * that dropped it) has nothing to point at. */
+		if (s == UINT32_MAX) {
+			tl->dropped++;
+			continue;
+		}
+		tl->time_delta[tl->n_time_delta++] = (int64_t)e->time_ns - prev;
+		prev = (int64_t)e->time_ns;
+		tl->sample[tl->n_sample++] = s;
+		tl->value[tl->n_value++] = e->value;
+		ones = ones && e->value == 1;
+	}
+	if (ones)
+		tl->n_value = 0;
+	tl->dropped += p->events_dropped;
+	m->prof.nprof_timeline = tl;
+	return 0;
+}
+
 /* Deflates buf into out as one gzip member. */
 static int write_gzip(const uint8_t *buf, size_t len, FILE *out)
 {
@@ -663,7 +709,8 @@ int output_write_pprof(const struct profile *p, const struct output_options *o,
 	if ((r = build_header(&b, &m)) < 0 || (r = build_stacks(&b)) < 0 ||
 	    (r = build_mappings(&b, &m)) < 0 ||
 	    (r = build_functions_locations(&b, &m)) < 0 ||
-	    (r = build_samples(&b, &m)) < 0)
+	    (r = build_samples(&b, &m)) < 0 ||
+	    (r = build_timeline(p, &m)) < 0)
 		goto out;
 	/* Last: every string is in the table now. */
 	m.prof.n_string_table = b.strs.n;

@@ -21,6 +21,7 @@
 #define PPROF_MAX_DECOMPRESSED (1ull << 30) /* bytes after gunzip */
 #define PPROF_MAX_UNPACKED (1ull << 31)	   /* bytes the parsed message may take */
 #define PPROF_MAX_DEPTH 65536		   /* frames per stack; deeper is cut */
+#define PPROF_MAX_EVENTS (1u << 22)	   /* timeline events kept; more are counted */
 
 /* True when data starts with the gzip magic (1f 8b). */
 bool pprof_is_gzip(const void *data, size_t len);

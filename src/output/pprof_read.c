@@ -156,6 +156,9 @@ struct reader {
 	uint32_t *loc_first, *loc_n, *loc_frames;
 	size_t nloc_frames;
 	int64_t abs_total[PROFILE_MAX_VALUES];
+	/* Per pprof sample: its (stack, thread) in the model, for the
+	 * timeline's events to point at. */
+	uint32_t (*sample_ids)[2];
 };
 
 /* String i, or NULL (and a diag) when i is out of the table. */
@@ -424,7 +427,8 @@ static int read_samples(struct reader *rd)
 	uint64_t cut = 0;
 	int r = -ENOMEM;
 
-	if (!frames)
+	rd->sample_ids = malloc((pb->n_sample + 1) * sizeof(*rd->sample_ids));
+	if (!frames || !rd->sample_ids)
 		goto out;
 	for (size_t i = 0; i < pb->n_sample; i++) {
 		const Perftools__Profiles__Sample *s = pb->sample[i];
@@ -492,6 +496,8 @@ static int read_samples(struct reader *rd)
 		r = profile_add_sample(p, stack, thread, values);
 		if (r < 0)
 			goto out;
+		rd->sample_ids[i][0] = stack;
+		rd->sample_ids[i][1] = thread;
 	}
 	if (cut) {
 		p->degraded.truncated_stacks += cut;
@@ -502,6 +508,42 @@ static int read_samples(struct reader *rd)
 out:
 	free(frames);
 	return r;
+}
+
+/* nprof's timeline (profile.proto's Timeline): the arrays must be in
+ * step and name existing samples. */
+static int read_timeline(struct reader *rd)
+{
+	const Perftools__Profiles__Timeline *tl = rd->pb->nprof_timeline;
+	struct profile *p = rd->p;
+	uint64_t t = (uint64_t)rd->pb->time_nanos;
+
+	if (!tl)
+		return 0;
+	if (tl->n_sample != tl->n_time_delta ||
+	    (tl->n_value && tl->n_value != tl->n_sample))
+		return diag_set(rd->d, -EBADMSG,
+				"the timeline's arrays differ in length (%zu times, %zu "
+				"samples, %zu values)",
+				tl->n_time_delta, tl->n_sample, tl->n_value);
+	p->max_events = PPROF_MAX_EVENTS;
+	p->events_dropped = tl->dropped;
+	for (size_t i = 0; i < tl->n_sample; i++) {
+		uint64_t s = tl->sample[i];
+		int r;
+
+		if (s >= rd->pb->n_sample)
+			return diag_set(rd->d, -EBADMSG,
+					"timeline event %zu names sample %" PRIu64
+					", which does not exist", i, s);
+		/* Unsigned: a hostile delta wraps instead of overflowing. */
+		t += (uint64_t)tl->time_delta[i];
+		r = profile_add_event(p, t, rd->sample_ids[s][0], rd->sample_ids[s][1],
+				      tl->n_value ? tl->value[i] : 1);
+		if (r < 0)
+			return r;
+	}
+	return 0;
 }
 
 static void reader_release(struct reader *rd)
@@ -519,6 +561,7 @@ static void reader_release(struct reader *rd)
 	free(rd->loc_first);
 	free(rd->loc_n);
 	free(rd->loc_frames);
+	free(rd->sample_ids);
 }
 
 static int index_ids(struct reader *rd)
@@ -595,7 +638,7 @@ int pprof_read(const void *data, size_t len, struct profile **ret_p,
 	rd.p = p;
 	if ((r = copy_strings(&rd)) < 0 || (r = index_ids(&rd)) < 0 ||
 	    (r = read_header(&rd)) < 0 || (r = read_locations(&rd)) < 0 ||
-	    (r = read_samples(&rd)) < 0)
+	    (r = read_samples(&rd)) < 0 || (r = read_timeline(&rd)) < 0)
 		goto out;
 	*ret_p = p;
 	p = NULL;

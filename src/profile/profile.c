@@ -318,12 +318,26 @@ static int sample_match(const void *ctx, uint32_t id, const void *key)
 	return s->stack == k->stack && s->thread == k->thread;
 }
 
+static uint64_t sample_hash(uint32_t stack, uint32_t thread)
+{
+	return hash_u64(((uint64_t)stack << 32) | thread);
+}
+
+uint32_t profile_find_sample(const struct profile *p, uint32_t stack,
+			     uint32_t thread)
+{
+	struct sample_key key = { stack, thread };
+
+	return id_index_find(&p->priv->sample_index, sample_hash(stack, thread),
+			     sample_match, p, &key);
+}
+
 int profile_add_sample(struct profile *p, uint32_t stack, uint32_t thread,
 		       const int64_t *values)
 {
 	struct profile_private *pp = p->priv;
 	struct sample_key key = { stack, thread };
-	uint64_t h = hash_u64(((uint64_t)stack << 32) | thread);
+	uint64_t h = sample_hash(stack, thread);
 	uint32_t id = id_index_find(&pp->sample_index, h, sample_match, p, &key);
 
 	if (id == ID_NONE) {

@@ -183,6 +183,11 @@ static inline const uint32_t *profile_stack_frames(const struct profile *p,
 	return p->stack_frames ? p->stack_frames + p->stacks[stack].first : NULL;
 }
 
+/* The index in p->samples of the sample (stack, thread), or UINT32_MAX
+ * when there is none. */
+uint32_t profile_find_sample(const struct profile *p, uint32_t stack,
+			     uint32_t thread);
+
 /* Sum of value index v over all samples. */
 int64_t profile_total(const struct profile *p, unsigned v);
 

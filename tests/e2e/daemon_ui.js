@@ -3,7 +3,8 @@
 // (NPROF_E2E_USER, NPROF_E2E_PASSWORD) at NPROF_E2E_URL; find split
 // (pid NPROF_E2E_SPLIT) by the filter; start a 3 s cpu instance (a double
 // click starts one); watch it go RUNNING -> FINISHED without a reload;
-// open its flame graph in the page and find burn_sixty by its search;
+// open its flame graph in the page, find burn_sixty by its search and pick
+// a time range on its strip of samples over time;
 // take a thread dump of eight_threads (NPROF_E2E_EIGHT) and see its eight
 // named threads; switch heap profiling on in a worker with the agent
 // (NPROF_E2E_HEAP), make it allocate, take a heap snapshot and find its
@@ -149,6 +150,22 @@ const OUT = process.env.NPROF_E2E_DIR || '.';
 		ok(/Matched: [1-9]/.test(m), 'the flame graph in the page finds burn_sixty', m);
 		ok(/#\/instances\/[^/]+\/[^/]+\/flamegraph$/.test(page.url()), 'the view has its URL: ' + page.url());
 		await shot(page, 'flame graph');
+		// A time range: a drag over the strip of samples over time redraws
+		// the graph for that part (tests/integration/timeline.sh checks
+		// what it holds against a program's own phases).
+		const strip = frame.locator('#strip');
+		await strip.scrollIntoViewIfNeeded();
+		const sb = await strip.boundingBox();
+		await page.mouse.move(sb.x + sb.width * 0.25, sb.y + sb.height / 2);
+		await page.mouse.down();
+		await page.mouse.move(sb.x + sb.width * 0.6, sb.y + sb.height / 2, { steps: 5 });
+		await page.mouse.up();
+		const rt = await frame.locator('#rangetext').innerText();
+		const part = /\(([0-9.]+)% of all\)/.exec(rt);
+		ok(part && Number(part[1]) > 0 && Number(part[1]) < 100, 'a time range picked on the strip: ' + rt);
+		const inRange = await frame.locator('#match').innerText();
+		ok(/Matched: [1-9]/.test(inRange), 'the graph of that range still finds burn_sixty', inRange);
+		await shot(page, 'flame graph, time range');
 		await page.click('.tabs a:text-is("tree")');
 		await page.waitForFunction(() => /format=tree&inline=1$/.test(document.getElementById('viewer-frame').src));
 		await page.frameLocator('#viewer-frame').locator('#search').waitFor({ timeout: 15000 });

@@ -12,6 +12,7 @@ static void write_all(const struct profile *p)
 {
 	static const enum output_format formats[] = {
 		OUTPUT_COLLAPSED, OUTPUT_SPEEDSCOPE, OUTPUT_DOT, OUTPUT_FLAT,
+		OUTPUT_FLAMEGRAPH, /* with the timeline, when the input has one */
 	};
 	char *buf = NULL;
 	size_t len = 0;

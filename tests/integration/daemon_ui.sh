@@ -4,7 +4,7 @@
 # split and eight_threads; the page signs in as that user, finds split by
 # the filter, starts a 3 s cpu instance and watches it go RUNNING ->
 # FINISHED without a reload, opens its flame graph in the page and finds
-# burn_sixty by its search, takes a thread dump of eight_threads and sees
+# burn_sixty by its search, picks a time range on its strip, takes a thread dump of eight_threads and sees
 # its eight named threads, switches heap profiling on for a worker with
 # the agent and takes a heap snapshot, restarts a runit service and sees
 # its new pid, runs an operator's command, stops an instance, deletes a

@@ -4,14 +4,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "output/output.h"
 #include "output/pprof.h"
-#include "profile.pb-c.h"
 #include "test.h"
-
-typedef Perftools__Profiles__Profile pb_profile;
+#include "pprof_message.h"
 
 static uint32_t fr(struct profile *p, const char *name, const char *module,
 		   const char *file, uint32_t line, enum frame_kind k,
@@ -50,23 +47,6 @@ static char *render(const struct profile *p, enum output_format f, size_t *ret_l
 	return buf;
 }
 
-static uint8_t *gunzip_all(const char *gz, size_t len, size_t *ret_len)
-{
-	size_t cap = 1 << 20;
-	uint8_t *buf = malloc(cap);
-	z_stream z = { 0 };
-
-	inflateInit2(&z, 15 + 16);
-	z.next_in = (uint8_t *)gz;
-	z.avail_in = (uInt)len;
-	z.next_out = buf;
-	z.avail_out = (uInt)cap;
-	CHECK(inflate(&z, Z_FINISH) == Z_STREAM_END, "the output is one gzip member");
-	*ret_len = cap - z.avail_out;
-	inflateEnd(&z);
-	return buf;
-}
-
 static const char *pb_str(const pb_profile *pb, int64_t i)
 {
 	static char buf[4][256];
@@ -94,19 +74,6 @@ static const char *pb_fn_name(const pb_profile *pb, uint64_t id)
 		if (pb->function[i]->id == id)
 			return pb_str(pb, pb->function[i]->name);
 	return "(none)";
-}
-
-/* Packs a message by hand for the reader's error paths. */
-static int read_packed(const pb_profile *pb, struct diag *d, struct profile **ret)
-{
-	size_t len = perftools__profiles__profile__get_packed_size(pb);
-	uint8_t *buf = malloc(len + 1);
-	int r;
-
-	perftools__profiles__profile__pack(pb, buf);
-	r = pprof_read(buf, len, ret, d);
-	free(buf);
-	return r;
 }
 
 static void test_bad_input(void)

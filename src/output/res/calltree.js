@@ -6,13 +6,15 @@
 // build time, so every page nprof writes stands alone.
 'use strict';
 const timings = { start: performance.now() };
-const DATA = (() => {
-	let text = document.getElementById('data').textContent;
-	// Only the template itself still has the markers.
-	const a = text.indexOf('/*DATA*/'), b = text.lastIndexOf('/*/DATA*/');
-	if (a >= 0 && b > a) text = text.slice(a + 8, b);
+// The JSON the writer put in script element id, between its /*MARKER*/
+// comments; only the template itself still has the markers.
+function embedded(id, marker) {
+	let text = document.getElementById(id).textContent;
+	const a = text.indexOf('/*' + marker + '*/'), b = text.lastIndexOf('/*/' + marker + '*/');
+	if (a >= 0 && b > a) text = text.slice(a + marker.length + 4, b);
 	return JSON.parse(text);
-})();
+}
+const DATA = embedded('data', 'DATA');
 timings.parsed = performance.now();
 
 // Hue, hue spread, saturation, lightness per frame kind (profile.h order).
