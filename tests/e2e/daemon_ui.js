@@ -130,6 +130,25 @@ const OUT = process.env.NPROF_E2E_DIR || '.';
 		await shot(page, 'instance running');
 		await page.waitForSelector(`#i-list tr[data-id="${inst}"][data-status=FINISHED]`, { timeout: 20000 });
 		ok(await page.evaluate(() => window.__noReload === 1), 'FINISHED arrived without a reload');
+		// A tab in the background polls nothing; shown again, it does.
+		let polls = 0;
+		const countPolls = r => { if (/\/api\/v1\/instances(\?|\/|$)/.test(r.url())) polls++; };
+		page.on('request', countPolls);
+		const setHidden = h => page.evaluate(v => {
+			Object.defineProperty(document, 'hidden', { value: v, configurable: true });
+			document.dispatchEvent(new Event('visibilitychange'));
+		}, h);
+		await setHidden(true);
+		await page.waitForTimeout(1500);
+		polls = 0;
+		await page.waitForTimeout(6000);
+		const hiddenPolls = polls;
+		await setHidden(false);
+		await page.waitForTimeout(2500);
+		ok(hiddenPolls === 0 && polls > 0,
+			`the instances list asks nothing while the tab is hidden (${hiddenPolls} requests in 6 s), ` +
+			`and again once shown (${polls})`);
+		page.off('request', countPolls);
 		ok(await row.locator('a.vlink', { hasText: 'flamegraph' }).count() === 1 &&
 			await row.locator('a.dl').count() >= 1, 'its row links to a view and a download');
 		await shot(page, 'instance finished');

@@ -44,6 +44,9 @@ NP.trackInstance = function (id, cb) {
 	if (!watchTimer) watchTimer = setInterval(watch, 1000);
 };
 async function watch() {
+	// A tab in the background asks nothing; the next second after it is
+	// shown again catches up.
+	if (document.hidden) return;
 	for (const [id, cbs] of [...watchers]) {
 		try {
 			const i = await api('GET', '/api/v1/instances/' + encodeURIComponent(id));
@@ -139,6 +142,10 @@ NP.instanceTable = function (box, filter) {
 
 async function pollTable(box, t) {
 	if (tables.get(box) !== t) return;
+	if (document.hidden) {
+		t.timer = setTimeout(() => pollTable(box, t), 1000);
+		return;
+	}
 	const q = new URLSearchParams({ limit: '200' });
 	if (t.filter.worker) q.set('worker', t.filter.worker);
 	if (t.filter.status) q.set('status', t.filter.status);
