@@ -23,7 +23,7 @@ LIBS     += -Wl,--as-needed -lcurl -ljansson -Wl,--no-as-needed
 # into the core library that the CLI, the tests and later the daemon link.
 CORE_DIRS := src/base src/unwind src/profile src/symbolize src/output src/threaddump \
              src/engine src/capture \
-             src/client
+             src/client src/inject
 CORE_SRC  := $(foreach d,$(CORE_DIRS),$(wildcard $(d)/*.c))
 CORE_OBJ  := $(CORE_SRC:%.c=$(BUILD)/%.o)
 CORE_LIB  := $(BUILD)/libnprof-core.a

@@ -6,6 +6,7 @@
  *
  * Protocol (docs/agent.md): the client sends one line,
  *   status | start OPTIONS | stop [OPTIONS] | dump [OPTIONS] | stacks [json]
+ *   | heap ... | detach
  * and gets "ok[ LEN]\n" (then LEN bytes of the profile for stop, of a
  * profile snapshot -- the profile so far -- for dump, of a thread dump for
  * stacks: stacks.c)
@@ -37,6 +38,7 @@ int agent_session_last(struct profile **ret, struct diag *d);
 static struct {
 	pthread_mutex_t lock;
 	bool started;
+	bool leaving; /* "detach" answered: the thread ends after this request */
 	int listen_fd, wake_fd;
 	pthread_t thread;
 } C = { .lock = PTHREAD_MUTEX_INITIALIZER, .listen_fd = -1, .wake_fd = -1 };
@@ -204,6 +206,32 @@ static void cmd_heap(int fd, char *args)
 	profile_free(p);
 }
 
+/* `nprof detach`: every session ended (its profile dropped), heap
+ * profiling off (its hooks undone), then this thread and its socket go;
+ * the library stays mapped, inert, until nprof_control_start() (which
+ * `nprof attach` calls) brings it back. */
+static void cmd_detach(int fd)
+{
+	struct profile *p = NULL;
+	struct diag d;
+	bool session = agent_session_info(NULL, NULL, NULL), heap = agent_heap_active();
+
+	diag_clear(&d);
+	if (session && agent_session_stop(&p, &d) < 0) {
+		reply(fd, "error %s\n", d.msg);
+		return;
+	}
+	profile_free(p);
+	if (heap && agent_heap_disable(&d) < 0) {
+		reply(fd, "error %s\n", d.msg);
+		return;
+	}
+	C.leaving = true;
+	reply(fd, "ok\n%s%sthe agent is idle, its control socket closed\n",
+	      session ? "its session ended (profile dropped), " : "",
+	      heap ? "heap profiling off, " : "");
+}
+
 static void handle(int fd, char *line)
 {
 	char *args = strchr(line, ' ');
@@ -224,6 +252,10 @@ static void handle(int fd, char *line)
 	}
 	if (!strcmp(line, "heap")) {
 		cmd_heap(fd, args);
+		return;
+	}
+	if (!strcmp(line, "detach")) {
+		cmd_detach(fd);
 		return;
 	}
 	if (agent_options_parse(args, &o, &d) < 0) {
@@ -251,7 +283,8 @@ static void handle(int fd, char *line)
 			send_profile(fd, p, &o);
 		profile_free(p);
 	} else {
-		reply(fd, "error unknown command '%s'; use status, start, stop, dump, stacks or heap\n", line);
+		reply(fd, "error unknown command '%s'; use status, start, stop, dump, stacks, heap "
+			  "or detach\n", line);
 	}
 }
 
@@ -324,8 +357,22 @@ static void *control_main(void *arg)
 		}
 		if (n > 0 && C.listen_fd >= 0 && (pfd[1].revents & POLLIN))
 			serve(C.listen_fd);
+		if (C.leaving)
+			break;
 		agent_session_tick();
 	}
+	/* Detached: nothing of the agent runs any more. */
+	pthread_mutex_lock(&C.lock);
+	atomic_store(&hot_fatal.armed, 0);
+	hot_fatal.wake_fd = -1;
+	close(C.wake_fd);
+	if (C.listen_fd >= 0)
+		close(C.listen_fd);
+	C.wake_fd = C.listen_fd = -1;
+	C.leaving = false;
+	C.started = false;
+	pthread_detach(pthread_self());
+	pthread_mutex_unlock(&C.lock);
 	return NULL;
 }
 

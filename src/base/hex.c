@@ -33,3 +33,14 @@ int hex_parse(const char *p, const char *end, unsigned flags,
 	*ret_stop = p;
 	return 0;
 }
+
+void hex_encode(const uint8_t *bytes, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = digits[bytes[i] >> 4];
+		out[2 * i + 1] = digits[bytes[i] & 15];
+	}
+	out[2 * n] = '\0';
+}

@@ -3,6 +3,7 @@
 #ifndef NPROF_BASE_HEX_H
 #define NPROF_BASE_HEX_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Accept an optional "0x" or "0X" before the digits. */
@@ -15,5 +16,9 @@
  * included, so that no value is cut; nothing is written then. */
 int hex_parse(const char *p, const char *end, unsigned flags,
 	      uint64_t *ret_value, const char **ret_stop);
+
+/* Writes the n bytes at bytes as 2n lowercase hex digits and a NUL into
+ * out (2n + 1 bytes): build-ids, digests. */
+void hex_encode(const uint8_t *bytes, size_t n, char *out);
 
 #endif

@@ -27,7 +27,7 @@ static void sleep_ms(unsigned ms)
 
 /* libnprof.so: $NPROF_AGENT, else beside the nprof binary, else in
  * ../lib/nprof/ from it. */
-static int find_agent(char *buf, size_t len, struct diag *d)
+int agent_library_path(char *buf, size_t len, struct diag *d)
 {
 	const char *env = getenv("NPROF_AGENT");
 	char exe[PATH_MAX];
@@ -165,7 +165,7 @@ int agent_preload_record(char **argv, const struct record_options *o, pid_t *ret
 	uint64_t end = o->duration_ns ? clock_ns(CLOCK_MONOTONIC) + o->duration_ns : 0;
 	int err;
 
-	err = find_agent(agent, sizeof(agent), d);
+	err = agent_library_path(agent, sizeof(agent), d);
 	if (err < 0)
 		return err;
 	if (!mkdtemp(dir))

@@ -11,6 +11,10 @@
 #include "engine/engine.h"
 #include "profile/profile.h"
 
+/* libnprof.so's path: $NPROF_AGENT, else beside the nprof binary, else
+ * in ../lib/nprof from it. */
+int agent_library_path(char *buf, size_t len, struct diag *d);
+
 /* Starts argv with libnprof.so preloaded and NPROF_START set, waits for
  * the duration or its exit (then ends it with SIGTERM), and reads the
  * profile it wrote. ret_pid gets the command's pid. */

@@ -32,6 +32,8 @@ int cmd_stacks(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_heap(int argc, char **argv);
+int cmd_attach(int argc, char **argv);
+int cmd_detach(int argc, char **argv);
 /* Through nprofd, the host daemon (daemon_cmd.h). */
 int cmd_workers(int argc, char **argv);
 int cmd_start(int argc, char **argv);

@@ -24,6 +24,8 @@ static const struct command commands[] = {
 	{ "dump", cmd_dump },
 	{ "list", cmd_list },
 	{ "heap", cmd_heap },
+	{ "attach", cmd_attach },
+	{ "detach", cmd_detach },
 	{ "workers", cmd_workers },
 	{ "start", cmd_start },
 	{ "instances", cmd_instances },

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "base/hex.h"
 #include "daemon/db.h"
 #include "daemon/tokens.h"
 
@@ -13,8 +14,7 @@ static void hash_hex(const char *token, char out[65])
 	unsigned char h[32];
 
 	gnutls_hash_fast(GNUTLS_DIG_SHA256, token, strlen(token), h);
-	for (int i = 0; i < 32; i++)
-		snprintf(out + 2 * i, 3, "%02x", h[i]);
+	hex_encode(h, sizeof(h), out);
 }
 
 /* "nprof_" and 43 random base64url characters into token. */

@@ -24,6 +24,7 @@
 
 #include "base/array.h"
 #include "base/clock.h"
+#include "base/hex.h"
 #include "symbolize/demangle.h"
 #include "symbolize/dwarf_lines.h"
 #include "symbolize/kallsyms.h"
@@ -320,8 +321,7 @@ static void set_build_id(struct proc_syms *ps, struct pmod *pm)
 
 	if (!info || !info->build_id_len)
 		return;
-	for (size_t i = 0; i < info->build_id_len; i++)
-		snprintf(hex + 2 * i, 3, "%02x", info->build_id[i]);
+	hex_encode(info->build_id, info->build_id_len, hex);
 	pm->build_id = strpool_intern(&ps->s->strings, hex);
 }
 

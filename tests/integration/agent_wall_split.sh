@@ -23,46 +23,6 @@ AGENT=$NPROF_BUILD/libnprof.so
 [ -x "$PROGS/wall_split" ] || bail "tests/progs/wall_split is built"
 command -v curl >/dev/null || bail "curl is installed (scripts/install-deps)"
 SECS=4
-FNS="wall_compute wall_sleep wall_read"
-
-# state_of FILE FN: the state frame ending most of FILE's stacks through FN.
-state_of() {
-	awk -v fn=";$2;" '
-		index($0, fn) {
-			s = $0; sub(/ [0-9]+$/, "", s); k = split(s, fr, ";"); w[fr[k]] += $NF
-		}
-		END { for (x in w) if (w[x] > best) { best = w[x]; b = x }; print b }' "$1"
-}
-
-# check_wall LABEL PROFILE TRUTH: the worker's split and states.
-check_wall() {
-	local label=$1 f=$2 truth=$3 w=$TMP/worker.collapsed fn got want st
-	if ! is_collapsed "$f" || ! [ -s "$truth" ]; then
-		not_ok "$label: a per-thread wall profile and the truth of its window"
-		diag_file "$f" 5
-		return
-	fi
-	grep '^\[wall-worker tid=' "$f" >"$w"
-	diag "$label: the worker has $(total "$w") samples of $(total "$f"), for a window of" \
-		"$(awk '$1 == "fn" { t += $3 } END { printf "%.2f", t / 1e9 }' "$truth") s"
-	for fn in $FNS; do
-		got=$(share "$w" "$fn")
-		want=$(truth_share "$truth" "$fn")
-		if within "$got" "$want" 5; then
-			ok "$label: $fn has ${got}% of the worker's wall time, measured ${want}% (±5)"
-		else
-			not_ok "$label: $fn has ${got}% of the worker's wall time, measured ${want}% (±5)"
-		fi
-	done
-	st=$(state_of "$w" wall_compute)
-	check "$label: wall_compute is [running] ($st)" [ "$st" = "[running]" ]
-	st=$(state_of "$w" wall_sleep)
-	check "$label: wall_sleep is [sleeping] ($st)" [ "$st" = "[sleeping]" ]
-	st=$(state_of "$w" wall_read)
-	check "$label: wall_read is [sleeping] ($st)" [ "$st" = "[sleeping]" ]
-	check "$label: worker_main -> worker_loop -> wall_read -> read" \
-		has_chain_re "$w" '^worker_main$' '^worker_loop$' '^wall_read$' '^(__libc_)?read$'
-}
 
 if ! start_prog ws env LD_PRELOAD="$AGENT" NPROF_HTTP=127.0.0.1:0 \
 	"$PROGS/wall_split" --seconds 60 --truth "$TMP/ws.truth" || ! wait_http "$TMP/ws.err"; then
@@ -77,7 +37,7 @@ code=$(curl -s -m 60 -o "$TMP/http.collapsed" -w '%{http_code}' -H "Authorizatio
 truth_mark "$PID" "$TMP/ws.truth" 2 || bail "wall_split writes its truth at SIGUSR1"
 truth_window "$TMP/ws.truth.1" "$TMP/ws.truth.2" >"$TMP/http.truth"
 check "GET /prof?event=wall&duration=$SECS&thread&output=collapsed: 200 (got $code)" [ "$code" = 200 ]
-check_wall "/prof wall" "$TMP/http.collapsed" "$TMP/http.truth"
+wall_split_check "/prof wall" "$TMP/http.collapsed" "$TMP/http.truth"
 
 # --- nprof record -e wall PID ------------------------------------------------------
 truth_mark "$PID" "$TMP/ws.truth" 3 || bail "wall_split writes its truth at SIGUSR1"
@@ -90,7 +50,7 @@ else
 	not_ok "record -e wall -d $SECS -t PID through the agent"
 	np_diag
 fi
-check_wall "record wall" "$TMP/record.collapsed" "$TMP/record.truth"
+wall_split_check "record wall" "$TMP/record.collapsed" "$TMP/record.truth"
 
 kill -TERM "$PID"
 wait_pid "$PID" 10

@@ -265,6 +265,48 @@ truth_window() {
 		$1 == "fn" { print "fn", $2, $3 - b[$2]; next } { print }' "$1" "$2"
 }
 
+# state_of FILE FN: the state frame ending most of FILE's stacks through FN.
+state_of() {
+	awk -v fn=";$2;" '
+		index($0, fn) {
+			s = $0; sub(/ [0-9]+$/, "", s); k = split(s, fr, ";"); w[fr[k]] += $NF
+		}
+		END { for (x in w) if (w[x] > best) { best = w[x]; b = x }; print b }' "$1"
+}
+
+# wall_split_check LABEL PROFILE TRUTH: tests/progs/wall_split's worker in a
+# per-thread wall profile (collapsed) held to the truth of its window: each
+# of wall_compute, wall_sleep and wall_read within 5 points of its measured
+# share of the worker's wall time, each in its state, and the chain to read.
+wall_split_check() {
+	local label=$1 f=$2 truth=$3 w=$TMP/worker.collapsed fn got want st
+	if ! is_collapsed "$f" || ! [ -s "$truth" ]; then
+		not_ok "$label: a per-thread wall profile and the truth of its window"
+		diag_file "$f" 5
+		return
+	fi
+	grep '^\[wall-worker tid=' "$f" >"$w"
+	diag "$label: the worker has $(total "$w") samples of $(total "$f"), for a window of" \
+		"$(awk '$1 == "fn" { t += $3 } END { printf "%.2f", t / 1e9 }' "$truth") s"
+	for fn in wall_compute wall_sleep wall_read; do
+		got=$(share "$w" "$fn")
+		want=$(truth_share "$truth" "$fn")
+		if within "$got" "$want" 5; then
+			ok "$label: $fn has ${got}% of the worker's wall time, measured ${want}% (±5)"
+		else
+			not_ok "$label: $fn has ${got}% of the worker's wall time, measured ${want}% (±5)"
+		fi
+	done
+	st=$(state_of "$w" wall_compute)
+	check "$label: wall_compute is [running] ($st)" [ "$st" = "[running]" ]
+	st=$(state_of "$w" wall_sleep)
+	check "$label: wall_sleep is [sleeping] ($st)" [ "$st" = "[sleeping]" ]
+	st=$(state_of "$w" wall_read)
+	check "$label: wall_read is [sleeping] ($st)" [ "$st" = "[sleeping]" ]
+	check "$label: worker_main -> worker_loop -> wall_read -> read" \
+		has_chain_re "$w" '^worker_main$' '^worker_loop$' '^wall_read$' '^(__libc_)?read$'
+}
+
 # share_sd FILE P: the binomial standard deviation, in points, of a share
 # of P% estimated from FILE's samples: how wide a tolerance is in sds.
 share_sd() {

@@ -8,11 +8,12 @@ PROGS_DIR      := $(BUILD)/tests/progs
 PROGS_HDR      := tests/progs/progs.h tests/progs/work.h
 
 # Sources with a rule of their own below are not plain programs.
-PROGS_SPECIAL  := tests/progs/libhot.c tests/progs/debuglink.c
+PROGS_SPECIAL  := tests/progs/libhot.c tests/progs/libslowinit.c tests/progs/debuglink.c
 PROGS_SRC      := $(filter-out $(PROGS_SPECIAL),$(wildcard tests/progs/*.c))
 PROGS_CXX_SRC  := $(wildcard tests/progs/*.cpp)
 PROGS_BIN      := $(PROGS_SRC:%.c=$(BUILD)/%) $(PROGS_CXX_SRC:%.cpp=$(BUILD)/%)
-PROGS_EXTRA    := $(PROGS_DIR)/libhot.so $(PROGS_DIR)/debuglink \
+PROGS_EXTRA    := $(PROGS_DIR)/libhot.so $(PROGS_DIR)/libslowinit.so \
+                  $(PROGS_DIR)/static_spin $(PROGS_DIR)/debuglink \
                   $(PROGS_DIR)/debuglink.debug
 
 $(BUILD)/tests/progs/%: tests/progs/%.c $(PROGS_HDR)
@@ -30,6 +31,18 @@ $(PROGS_DIR)/libhot.so: tests/progs/libhot.c $(PROGS_HDR)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(PROGS_CFLAGS) -fPIC -shared -o $@ $<
+
+# The library nprof attach's test loads instead of the agent (attach.sh).
+$(PROGS_DIR)/libslowinit.so: tests/progs/libslowinit.c
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(PROGS_CFLAGS) -fPIC -shared -o $@ $<
+
+# A static binary: no dynamic loader, which nprof attach must refuse.
+$(PROGS_DIR)/static_spin: tests/progs/spin.c $(PROGS_HDR)
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(PROGS_CFLAGS) -static -o $@ $< -lm
 
 # A binary with no symbol table at all: symbols and DWARF live in
 # debuglink.debug, found through .gnu_debuglink (same directory). The

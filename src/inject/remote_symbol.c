@@ -1,0 +1,261 @@
+#include "inject/remote_symbol.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* One line of /proc/PID/maps: start, offset and path (NULL when none). */
+static bool parse_line(char *line, uint64_t *start, uint64_t *offset, char **path)
+{
+	unsigned long long s, e, off;
+	int used = 0;
+
+	if (sscanf(line, "%llx-%llx %*4s %llx %*s %*u %n", &s, &e, &off, &used) < 3 || !used)
+		return false;
+	*start = s;
+	*offset = off;
+	line[strcspn(line, "\n")] = '\0';
+	*path = line[used] == '/' ? line + used : NULL;
+	return true;
+}
+
+static bool name_has_prefix(const char *path, const char *prefix)
+{
+	const char *base = strrchr(path, '/');
+
+	return !strncmp(base ? base + 1 : path, prefix, strlen(prefix));
+}
+
+/* Calls found(ctx, start, offset, path) for each file mapping until it
+ * returns true. */
+static int each_mapping(pid_t pid,
+			bool (*found)(void *ctx, uint64_t start, uint64_t offset, const char *path),
+			void *ctx)
+{
+	char file[64], *line = NULL;
+	size_t cap = 0;
+	FILE *f;
+	int r = 0;
+
+	snprintf(file, sizeof(file), "/proc/%d/maps", (int)pid);
+	f = fopen(file, "re");
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0) {
+		uint64_t start, offset;
+		char *path;
+
+		if (parse_line(line, &start, &offset, &path) && path &&
+		    found(ctx, start, offset, path)) {
+			r = 1;
+			break;
+		}
+	}
+	free(line);
+	fclose(f);
+	return r;
+}
+
+struct find_ctx {
+	const char *const *prefixes;
+	struct remote_module *m;
+	uint64_t start;
+};
+
+static bool match_module(void *arg, uint64_t start, uint64_t offset, const char *path)
+{
+	struct find_ctx *c = arg;
+
+	if (offset != 0 || strstr(path, " (deleted)"))
+		return false;
+	for (const char *const *p = c->prefixes; *p; p++)
+		if (name_has_prefix(path, *p)) {
+			snprintf(c->m->path, sizeof(c->m->path), "%s", path);
+			c->start = start;
+			return true;
+		}
+	return false;
+}
+
+/* The ELF file at path as pid sees it, in *ret_e (with its fd). */
+static int open_elf(pid_t pid, const char *path, Elf **ret_e, int *ret_fd,
+		    struct diag *d)
+{
+	char file[PATH_MAX + 32];
+	Elf *e;
+
+	snprintf(file, sizeof(file), "/proc/%d/root%s", (int)pid, path);
+	*ret_fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (*ret_fd < 0)
+		return diag_set(d, -errno, "cannot read %s as process %d sees it: %s", path,
+				(int)pid, strerror(errno));
+	elf_version(EV_CURRENT);
+	e = elf_begin(*ret_fd, ELF_C_READ_MMAP, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF) {
+		if (e)
+			elf_end(e);
+		close(*ret_fd);
+		return diag_set(d, -EINVAL, "%s (in process %d) is not an ELF file", path,
+				(int)pid);
+	}
+	*ret_e = e;
+	return 0;
+}
+
+/* The lowest PT_LOAD's page-aligned virtual address: what offset 0's
+ * mapping starts at, minus the bias. */
+static int first_load_vaddr(Elf *e, uint64_t *ret)
+{
+	size_t n;
+	uint64_t lo = UINT64_MAX;
+
+	if (elf_getphdrnum(e, &n) != 0)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD && ph.p_vaddr < lo)
+			lo = ph.p_vaddr;
+	}
+	if (lo == UINT64_MAX)
+		return -EINVAL;
+	*ret = lo & ~(uint64_t)4095;
+	return 0;
+}
+
+int remote_module_find(pid_t pid, const char *const *prefixes,
+		       struct remote_module *ret, struct diag *d)
+{
+	struct find_ctx c = { .prefixes = prefixes, .m = ret };
+	uint64_t vaddr = 0;
+	int r = each_mapping(pid, match_module, &c), fd;
+	Elf *e;
+
+	if (r == -ENOENT)
+		return diag_set(d, -ESRCH, "no process with PID %d", (int)pid);
+	if (r < 0)
+		return diag_set(d, r, "cannot read /proc/%d/maps: %s", (int)pid, strerror(-r));
+	if (r == 0)
+		return -ENOENT;
+	r = open_elf(pid, ret->path, &e, &fd, d);
+	if (r < 0)
+		return r;
+	r = first_load_vaddr(e, &vaddr);
+	elf_end(e);
+	close(fd);
+	if (r < 0)
+		return diag_set(d, r, "%s (in process %d) has no loadable segment", ret->path,
+				(int)pid);
+	ret->bias = c.start - vaddr;
+	return 0;
+}
+
+int remote_symbol(pid_t pid, const struct remote_module *m, const char *name,
+		  uint64_t *ret_addr, struct diag *d)
+{
+	Elf_Scn *scn = NULL;
+	Elf_Data *syms = NULL, *versym = NULL;
+	size_t strndx = 0, count = 0;
+	uint64_t found = 0;
+	bool found_default = false;
+	int fd, r;
+	Elf *e;
+
+	r = open_elf(pid, m->path, &e, &fd, d);
+	if (r < 0)
+		return r;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_DYNSYM && sh.sh_entsize) {
+			syms = elf_getdata(scn, NULL);
+			strndx = sh.sh_link;
+			count = sh.sh_size / sh.sh_entsize;
+		} else if (sh.sh_type == SHT_GNU_versym) {
+			versym = elf_getdata(scn, NULL);
+		}
+	}
+	for (size_t i = 0; syms && i < count; i++) {
+		GElf_Sym s;
+		const char *sn;
+		bool hidden = false;
+
+		if (!gelf_getsym(syms, (int)i, &s) || s.st_shndx == SHN_UNDEF ||
+		    GELF_ST_TYPE(s.st_info) != STT_FUNC ||
+		    (GELF_ST_BIND(s.st_info) != STB_GLOBAL && GELF_ST_BIND(s.st_info) != STB_WEAK))
+			continue;
+		sn = elf_strptr(e, strndx, s.st_name);
+		if (!sn || strcmp(sn, name))
+			continue;
+		if (versym && (i + 1) * sizeof(uint16_t) <= versym->d_size)
+			hidden = ((const uint16_t *)versym->d_buf)[i] & 0x8000;
+		/* The default version wins; a hidden (compat) one only when
+		 * there is nothing else. */
+		if (!found || (!hidden && !found_default)) {
+			found = s.st_value;
+			found_default = !hidden;
+		}
+	}
+	elf_end(e);
+	close(fd);
+	if (!found)
+		return -ENOENT;
+	*ret_addr = m->bias + found;
+	return 0;
+}
+
+int remote_code_find(pid_t pid, const struct remote_module *m,
+		     const uint8_t *bytes, size_t n, uint64_t *ret_addr,
+		     struct diag *d)
+{
+	size_t nph, size;
+	int fd, r;
+	Elf *e;
+	const uint8_t *raw;
+
+	r = open_elf(pid, m->path, &e, &fd, d);
+	if (r < 0)
+		return r;
+	r = -ENOENT;
+	raw = (const uint8_t *)elf_rawfile(e, &size);
+	if (raw && elf_getphdrnum(e, &nph) == 0)
+		for (size_t i = 0; i < nph && r == -ENOENT; i++) {
+			GElf_Phdr ph;
+			const uint8_t *at;
+
+			if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD ||
+			    !(ph.p_flags & PF_X) || ph.p_offset > size ||
+			    ph.p_filesz > size - ph.p_offset)
+				continue;
+			at = memmem(raw + ph.p_offset, ph.p_filesz, bytes, n);
+			if (at) {
+				*ret_addr = m->bias + ph.p_vaddr + (uint64_t)(at - raw - ph.p_offset);
+				r = 0;
+			}
+		}
+	elf_end(e);
+	close(fd);
+	return r;
+}
+
+static bool match_prefix(void *arg, uint64_t start, uint64_t offset, const char *path)
+{
+	(void)start;
+	(void)offset;
+	return name_has_prefix(path, arg);
+}
+
+int remote_maps_have(pid_t pid, const char *prefix)
+{
+	return each_mapping(pid, match_prefix, (void *)prefix);
+}

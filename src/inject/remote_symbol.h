@@ -1,0 +1,38 @@
+/* remote_symbol: where a function of a shared library is in another
+ * process: its module found in /proc/PID/maps, its ELF read through
+ * /proc/PID/root (the process's own view of the filesystem, whatever its
+ * mount namespace), its load address from the mapping of offset 0. */
+#ifndef NPROF_INJECT_REMOTE_SYMBOL_H
+#define NPROF_INJECT_REMOTE_SYMBOL_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/diag.h"
+
+struct remote_module {
+	char path[PATH_MAX]; /* as the process sees it */
+	uint64_t bias;	     /* run-time address minus ELF virtual address */
+};
+
+/* The first module mapped in pid whose file name starts with one of
+ * prefixes (NULL-terminated, e.g. "libc.so."). -ENOENT when none. */
+int remote_module_find(pid_t pid, const char *const *prefixes,
+		       struct remote_module *ret, struct diag *d);
+
+/* The run-time address of the defined, exported function name in m (its
+ * default version when there are several). -ENOENT when m has none. */
+int remote_symbol(pid_t pid, const struct remote_module *m, const char *name,
+		  uint64_t *ret_addr, struct diag *d);
+
+/* The run-time address of the first occurrence of bytes in m's code
+ * (executable segments). -ENOENT when there is none. */
+int remote_code_find(pid_t pid, const struct remote_module *m,
+		     const uint8_t *bytes, size_t n, uint64_t *ret_addr,
+		     struct diag *d);
+
+/* Whether pid maps a file whose name starts with prefix (1), not (0). */
+int remote_maps_have(pid_t pid, const char *prefix);
+
+#endif

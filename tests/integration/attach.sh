@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# nprof attach / detach on programs that never heard of nprof (started
+# without LD_PRELOAD): wall_split gets its known wall split through the
+# agent loaded by attach; `attach -e ... PID` records at once; detach
+# stops the agent's thread and socket, and a second attach wakes it; a
+# sleep interrupted by the attach still ends on time (its system call
+# restarted); a process in its own mount namespace with a /tmp of its own
+# gets a copy of the agent there; nprof killed in the middle of the
+# injection leaves the process running, untraced, with the call finished;
+# a static binary and another user's process are refused in one line.
+# test-timeout: 180
+. "$(dirname "$0")/lib.sh"
+need_build
+AGENT=$NPROF_BUILD/libnprof.so
+[ -r "$AGENT" ] || bail "libnprof.so is built ($AGENT)"
+
+has_agent() { grep -q 'libnprof\|nprof-agent-' "/proc/$1/maps"; }
+answers() { "$NPROF" list | awk 'NR > 1 { print $1 }' | grep -qx "$1"; }
+traced_by() { awk '$1 == "TracerPid:" { print $2 }' "/proc/$1/status"; }
+agent_thread() { cat /proc/"$1"/task/*/comm 2>/dev/null | grep -qx nprof-control; }
+
+# --- attach, then wall through the agent ------------------------------------------
+start_prog ws "$PROGS/wall_split" --seconds 120 --truth "$TMP/ws.truth" ||
+	bail "wall_split starts (without the agent)"
+WS=$PID
+check "wall_split runs without the agent" bash -c "! grep -q libnprof /proc/$WS/maps"
+run_nprof 30 attach "$WS"
+line=$(tail -n 1 "$TMP/np.err")
+[ "$NP_RC" -eq 0 ] && has_agent "$WS" && answers "$WS"
+check "attach PID: the agent is loaded and answers ($line)" [ $? -eq 0 ]
+[ "$NP_RC" -eq 0 ] || np_diag
+check "attach names the thread it used and how long it was stopped and busy" \
+	bash -c "grep -qE 'by thread [0-9]+ .*stopped [0-9.]+ ms, then busy [0-9.]+ ms' '$TMP/np.err'"
+check "the process is no longer traced" [ "$(traced_by "$WS")" = 0 ]
+
+truth_mark "$WS" "$TMP/ws.truth" 1 || bail "wall_split writes its truth at SIGUSR1"
+run_nprof 60 record -e wall -i 5ms -d 4 -t -o collapsed -f "$TMP/rec.collapsed" "$WS"
+truth_mark "$WS" "$TMP/ws.truth" 2 || bail "wall_split writes its truth at SIGUSR1"
+truth_window "$TMP/ws.truth.1" "$TMP/ws.truth.2" >"$TMP/rec.truth"
+check "record -e wall PID after attach" [ "$NP_RC" -eq 0 ]
+[ "$NP_RC" -eq 0 ] || np_diag
+wall_split_check "wall after attach" "$TMP/rec.collapsed" "$TMP/rec.truth"
+
+# With record options: the agent is reused, the recording made.
+run_nprof 60 attach -e wall -i 5ms -d 2 -t -o collapsed -f "$TMP/att.collapsed" "$WS"
+check "attach -e wall -d 2 ... PID: the agent is used as it is, and the profile written" \
+	bash -c "[ $NP_RC -eq 0 ] && grep -q 'already runs' '$TMP/np.err' && grep -q wall_compute '$TMP/att.collapsed'"
+[ "$NP_RC" -eq 0 ] || np_diag
+
+# --- detach, attach again ------------------------------------------------------------
+run_nprof 30 detach "$WS"
+sleep 0.2
+[ "$NP_RC" -eq 0 ] && ! answers "$WS" && has_agent "$WS"
+check "detach PID: the agent's thread and socket are gone, the library stays" [ $? -eq 0 ]
+agent_thread "$WS" && not_ok "no nprof-control thread after detach" || ok "no nprof-control thread after detach"
+run_nprof 30 record -e wall -d 1 -o collapsed "$WS"
+check "after detach, record -e wall says there is no agent, in one line" one_error_line
+maps_before=$(grep -c 'libnprof.so' "/proc/$WS/maps")
+run_nprof 30 attach "$WS"
+check "attach again wakes the agent (its control restarted, the library not mapped again)" \
+	bash -c "[ $NP_RC -eq 0 ] && grep -q 'agent woken' '$TMP/np.err' && [ \$(grep -c libnprof.so /proc/$WS/maps) -eq $maps_before ]"
+run_nprof 60 record -e wall -i 5ms -d 1 -t -o collapsed -f "$TMP/again.collapsed" "$WS"
+check "and it records again" bash -c "[ $NP_RC -eq 0 ] && grep -q wall_sleep '$TMP/again.collapsed'"
+kill -TERM "$WS"
+wait_pid "$WS" 10
+check "wall_split ran on and ends at SIGTERM, writing its truth" [ -s "$TMP/ws.truth" ]
+
+# --- a sleep interrupted by the attach ends on time -----------------------------------
+start=$(date +%s.%N)
+sleep 2 &
+SL=$!
+sleep 0.4
+run_nprof 30 attach "$SL"
+wait "$SL"
+st=$?
+took=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+check "a sleep 2 attached to while in clock_nanosleep exits 0 after ${took}s (>= 2: its sleep restarted, not cut short)" \
+	bash -c "[ $NP_RC -eq 0 ] && [ $st -eq 0 ] && awk -v t=$took 'BEGIN { exit !(t >= 2.0 && t < 5) }'"
+[ "$NP_RC" -eq 0 ] || np_diag
+
+# --- killed in the middle: the process finishes the call alone --------------------------
+start_prog ws2 "$PROGS/wall_split" --seconds 120 --truth "$TMP/ws2.truth" || bail "wall_split starts"
+WS2=$PID
+NPROF_AGENT=$PROGS/libslowinit.so "$NPROF" attach "$WS2" >"$TMP/kill.out" 2>&1 &
+NP=$!
+sleep 0.6
+kill -KILL "$NP"
+wait "$NP" 2>/dev/null
+sleep 2
+check "nprof SIGKILLed while the process was in dlopen: the process is not traced and not stopped, the library loaded" \
+	bash -c "[ $(traced_by "$WS2") = 0 ] && ! grep -q '^State:.*[tT]' /proc/$WS2/status && grep -q libslowinit /proc/$WS2/maps"
+truth_mark "$WS2" "$TMP/ws2.truth" 1 || not_ok "wall_split still answers SIGUSR1"
+sleep 1
+truth_mark "$WS2" "$TMP/ws2.truth" 2 || not_ok "wall_split still answers SIGUSR1"
+truth_window "$TMP/ws2.truth.1" "$TMP/ws2.truth.2" >"$TMP/ws2.window"
+check "and it runs on: its worker did a second of work after" \
+	awk '$1 == "fn" { t += $3 } END { exit !(t > 0.5e9) }' "$TMP/ws2.window"
+kill -TERM "$WS2"
+wait_pid "$WS2" 10
+
+# --- its own mount namespace and /tmp ------------------------------------------------
+VT=$(mktemp -d /var/tmp/nprof-attach.XXXXXX)
+cp "$PROGS/wall_split" "$VT/"
+mkdir -p "$TMP/agent"
+cp "$AGENT" "$TMP/agent/libnprof.so"
+if start_prog ns unshare -m --propagation private sh -c \
+	"mount -t tmpfs tmpfs /tmp && exec $VT/wall_split --seconds 120 --truth /tmp/ws.truth"; then
+	NS=$PID
+	check "the process's /tmp is its own (the agent's path is not there)" \
+		bash -c "[ ! -e /proc/$NS/root$TMP/agent/libnprof.so ]"
+	NPROF_AGENT=$TMP/agent/libnprof.so run_nprof 30 attach "$NS"
+	bid=$(sed -n 's/.*from a copy at \(\/tmp\/nprof-agent-[0-9a-f]*\.so\).*/\1/p' "$TMP/np.err")
+	check "attach copies the agent into its /tmp, named by build-id ($bid), not into ours" \
+		bash -c "[ $NP_RC -eq 0 ] && [ -n '$bid' ] && [ -f /proc/$NS/root$bid ] && [ ! -e '$bid' ] && grep -q nprof-agent- /proc/$NS/maps"
+	[ "$NP_RC" -eq 0 ] || np_diag
+	truth_mark "$NS" "/proc/$NS/root/tmp/ws.truth" 1 || bail "wall_split writes its truth"
+	run_nprof 60 record -e wall -i 5ms -d 3 -t -o collapsed -f "$TMP/ns.collapsed" "$NS"
+	truth_mark "$NS" "/proc/$NS/root/tmp/ws.truth" 2 || bail "wall_split writes its truth"
+	truth_window "/proc/$NS/root/tmp/ws.truth.1" "/proc/$NS/root/tmp/ws.truth.2" >"$TMP/ns.truth"
+	wall_split_check "wall in another mount namespace" "$TMP/ns.collapsed" "$TMP/ns.truth"
+	kill -TERM "$NS"
+	wait_pid "$NS" 10
+else
+	not_ok "wall_split starts in its own mount namespace (unshare -m)"
+fi
+rm -rf "$VT"
+
+# --- refused in one line -------------------------------------------------------------
+start_prog st "$PROGS/static_spin" --forever || bail "static_spin starts"
+run_nprof 30 attach "$PID"
+one_error_line && grep -q 'static' "$TMP/np.err"
+check "a static binary: refused in one line naming why" [ $? -eq 0 ]
+diag_file "$TMP/np.err" 2
+check "and left untraced" [ "$(traced_by "$PID")" = 0 ]
+kill "$PID"
+sleep 30 &
+SL=$!
+RUN_AS="setpriv --reuid=65534 --regid=65534 --clear-groups" run_nprof 30 attach "$SL"
+check "another user's process: refused in one line" one_error_line
+diag_file "$TMP/np.err" 2
+kill "$SL"
+run_nprof 30 attach 999999999
+check "no such process: one line" one_error_line
+finish
