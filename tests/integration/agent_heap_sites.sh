@@ -31,14 +31,6 @@ JEMALLOC=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
 TOL=10
 SITES="site_small_1k site_big_64k site_live_48m"
 
-# truth_col TRUTH SITE COL: "site NAME ALLOC_BYTES ALLOC_OBJECTS LIVE_BYTES LIVE_OBJECTS".
-truth_col() { awk -v f="$2" -v c="$3" '$1 == "site" && $2 == f { print $c }' "$1"; }
-# frame_total FILE FN: the sum of the stacks through frame FN.
-frame_total() {
-	awk -v f="$2" '{ v = $NF; s = $0; sub(/ [0-9]+$/, "", s); n = split(s, fr, ";")
-		for (i = 1; i <= n; i++) if (fr[i] == f) { t += v; break } } END { printf "%.0f\n", t }' "$1"
-}
-pct_off() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; printf "%.1f", b ? 100 * d / b : 100 }'; }
 pct_of() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b ? 100 * a / b : 100 }'; }
 # raw_value PPROF INDEX FN: value INDEX (0-based) summed over the samples
 # with FN on their stack, from go tool pprof -raw.

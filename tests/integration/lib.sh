@@ -307,6 +307,17 @@ wall_split_check() {
 		has_chain_re "$w" '^worker_main$' '^worker_loop$' '^wall_read$' '^(__libc_)?read$'
 }
 
+# truth_col TRUTH SITE COL: a column of tests/progs/heap_sites' truth,
+# "site NAME ALLOC_BYTES ALLOC_OBJECTS LIVE_BYTES LIVE_OBJECTS".
+truth_col() { awk -v f="$2" -v c="$3" '$1 == "site" && $2 == f { print $c }' "$1"; }
+# frame_total FILE FN: the sum of the stacks through frame FN.
+frame_total() {
+	awk -v f="$2" '{ v = $NF; s = $0; sub(/ [0-9]+$/, "", s); n = split(s, fr, ";")
+		for (i = 1; i <= n; i++) if (fr[i] == f) { t += v; break } } END { printf "%.0f\n", t }' "$1"
+}
+# pct_off A B: how far A is from B, in percent of B.
+pct_off() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; printf "%.1f", b ? 100 * d / b : 100 }'; }
+
 # share_sd FILE P: the binomial standard deviation, in points, of a share
 # of P% estimated from FILE's samples: how wide a tolerance is in sds.
 share_sd() {
