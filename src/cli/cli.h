@@ -33,6 +33,9 @@ int cmd_dump(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_heap(int argc, char **argv);
 int cmd_attach(int argc, char **argv);
+/* Loads (or wakes) the agent in pid as nprof attach does, saying how on
+ * stderr; EXIT_OK, or EXIT_FAILED after printing why. */
+int cli_attach_agent(pid_t pid);
 int cmd_detach(int argc, char **argv);
 /* Through nprofd, the host daemon (daemon_cmd.h). */
 int cmd_workers(int argc, char **argv);

@@ -49,8 +49,7 @@ static int answers(void *ctx, pid_t pid)
 	return agent_client_probe(pid, NULL);
 }
 
-/* Loads (or wakes) the agent in pid and reports how; 0 or EXIT_FAILED. */
-static int attach(pid_t pid)
+int cli_attach_agent(pid_t pid)
 {
 	char lib[4096], comm[64] = "?";
 	struct agent_load r;
@@ -108,7 +107,7 @@ int cmd_attach(int argc, char **argv)
 	if (cli_parse_pid(argv[argc - 1], &pid) < 0)
 		return cli_usage_error("attach", "'%s' is not a PID; the PID comes last",
 				       argv[argc - 1]);
-	r = attach(pid);
+	r = cli_attach_agent(pid);
 	if (r || argc == 2)
 		return r;
 	/* Options: the recording, as nprof record OPTIONS PID. */

@@ -39,11 +39,12 @@ struct record_args {
 	const char *format_name;
 	const char *file;
 	bool duration_given;
+	bool attach; /* --attach: load the agent into PID when it has none */
 	pid_t pid;
 	char **command; /* argv after "--", or NULL */
 };
 
-enum long_only { OPT_CSTACK = 1000, OPT_LINES };
+enum long_only { OPT_CSTACK = 1000, OPT_LINES, OPT_ATTACH };
 
 static int parse_duration(const char *arg, uint64_t *ret_ns)
 {
@@ -74,6 +75,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "help", no_argument, NULL, 'h' },
 		{ "cstack", required_argument, NULL, OPT_CSTACK },
 		{ "lines", no_argument, NULL, OPT_LINES },
+		{ "attach", no_argument, NULL, OPT_ATTACH },
 		OUTPUT_ARGS_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -125,6 +127,9 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		}
 		case OPT_LINES:
 			a->rec.lines = true;
+			break;
+		case OPT_ATTACH:
+			a->attach = true;
 			break;
 		case OPT_CSTACK:
 			if (!strcmp(optarg, "auto"))
@@ -342,10 +347,16 @@ int cmd_record(int argc, char **argv)
 				  "nothing to fall back to", d.msg, a.rec.event, (int)a.pid);
 			goto out;
 		}
+	} else if (!engine_event_known(a.rec.event) && a.attach) {
+		/* --attach: the agent loaded into PID first (nprof attach). */
+		if (cli_attach_agent(a.pid) != EXIT_OK)
+			goto out;
+		r = agent_client_record(a.pid, &a.rec, &p, &d);
 	} else if (!engine_event_known(a.rec.event)) {
 		r = diag_set(&d, -ENOENT,
-			     "-e %s needs nprof's agent in PID %d, which has none; start the "
-			     "program with LD_PRELOAD=libnprof.so or nprof record -e %s -- COMMAND",
+			     "-e %s needs nprof's agent in PID %d, which has none; load it with "
+			     "--attach (nprof attach PID), or start the program with "
+			     "LD_PRELOAD=libnprof.so or nprof record -e %s -- COMMAND",
 			     a.rec.event, (int)a.pid, a.rec.event);
 	} else {
 		r = engine_record(a.pid, &a.rec, syms, NULL, NULL, &p, &d);

@@ -137,6 +137,19 @@ check "a sleep 2 attached to while in clock_nanosleep exits 0 after ${took}s (>=
 	bash -c "[ $NP_RC -eq 0 ] && [ $st -eq 0 ] && awk -v t=$took 'BEGIN { exit !(t >= 2.0 && t < 5) }'"
 [ "$NP_RC" -eq 0 ] || np_diag
 
+# --- record --attach ----------------------------------------------------------------
+sleep 30 &
+SL=$!
+sleep 0.2
+run_nprof 30 record -e wall -d 1 -o collapsed "$SL"
+one_error_line && grep -q -- '--attach' "$TMP/np.err"
+check "record -e wall PID without the agent: one line offering --attach" [ $? -eq 0 ]
+run_nprof 30 record --attach -e wall -d 1 -o collapsed "$SL"
+check "record --attach -e wall PID: the agent loaded, then the profile (the sleep in clock_nanosleep)" \
+	bash -c "[ $NP_RC -eq 0 ] && grep -q 'agent loaded' '$TMP/np.err' && grep -q 'nanosleep' '$TMP/np.out'"
+[ "$NP_RC" -eq 0 ] || np_diag
+kill "$SL"
+
 # --- killed in the middle: the process finishes the call alone --------------------------
 start_prog ws2 "$PROGS/wall_split" --seconds 120 --truth "$TMP/ws2.truth" || bail "wall_split starts"
 WS2=$PID
