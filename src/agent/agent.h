@@ -250,6 +250,9 @@ __attribute__((weak)) int agent_heap_http(const char *action, const char *output
  * alloc_space, alloc_objects; -ENOENT when off). 0 or -errno. */
 int agent_heap_enable(uint64_t interval, bool per_thread, struct diag *d);
 int agent_heap_disable(struct diag *d);
+/* With no alloc, heap or lock engine on: the call sites pointed at the
+ * agent put back as they were (mem_hook_uninstall). Returns how many. */
+unsigned agent_mem_unhook(void);
 void agent_heap_status(char *buf, size_t len);
 int agent_heap_profile(const struct agent_options *o, struct profile **ret,
 		       struct diag *d);

@@ -215,6 +215,7 @@ static void cmd_detach(int fd)
 	struct profile *p = NULL;
 	struct diag d;
 	bool session = agent_session_info(NULL, NULL, NULL), heap = agent_heap_active();
+	unsigned unhooked;
 
 	diag_clear(&d);
 	if (session && agent_session_stop(&p, &d) < 0) {
@@ -226,10 +227,12 @@ static void cmd_detach(int fd)
 		reply(fd, "error %s\n", d.msg);
 		return;
 	}
+	unhooked = agent_mem_unhook();
 	C.leaving = true;
-	reply(fd, "ok\n%s%sthe agent is idle, its control socket closed\n",
+	reply(fd, "ok\n%s%s%u call sites put back, the agent is idle, its control socket "
+		  "closed\n",
 	      session ? "its session ended (profile dropped), " : "",
-	      heap ? "heap profiling off, " : "");
+	      heap ? "heap profiling off, " : "", unhooked);
 }
 
 static void handle(int fd, char *line)

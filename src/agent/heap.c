@@ -287,6 +287,20 @@ int agent_heap_disable(struct diag *d)
 	return err;
 }
 
+unsigned agent_mem_unhook(void)
+{
+	unsigned n = 0;
+
+	pthread_mutex_lock(&H.lock);
+	if (!(gate() & (MEM_GATE_ALLOC | MEM_GATE_HEAP | MEM_GATE_LOCK))) {
+		n = mem_hook_uninstall();
+		H.hook_first[0] = '\0';
+		H.hook_slots = H.hook_failed = 0;
+	}
+	pthread_mutex_unlock(&H.lock);
+	return n;
+}
+
 void agent_heap_status(char *buf, size_t len)
 {
 	char since[64];

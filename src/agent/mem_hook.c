@@ -43,6 +43,9 @@
 
 #define MAX_TARGETS 32
 #define PAGE 4096ul
+/* Slots remembered for mem_hook_uninstall; past this many, the rest stay
+ * pointed at the agent (which forwards: correct, a little slower). */
+#define MAX_PATCHED 8192
 
 struct target {
 	const struct mem_hook *h;
@@ -82,19 +85,40 @@ static uintptr_t dyn_addr(const struct dl_phdr_info *info, ElfW(Addr) v)
 	return v < info->dlpi_addr ? info->dlpi_addr + v : v;
 }
 
-/* One slot: written in place when writable, else (RELRO) its page made
- * writable for the store and read-only again. An aligned 8-byte store:
- * a thread calling through the slot meanwhile sees the old or the new. */
-static bool write_slot(const struct hooked_module *m, void **slot, void *v)
+/* Every slot pointed at the agent, with what it held, for undoing. */
+static struct patched {
+	void **slot;
+	void *old, *own;
+	bool ro;
+} patched[MAX_PATCHED];
+static unsigned npatched;
+
+/* An aligned 8-byte store, its page made writable for it when in RELRO
+ * (and read-only again): a thread calling through the slot meanwhile sees
+ * the old or the new. */
+static bool store_slot(void **slot, void *v, bool ro)
 {
-	uintptr_t a = (uintptr_t)slot, page = a & ~(PAGE - 1);
-	bool ro = a >= m->relro_lo && a < m->relro_hi;
+	uintptr_t page = (uintptr_t)slot & ~(PAGE - 1);
 
 	if (ro && mprotect((void *)page, PAGE, PROT_READ | PROT_WRITE) < 0)
 		return false;
 	__atomic_store_n(slot, v, __ATOMIC_RELEASE);
 	if (ro)
 		mprotect((void *)page, PAGE, PROT_READ);
+	return true;
+}
+
+/* One slot of module m pointed at v, remembered for mem_hook_uninstall. */
+static bool write_slot(const struct hooked_module *m, void **slot, void *v)
+{
+	uintptr_t a = (uintptr_t)slot;
+	bool ro = a >= m->relro_lo && a < m->relro_hi;
+	void *old = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+
+	if (!store_slot(slot, v, ro))
+		return false;
+	if (npatched < MAX_PATCHED)
+		patched[npatched++] = (struct patched){ slot, old, v, ro };
 	return true;
 }
 
@@ -263,6 +287,25 @@ static void decide(void)
 	decided = 1;
 }
 
+/* A lock function is pointed at the agent only when the C library's own
+ * definition comes first, as after `nprof attach` (the agent loaded after
+ * it): anything else ahead (a sanitizer's interceptor) wraps the function
+ * and calls the agent's. */
+static void *lock_first(const struct mem_hook *h)
+{
+	void *first;
+	const char *base;
+	Dl_info dl;
+
+	if (!h->own)
+		return NULL; /* the try-locks: nothing to time */
+	first = first_of(h->name);
+	if (!first || first == h->own || !dladdr(first, &dl) || !dl.dli_fname)
+		return NULL;
+	base = strrchr(dl.dli_fname, '/');
+	return !strncmp(base ? base + 1 : dl.dli_fname, "libc.so", 7) ? first : NULL;
+}
+
 int mem_hook_install(struct mem_hook_result *ret)
 {
 	struct walk w = { .r = ret };
@@ -279,7 +322,7 @@ int mem_hook_install(struct mem_hook_result *ret)
 		return 0;
 	for (unsigned i = 0; i < mem_nhooks && w.n < MAX_TARGETS; i++) {
 		const struct mem_hook *h = &mem_hooks[i];
-		void *first = h->alloc ? first_of(h->name) : NULL;
+		void *first = h->alloc ? first_of(h->name) : lock_first(h);
 
 		if (!first || first == h->own || first != __atomic_load_n(h->real, __ATOMIC_ACQUIRE))
 			continue;
@@ -297,4 +340,35 @@ int mem_hook_install(struct mem_hook_result *ret)
 	if (w.n)
 		dl_iterate_phdr(patch_module, &w);
 	return 0;
+}
+
+/* Restores the slots of one still-loaded module. */
+static int unpatch_module(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	unsigned *restored = arg;
+
+	(void)size;
+	for (unsigned i = 0; i < npatched; i++) {
+		struct patched *p = &patched[i];
+
+		if (!p->slot || !in_module(info, p->slot))
+			continue;
+		/* Only a slot that still holds what was written: the program
+		 * (or the loader) may have rebound it since. */
+		if (__atomic_load_n(p->slot, __ATOMIC_ACQUIRE) == p->own &&
+		    store_slot(p->slot, p->old, p->ro))
+			(*restored)++;
+		p->slot = NULL;
+	}
+	return 0;
+}
+
+unsigned mem_hook_uninstall(void)
+{
+	unsigned restored = 0;
+
+	/* Modules unloaded since are skipped: their slots are gone. */
+	dl_iterate_phdr(unpatch_module, &restored);
+	npatched = 0;
+	return restored;
 }

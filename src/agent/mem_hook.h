@@ -1,5 +1,6 @@
-/* mem_hook: callers of the malloc family pointed at the agent when an
- * allocator comes before it in the search order. See mem_hook.c and
+/* mem_hook: callers of the malloc family (and, after an attach, of the
+ * lock functions) pointed at the agent when another definition comes
+ * before it in the search order. See mem_hook.c and
  * docs/memory.md. */
 #ifndef NPROF_AGENT_MEM_HOOK_H
 #define NPROF_AGENT_MEM_HOOK_H
@@ -20,5 +21,11 @@ struct mem_hook_result {
  * usual LD_PRELOAD=libnprof.so). One caller at a time (heap.c's lock).
  * 0, or -ENOTSUP off x86-64. */
 int mem_hook_install(struct mem_hook_result *ret);
+
+/* Puts back every slot mem_hook_install pointed at the agent that still
+ * holds the agent's function, in modules still loaded (`nprof detach`:
+ * the process back to its cost before the attach). Returns how many.
+ * Under heap.c's lock, with no engine of the family on. */
+unsigned mem_hook_uninstall(void);
 
 #endif

@@ -14,8 +14,6 @@ PROG=$PROGS/alloc_primes
 TOL=15
 FNS="make_a make_b make_c make_d make_e"
 
-# truth_col TRUTH FN COL: a column of the truth ("fn NAME AB AO LB LO").
-truth_col() { awk -v f="$2" -v c="$3" '$1 == "fn" && $2 == f { print $c }' "$1"; }
 # leaf_total FILE FN: the sum of stacks whose leaf is FN.
 leaf_total() { awk -v f="$2" '{ v = $NF; s = $0; sub(/ [0-9]+$/, "", s); n = split(s, fr, ";"); if (fr[n] == f) t += v } END { print t + 0 }' "$1"; }
 # pct_off GOT WANT: |got - want| / want in percent.
@@ -42,7 +40,7 @@ check_alloc() {
 	fi
 	for fn in $FNS; do
 		got=$(leaf_total "$f" "$fn")
-		want=$(truth_col "$truth" "$fn" 3)
+		want=$(fn_truth "$truth" "$fn" 3)
 		off=$(pct_off "$got" "$want")
 		if less_than "$off" "$TOL"; then
 			ok "$label: $fn estimated $got bytes, allocated $want (${off}% off, < $TOL%)"
@@ -77,7 +75,7 @@ run_agent "event=alloc,interval=32k,file=$TMP/glibc.pb.gz" "$AGENT" \
 if command -v go >/dev/null; then
 	for fn in make_a make_b make_e; do
 		got=$(raw_leaf_value "$TMP/glibc.pb.gz" 1 "$fn")
-		want=$(truth_col "$TMP/obj.truth" "$fn" 4)
+		want=$(fn_truth "$TMP/obj.truth" "$fn" 4)
 		off=$(pct_off "$got" "$want")
 		if less_than "$off" "$TOL"; then
 			ok "pprof: $fn estimated $got objects, allocated $want (${off}% off)"

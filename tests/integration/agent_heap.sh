@@ -12,7 +12,6 @@ PROG=$PROGS/alloc_primes
 [ -r "$AGENT" ] || bail "libnprof.so is built ($AGENT)"
 TOL=15
 
-truth_col() { awk -v f="$2" -v c="$3" '$1 == "fn" && $2 == f { print $c }' "$1"; }
 leaf_total() { awk -v f="$2" '{ v = $NF; s = $0; sub(/ [0-9]+$/, "", s); n = split(s, fr, ";"); if (fr[n] == f) t += v } END { print t + 0 }' "$1"; }
 pct_off() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; printf "%.1f", b ? 100 * d / b : 100 }'; }
 
@@ -48,7 +47,7 @@ wait_for_line "$TMP/heap.out" allocated 30 || bail "alloc_primes allocated"
 run_nprof 30 heap "$PID" dump -f "$TMP/live1.collapsed"
 is_collapsed "$TMP/live1.collapsed" || { np_diag; bail "dump -f x.collapsed writes collapsed stacks"; }
 for fn in make_a make_c make_d; do
-	check_live "allocated" "$TMP/live1.collapsed" "$fn" "$(truth_col "$TMP/heap.truth" "$fn" 5)" "$TOL"
+	check_live "allocated" "$TMP/live1.collapsed" "$fn" "$(fn_truth "$TMP/heap.truth" "$fn" 5)" "$TOL"
 done
 freed=$(( $(leaf_total "$TMP/live1.collapsed" make_b) + $(leaf_total "$TMP/live1.collapsed" make_e) ))
 all=$(total "$TMP/live1.collapsed")
@@ -60,8 +59,8 @@ check "status: live sampled blocks and estimated MB" grep -qE "[1-9][0-9]* live 
 kill -USR1 "$PID"
 wait_for_line "$TMP/heap.out" freed 30 || bail "alloc_primes freed"
 run_nprof 30 heap "$PID" dump -o collapsed -f "$TMP/live2.txt"
-check_live "after freeing 3/4 of make_a" "$TMP/live2.txt" make_a "$(truth_col "$TMP/heap.truth" make_a 5)" 25
-check_live "after freeing 3/4 of make_a" "$TMP/live2.txt" make_d "$(truth_col "$TMP/heap.truth" make_d 5)" "$TOL"
+check_live "after freeing 3/4 of make_a" "$TMP/live2.txt" make_a "$(fn_truth "$TMP/heap.truth" make_a 5)" 25
+check_live "after freeing 3/4 of make_a" "$TMP/live2.txt" make_d "$(fn_truth "$TMP/heap.truth" make_d 5)" "$TOL"
 
 run_nprof 30 heap "$PID" dump -o dot -f "$TMP/heap.dot"
 if [ "$NP_RC" -eq 0 ] && dot -Tsvg "$TMP/heap.dot" -o "$TMP/heap.svg" 2>"$TMP/dot.err" && grep -q '<svg' "$TMP/heap.svg"; then

@@ -72,13 +72,13 @@ alloc_run() {
 	fi
 	for s in $SITES; do
 		near "$label alloc: $s estimated bytes" "$(frame_total "$TMP/$label.alloc.collapsed" "$s")" \
-			"$(truth_col "$TMP/$label.alloc.truth" "$s" 3)"
+			"$(site_truth "$TMP/$label.alloc.truth" "$s" 3)"
 	done
 	if command -v go >/dev/null; then
 		for s in $SITES; do
 			near "$label alloc (pprof): $s estimated objects" \
 				"$(raw_value "$TMP/$label.alloc.pb.gz" 1 "$s")" \
-				"$(truth_col "$TMP/$label.alloc.truth" "$s" 4)"
+				"$(site_truth "$TMP/$label.alloc.truth" "$s" 4)"
 		done
 	else
 		skip "$label alloc (pprof): objects per site" "go is not installed"
@@ -113,7 +113,7 @@ check_live() {
 		return
 	fi
 	live=$(frame_total "$f" site_live_48m)
-	near "$label: site_live_48m in use (bytes)" "$live" "$(truth_col "$truth" site_live_48m 5)"
+	near "$label: site_live_48m in use (bytes)" "$live" "$(site_truth "$truth" site_live_48m 5)"
 	for s in site_small_1k site_big_64k; do
 		freed=$(frame_total "$f" "$s")
 		check "$label: $s (all freed) holds $freed bytes, $(pct_of "$freed" "$live")% of the live site (< 2%)" \
@@ -159,15 +159,15 @@ heap_run() {
 	# jeprof's boxes: "NAME\nSELF (PCT%)" in MB (MiB) with one decimal.
 	near "$label heap (dot): site_live_48m's box, MB" \
 		"$(grep -oE 'site_live_48m\\n[0-9]+\.[0-9]' "$TMP/$label.heap.dot" | head -1 | sed 's/.*\\n//')" \
-		"$(awk -v b="$(truth_col "$truth" site_live_48m 5)" 'BEGIN { printf "%.1f", b / 1048576 }')"
+		"$(awk -v b="$(site_truth "$truth" site_live_48m 5)" 'BEGIN { printf "%.1f", b / 1048576 }')"
 	run_nprof 30 heap "$PID" dump -f "$TMP/$label.heap.pb.gz"
 	if command -v go >/dev/null; then
 		near "$label heap (pprof): site_live_48m inuse_space" \
-			"$(raw_value "$TMP/$label.heap.pb.gz" 0 site_live_48m)" "$(truth_col "$truth" site_live_48m 5)"
+			"$(raw_value "$TMP/$label.heap.pb.gz" 0 site_live_48m)" "$(site_truth "$truth" site_live_48m 5)"
 		for s in $SITES; do
 			near "$label heap (pprof): $s alloc_space since enable" \
 				"$(raw_value "$TMP/$label.heap.pb.gz" 2 "$s")" \
-				"$(( $(truth_col "$truth" "$s" 3) - $(truth_col "$truth.before" "$s" 3) ))"
+				"$(( $(site_truth "$truth" "$s" 3) - $(site_truth "$truth.before" "$s" 3) ))"
 		done
 		check "$label heap (pprof): go tool pprof -sample_index=inuse_space -top names site_live_48m" \
 			bash -c "go tool pprof -sample_index=inuse_space -top '$TMP/$label.heap.pb.gz' 2>/dev/null | grep -q site_live_48m"

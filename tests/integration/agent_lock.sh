@@ -14,14 +14,12 @@ PROG=$PROGS/lock_contend
 [ -r "$AGENT" ] || bail "libnprof.so is built ($AGENT)"
 [ -x "$PROG" ] || bail "lock_contend is built"
 
-truth_col() { awk -v f="$2" -v c="$3" '$1 == "fn" && $2 == f { print $c }' "$1"; }
 leaf_total() { awk -v f="$2" '{ v = $NF; s = $0; sub(/ [0-9]+$/, "", s); n = split(s, fr, ";"); if (fr[n] == f) t += v } END { print t + 0 }' "$1"; }
-pct_off() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; printf "%.1f", b ? 100 * d / b : 100 }'; }
 
 check_wait() {
 	local label=$1 f=$2 truth=$3 fn=$4 tol=$5 got want off
 	got=$(leaf_total "$f" "$fn")
-	want=$(truth_col "$truth" "$fn" 3)
+	want=$(fn_truth "$truth" "$fn" 3)
 	off=$(pct_off "$got" "$want")
 	if less_than "$off" "$tol"; then
 		ok "$label: $fn waited ${got} ns by the profile, ${want} ns measured (${off}% off, < $tol%)"
@@ -63,11 +61,6 @@ fi
 # split: wait_on_a must hold at least 90% of the delay (the program's own
 # measure gives it ~99%), and both must be on the stacks, right under
 # worker, as the callers of pthread_mutex_lock.
-# frame_total FILE FN: the sum of the stacks through frame FN.
-frame_total() {
-	awk -v f="$2" '{ v = $NF; s = $0; sub(/ [0-9]+$/, "", s); n = split(s, fr, ";")
-		for (i = 1; i <= n; i++) if (fr[i] == f) { t += v; break } } END { printf "%.0f\n", t }' "$1"
-}
 timeout -k 5 60 env LD_PRELOAD="$AGENT" NPROF_START="event=lock,file=$TMP/two.collapsed" \
 	"$PROGS/lock_two" --truth "$TMP/two.truth" >/dev/null 2>"$TMP/two.err"
 check "lock_two exits normally with event=lock (status $?)" [ $? -eq 0 ]
@@ -78,7 +71,7 @@ if is_collapsed "$TMP/two.collapsed" && [ -s "$TMP/two.truth" ]; then
 	if less_than "$a" 90; then not_ok "$desc"; else ok "$desc"; fi
 	for fn in wait_on_a wait_on_b; do
 		got=$(frame_total "$TMP/two.collapsed" "$fn")
-		want=$(truth_col "$TMP/two.truth" "$fn" 3)
+		want=$(fn_truth "$TMP/two.truth" "$fn" 3)
 		off=$(pct_off "$got" "$want")
 		check "two mutexes: $fn waited $got ns by the profile, $want ns measured (${off}% off, < 15%)" \
 			less_than "$off" 15

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # nprof attach / detach on programs that never heard of nprof (started
 # without LD_PRELOAD): wall_split gets its known wall split through the
-# agent loaded by attach; `attach -e ... PID` records at once; detach
+# agent loaded by attach; heap_sites its bytes per site (alloc, heap) and
+# lock_two its contended mutex (lock), through call sites redirected in
+# the GOT, put back at detach; `attach -e ... PID` records at once; detach
 # stops the agent's thread and socket, and a second attach wakes it; a
 # sleep interrupted by the attach still ends on time (its system call
 # restarted); a process in its own mount namespace with a /tmp of its own
@@ -101,7 +103,7 @@ wait "$REC"
 check "record -e alloc PID after attach (status $?)" [ -s "$TMP/alloc.collapsed" ]
 for site in site_small_1k site_big_64k site_live_48m; do
 	near_pct "alloc after attach: $site bytes" "$(frame_total "$TMP/alloc.collapsed" "$site")" \
-		"$(( $(truth_col "$TMP/hs.truth" "$site" 3) - $(truth_col "$TMP/hs.truth.0" "$site" 3) ))"
+		"$(( $(site_truth "$TMP/hs.truth" "$site" 3) - $(site_truth "$TMP/hs.truth.0" "$site" 3) ))"
 done
 run_nprof 10 heap "$HS" enable -i 32k
 hs_cmd sites || not_ok "heap_sites runs its sites with heap profiling on"
@@ -111,7 +113,7 @@ run_nprof 30 heap "$HS" dump -f "$TMP/heap.collapsed"
 # not miscounted.
 near_pct "heap after attach: site_live_48m in use (the last run's 48 MiB)" \
 	"$(frame_total "$TMP/heap.collapsed" site_live_48m)" \
-	"$(( $(truth_col "$TMP/hs.truth" site_live_48m 5) / 3 ))"
+	"$(( $(site_truth "$TMP/hs.truth" site_live_48m 5) / 3 ))"
 hs_cmd free || not_ok "heap_sites frees its live blocks (allocated before and after the attach)"
 run_nprof 30 heap "$HS" dump -f "$TMP/heap2.collapsed"
 left=$(frame_total "$TMP/heap2.collapsed" site_live_48m)
@@ -123,6 +125,28 @@ hs_cmd exit
 wait_pid "$HS" 20
 wait "$HS"
 check "heap_sites exits normally after detach (status $?)" [ $? -eq 0 ]
+
+# --- lock after attach ---------------------------------------------------------------
+# lock_two: four threads on mutex A (2 ms critical sections), B contended
+# twice, briefly; the agent reaches pthread_mutex_lock's callers through
+# their GOT entries once the C library's definition is the one ahead.
+start_prog lt "$PROGS/lock_two" --seconds 12 --truth "$TMP/lt.truth" || bail "lock_two starts"
+LT=$PID
+run_nprof 30 attach "$LT"
+run_nprof 60 record -e lock -d 3 -o collapsed -f "$TMP/lock.collapsed" "$LT"
+check "record -e lock PID after attach" [ "$NP_RC" -eq 0 ]
+[ "$NP_RC" -eq 0 ] || np_diag
+a=$(share "$TMP/lock.collapsed" wait_on_a)
+check "lock after attach: wait_on_a, the contended site, has $a% of the delay (>= 90%)" \
+	awk -v a="$a" 'BEGIN { exit !(a >= 90) }'
+check "lock after attach: worker -> wait_on_a, the waiting function, on the stacks" \
+	has_chain_re "$TMP/lock.collapsed" '^worker$' '^wait_on_a$'
+run_nprof 30 detach "$LT"
+sites=$(sed -n 's/.* \([0-9][0-9]*\) call sites put back.*/\1/p' "$TMP/np.err")
+check "detach puts the redirected call sites back ($sites)" bash -c "[ $NP_RC -eq 0 ] && [ '${sites:-0}' -gt 0 ]"
+wait_pid "$LT" 30
+wait "$LT"
+check "lock_two runs to its end and exits normally after detach (status $?)" [ $? -eq 0 ]
 
 # --- a sleep interrupted by the attach ends on time -----------------------------------
 start=$(date +%s.%N)

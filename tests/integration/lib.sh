@@ -307,9 +307,12 @@ wall_split_check() {
 		has_chain_re "$w" '^worker_main$' '^worker_loop$' '^wall_read$' '^(__libc_)?read$'
 }
 
-# truth_col TRUTH SITE COL: a column of tests/progs/heap_sites' truth,
+# fn_truth TRUTH FN COL: a column of a "fn NAME ..." line of a program's
+# truth (alloc_primes, heap_hold, lock_contend, lock_two).
+fn_truth() { awk -v f="$2" -v c="$3" '$1 == "fn" && $2 == f { print $c }' "$1"; }
+# site_truth TRUTH SITE COL: a column of tests/progs/heap_sites' truth,
 # "site NAME ALLOC_BYTES ALLOC_OBJECTS LIVE_BYTES LIVE_OBJECTS".
-truth_col() { awk -v f="$2" -v c="$3" '$1 == "site" && $2 == f { print $c }' "$1"; }
+site_truth() { awk -v f="$2" -v c="$3" '$1 == "site" && $2 == f { print $c }' "$1"; }
 # frame_total FILE FN: the sum of the stacks through frame FN.
 frame_total() {
 	awk -v f="$2" '{ v = $NF; s = $0; sub(/ [0-9]+$/, "", s); n = split(s, fr, ";")
