@@ -107,12 +107,24 @@ int cmd_attach(int argc, char **argv)
 	if (cli_parse_pid(argv[argc - 1], &pid) < 0)
 		return cli_usage_error("attach", "'%s' is not a PID; the PID comes last",
 				       argv[argc - 1]);
-	r = cli_attach_agent(pid);
-	if (r || argc == 2)
+	if (argc == 2)
+		return cli_attach_agent(pid);
+	/* Options: nprof record --attach OPTIONS PID, which checks them
+	 * before it attaches. */
+	{
+		char **rargv = calloc((size_t)argc + 2, sizeof(*rargv));
+
+		if (!rargv) {
+			cli_error("out of memory");
+			return EXIT_FAILED;
+		}
+		rargv[0] = "record";
+		rargv[1] = "--attach";
+		memcpy(rargv + 2, argv + 1, (size_t)(argc - 1) * sizeof(*rargv));
+		r = cmd_record(argc + 1, rargv);
+		free(rargv);
 		return r;
-	/* Options: the recording, as nprof record OPTIONS PID. */
-	argv[0] = "record";
-	return cmd_record(argc, argv);
+	}
 }
 
 int cmd_detach(int argc, char **argv)

@@ -308,6 +308,10 @@ int cmd_record(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	ret = EXIT_FAILED;
+	/* --attach: the agent into PID first (nprof attach), then recorded
+	 * through it like any process with the agent. */
+	if (a.attach && !a.command && cli_attach_agent(a.pid) != EXIT_OK)
+		goto out;
 	syms = symbolizer_new();
 	if (!syms) {
 		cli_error("out of memory");
@@ -347,11 +351,6 @@ int cmd_record(int argc, char **argv)
 				  "nothing to fall back to", d.msg, a.rec.event, (int)a.pid);
 			goto out;
 		}
-	} else if (!engine_event_known(a.rec.event) && a.attach) {
-		/* --attach: the agent loaded into PID first (nprof attach). */
-		if (cli_attach_agent(a.pid) != EXIT_OK)
-			goto out;
-		r = agent_client_record(a.pid, &a.rec, &p, &d);
 	} else if (!engine_event_known(a.rec.event)) {
 		r = diag_set(&d, -ENOENT,
 			     "-e %s needs nprof's agent in PID %d, which has none; load it with "

@@ -130,7 +130,7 @@ check "heap_sites exits normally after detach (status $?)" [ $? -eq 0 ]
 # lock_two: four threads on mutex A (2 ms critical sections), B contended
 # twice, briefly; the agent reaches pthread_mutex_lock's callers through
 # their GOT entries once the C library's definition is the one ahead.
-start_prog lt "$PROGS/lock_two" --seconds 12 --truth "$TMP/lt.truth" || bail "lock_two starts"
+start_prog lt "$PROGS/lock_two" --seconds 7 --truth "$TMP/lt.truth" || bail "lock_two starts"
 LT=$PID
 run_nprof 30 attach "$LT"
 run_nprof 60 record -e lock -d 3 -o collapsed -f "$TMP/lock.collapsed" "$LT"

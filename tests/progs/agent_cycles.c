@@ -4,6 +4,12 @@
  *
  *   LD_PRELOAD=libnprof.so agent_cycles [--cycles N] [--events cpu,itimer,wall]
  *                                      [--interval 1ms] [--burn-us US] [--stall S]
+ *   agent_cycles --serve SECONDS
+ *
+ * --serve: only the workers, no sessions, for SECONDS or until SIGTERM
+ * ("ready" once they run): the target of cycles driven from outside
+ * (nprof attach / detach, tests/integration/attach_cycles.sh). It exits 0
+ * after joining them.
  *
  * The workers, at nice 10: 6 burn CPU, 4 sleep (nanosleep, a condition
  * variable with a timeout, poll), 6 churn (each creates a short-lived
@@ -450,6 +456,35 @@ static int run_event(const char *event, int cycles, const char *interval, uint64
 	fflush(stdout);
 	return errors ? 1 : 0;
 }
+static volatile sig_atomic_t terminated;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	terminated = 1;
+}
+
+/* --serve: the workers alone until SIGTERM or seconds have passed. */
+static int serve(int seconds)
+{
+	pthread_t w[N_WORKERS];
+	uint64_t end = clock_ns(CLOCK_MONOTONIC) + (uint64_t)seconds * 1000000000ull;
+
+	signal(SIGTERM, on_term);
+	for (int i = 0; i < N_WORKERS; i++)
+		pthread_create(&w[i], NULL,
+			       i < N_BURN ? burner : i < N_BURN + N_SLEEP ? sleeper : churner,
+			       (void *)(intptr_t)i);
+	printf("ready\n");
+	fflush(stdout);
+	while (!terminated && clock_ns(CLOCK_MONOTONIC) < end)
+		nap_ns(50000000);
+	atomic_store(&stop, 1);
+	for (int i = 0; i < N_WORKERS; i++)
+		pthread_join(w[i], NULL);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *events = "cpu,itimer,wall", *interval = "1ms";
@@ -462,6 +497,8 @@ int main(int argc, char **argv)
 	static char fd_list[16384];
 
 	for (int i = 1; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "--serve"))
+			return serve(atoi(argv[i + 1]));
 		if (!strcmp(argv[i], "--cycles"))
 			cycles = atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--events"))
