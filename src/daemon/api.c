@@ -123,6 +123,14 @@ static struct worker_list *worker_list_one(struct daemon *d, const char *pid_tex
 	return l;
 }
 
+void api_workers_changed(struct daemon *d)
+{
+	pthread_mutex_lock(&d->list_lock);
+	if (d->last_scan)
+		d->last_scan->taken_ns = 0; /* the next request renews it */
+	pthread_mutex_unlock(&d->list_lock);
+}
+
 void api_release(struct daemon *d)
 {
 	worker_list_put(d, d->last_scan);
@@ -266,6 +274,19 @@ static const char *service_name(const struct worker *w, const struct service_con
 	return svc ? svc->name : w->unit[0] ? w->unit : w->cgroup;
 }
 
+/* Why a worker without the agent cannot do what needs it, and what would
+ * let it: attaching it, where the operator allows that. */
+static const char *no_agent_why(struct daemon *d, const struct service_config *svc)
+{
+	char key[128];
+
+	return config_action_allowed(&d->cfg, svc, ACTION_ATTACH, key, sizeof(key))
+		       ? "needs nprof's agent in the process: load it with Attach agent (nprof "
+			 "attach PID), or start it with NPROF_START=1 LD_PRELOAD=libnprof.so"
+		       : "needs nprof's agent in the process: start it with NPROF_START=1 "
+			 "LD_PRELOAD=libnprof.so";
+}
+
 /* The modes w can be recorded in into avail (names), the others with
  * why into unavail (name: reason). */
 static void modes_json(struct daemon *d, bool perf_ok, const struct worker *w,
@@ -282,7 +303,9 @@ static void modes_json(struct daemon *d, bool perf_ok, const struct worker *w,
 			snprintf(why, sizeof(why), "disabled by the operator (%s in nprofd.conf)", key);
 			json_object_set_new(unavail, name, json_string(why));
 		} else if (!modes[m].available) {
-			json_object_set_new(unavail, name, json_string(modes[m].why_not));
+			json_object_set_new(unavail, name,
+					    json_string(modes[m].needs_agent ? no_agent_why(d, svc)
+									     : modes[m].why_not));
 		} else {
 			json_array_append_new(avail, json_string(name));
 		}
@@ -303,7 +326,8 @@ static void actions_json(struct daemon *d, const struct worker *w,
 	static const struct { const char *name; enum action_kind kind; } ACTIONS[] = {
 		{ "stacks", ACTION_THREAD_DUMP }, { "heapdump", ACTION_HEAP_SNAPSHOT },
 		{ "heap", ACTION_HEAP_PROFILING }, { "coredump", ACTION_CORE_FILE },
-		{ "restart", ACTION_RESTART },
+		{ "restart", ACTION_RESTART }, { "attach", ACTION_ATTACH },
+		{ "detach", ACTION_ATTACH },
 	};
 	char key[128], why[200];
 
@@ -314,8 +338,11 @@ static void actions_json(struct daemon *d, const struct worker *w,
 		if (!config_action_allowed(&d->cfg, svc, k, key, sizeof(key)))
 			snprintf(why, sizeof(why), "disabled by the operator (%s in nprofd.conf)", key);
 		else if ((k == ACTION_HEAP_SNAPSHOT || k == ACTION_HEAP_PROFILING) && !w->agent)
-			snprintf(why, sizeof(why), "needs nprof's agent in the process: start it with "
-				 "NPROF_START=1 LD_PRELOAD=libnprof.so");
+			snprintf(why, sizeof(why), "%s", no_agent_why(d, svc));
+		else if (k == ACTION_ATTACH && !strcmp(ACTIONS[i].name, "attach") && w->agent)
+			snprintf(why, sizeof(why), "nprof's agent is already loaded in the process");
+		else if (k == ACTION_ATTACH && !strcmp(ACTIONS[i].name, "detach") && !w->agent)
+			snprintf(why, sizeof(why), "no agent answers in the process to detach");
 		else if (k == ACTION_RESTART && !(svc && svc->restart[0]) &&
 			 !(access("/run/systemd/system", F_OK) == 0 && strstr(w->unit, ".service")))
 			snprintf(why, sizeof(why), "no supervisor to restart it through: not a systemd "

@@ -70,6 +70,10 @@ void command_argv_free(char **argv);
 
 void api_instances(struct daemon *d, const struct request *rq, struct reply *rp);
 
+/* A worker changed in a way the last scan of /proc missed (its agent
+ * loaded or detached): the next request scans again. */
+void api_workers_changed(struct daemon *d);
+
 /* At exit: what the API keeps between requests. */
 void api_release(struct daemon *d);
 void api_actions(struct daemon *d, const struct request *rq, struct reply *rp,

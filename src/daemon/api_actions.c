@@ -300,6 +300,35 @@ out:
 	json_decref(body);
 }
 
+/* ---- the agent in, and out ---------------------------------------------------------- */
+
+/* nprof attach or detach PID, as the worker's owner (an admin as root):
+ * the owner may ptrace their own process where the host allows it, and
+ * the reply names what stands in the way where it does not. */
+static void agent_switch(struct daemon *d, const struct request *rq, struct reply *rp,
+			 const struct worker *w, const char *verb)
+{
+	char pid_text[16], out[4096], err[4096], *nl;
+	char *argv[] = { d->nprof, (char *)verb, pid_text, NULL };
+	int r;
+
+	snprintf(pid_text, sizeof(pid_text), "%d", (int)w->pid);
+	r = run_capture(argv, rq->user.admin ? 0 : w->uid, rq->user.admin ? 0 : rq->user.gid, out,
+			sizeof(out), err, sizeof(err));
+	while ((nl = strrchr(err, '\n')) && !nl[1])
+		*nl = '\0';
+	if (r < 0) {
+		reply_error(rp, 409, "action", "%s", err[0] ? (strncmp(err, "nprof: ", 7) ? err : err + 7)
+							    : "nprof attach failed");
+		return;
+	}
+	/* A worker's agent column comes from the scan: the next one sees it. */
+	api_workers_changed(d);
+	rp->json = json_pack("{ss ss ss}", "worker", w->id, "action", verb, "output",
+			     strncmp(err, "nprof: ", 7) ? err : err + 7);
+	snprintf(rp->result, sizeof(rp->result), "%s", verb);
+}
+
 /* ---- POST /api/v1/workers/ID/ACTION ---------------------------------------------- */
 
 void api_actions(struct daemon *d, const struct request *rq, struct reply *rp,
@@ -330,6 +359,8 @@ void api_actions(struct daemon *d, const struct request *rq, struct reply *rp,
 		kind = ACTION_RESTART;
 	} else if (!strcmp(action, "heap")) {
 		kind = ACTION_HEAP_PROFILING;
+	} else if (!strcmp(action, "attach") || !strcmp(action, "detach")) {
+		kind = ACTION_ATTACH;
 	} else if (!strncmp(action, "commands/", 9)) {
 		kind = ACTION_COMMANDS;
 		if (!(c = find_command(d, action + 9))) {
@@ -339,7 +370,7 @@ void api_actions(struct daemon *d, const struct request *rq, struct reply *rp,
 		}
 	} else {
 		reply_error(rp, 404, NULL, "no action %.64s; use stacks, heapdump, coredump, restart, "
-			    "heap or commands/NAME", action);
+			    "heap, attach, detach or commands/NAME", action);
 		return;
 	}
 	if (!api_worker(d, rq, rp, worker_id, &w, &pidfd))
@@ -351,6 +382,8 @@ void api_actions(struct daemon *d, const struct request *rq, struct reply *rp,
 		restart(d, rq, rp, &w);
 	else if (kind == ACTION_HEAP_PROFILING)
 		heap_switch(d, rq, rp, &w);
+	else if (kind == ACTION_ATTACH)
+		agent_switch(d, rq, rp, &w, action);
 	else if (kind == ACTION_COMMANDS)
 		command(d, rq, rp, &w, c);
 	else if (kind == ACTION_HEAP_SNAPSHOT && !w.agent)

@@ -41,13 +41,15 @@ static const char *const action_keys[ACTION_COUNT] = {
 	[ACTION_CORE_FILE] = "core_file",
 	[ACTION_RESTART] = "restart",
 	[ACTION_COMMANDS] = "commands",
+	[ACTION_ATTACH] = "attach",
 };
 
 /* A fresh install allows what only reads the target and costs little.
  * Heap snapshots are read-only: they dump what heap profiling, already
  * on, has collected. heap_profiling, core files (the target stops while
  * it is written), restart and the operator's commands change or stop the
- * target and stay off until the operator turns them on. */
+ * target and stay off until the operator turns them on; so does attach,
+ * which puts nprof's code into someone's running process. */
 static const signed char action_default[ACTION_COUNT] = {
 	[ACTION_THREAD_DUMP] = 1,
 	[ACTION_HEAP_SNAPSHOT] = 1,
@@ -186,6 +188,7 @@ static const struct key_def actions_keys[] = {
 	{ "core_file", V_ACTION, ACTION_CORE_FILE, 0, 0, 0, NULL, NULL },
 	{ "restart", V_ACTION, ACTION_RESTART, 0, 0, 0, NULL, NULL },
 	{ "commands", V_ACTION, ACTION_COMMANDS, 0, 0, 0, NULL, NULL },
+	{ "attach", V_ACTION, ACTION_ATTACH, 0, 0, 0, NULL, NULL },
 };
 
 static const struct key_def artifacts_keys[] = {
@@ -215,6 +218,7 @@ static const struct key_def service_keys[] = {
 	{ "core_file", V_ACTION, ACTION_CORE_FILE, 0, 0, 0, NULL, NULL },
 	{ "restart", V_ACTION, ACTION_RESTART, 0, 0, 0, NULL, NULL },
 	{ "commands", V_ACTION, ACTION_COMMANDS, 0, 0, 0, NULL, NULL },
+	{ "attach", V_ACTION, ACTION_ATTACH, 0, 0, 0, NULL, NULL },
 };
 
 static const struct key_def command_keys[] = {

@@ -10,7 +10,7 @@
  *   [workers]             select
  *   [instances]           modes, duration_max, duration_default,
  *                         max_concurrent, history_per_worker, grace
- *   [actions]             thread_dump, heap_snapshot, heap_profiling,
+ *   [actions]             thread_dump, heap_snapshot, heap_profiling, attach,
  *                         core_file, restart, commands
  *   [artifacts]           max_count, max_age, max_bytes
  *   [signin]              pam_service, session_lifetime, max_sessions,
@@ -46,6 +46,7 @@ enum action_kind {
 	ACTION_CORE_FILE,	/* core_file: off */
 	ACTION_RESTART,		/* restart: off */
 	ACTION_COMMANDS,	/* commands: off (the [command] sections) */
+	ACTION_ATTACH,		/* attach: off (loads the agent into a running process) */
 	ACTION_COUNT
 };
 

@@ -855,12 +855,14 @@ void worker_modes(const struct worker *w, bool perf_ok, bool hw_ok,
 		struct worker_mode *m = &modes[i];
 		unsigned runs = event_defs[i].runs;
 		const char *why = NULL;
+		bool agent = false;
 
 		if ((runs & EVENT_IN_ENGINE) && (runs & EVENT_IN_AGENT)) {
 			if (!perf_ok && !w->agent)
 				why = WHY_CPU;
 		} else if (runs & EVENT_IN_AGENT) {
-			if (!w->agent)
+			agent = !w->agent;
+			if (agent)
 				why = WHY_AGENT;
 		} else if (!perf_ok) {
 			why = WHY_PERF;
@@ -869,6 +871,7 @@ void worker_modes(const struct worker *w, bool perf_ok, bool hw_ok,
 		}
 		m->event = (enum event_id)i;
 		m->available = !why;
+		m->needs_agent = agent;
 		snprintf(m->why_not, sizeof(m->why_not), "%s", why ? why : "");
 	}
 }

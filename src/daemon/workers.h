@@ -52,6 +52,7 @@ struct worker {
 struct worker_mode {
 	enum event_id event;
 	bool available;
+	bool needs_agent; /* unavailable only for want of the agent */
 	char why_not[160];
 };
 

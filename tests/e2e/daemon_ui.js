@@ -268,6 +268,30 @@ const OUT = process.env.NPROF_E2E_DIR || '.';
 		await waitLog('heap profiling off', 15000);
 		ok(!(await page.isVisible('#w-actions-err')), 'heap profiling off: ' + await lastLog().innerText());
 
+		// --- the agent attached to split, started without it, and detached --------------
+		const splitRow = await only(SPLIT);
+		await page.waitForFunction(() => !document.getElementById('w-actions-attach').disabled, null,
+			{ timeout: 10000 }).catch(() => {});
+		ok(!(await page.isDisabled('#w-actions-attach')) && await page.isDisabled('#w-actions-detach') &&
+			await page.isDisabled('#w-actions-heap-on'),
+			'split without the agent: Attach agent enabled; Detach and heap profiling not, saying why',
+			await page.getAttribute('#w-actions-heap-on', 'title'));
+		await page.click('#w-actions-attach');
+		await waitLog('agent loaded', 20000);
+		ok(/agent loaded/.test(await lastLog().innerText()), 'Attach agent: ' + await lastLog().innerText());
+		await page.waitForFunction(pid => {
+			const r = document.querySelector(`#w-body tr[data-id^="${pid}-"] td.c-agent`);
+			return r && r.textContent === 'yes';
+		}, SPLIT, { timeout: 10000 }).catch(() => {});
+		ok(await splitRow.locator('td.c-agent').innerText() === 'yes',
+			'the workers table shows the agent in split without a reload');
+		await page.waitForFunction(() => !document.getElementById('w-actions-detach').disabled, null,
+			{ timeout: 10000 }).catch(() => {});
+		await shot(page, 'agent attached');
+		await page.click('#w-actions-detach');
+		await waitLog('idle', 20000);
+		ok(/idle/.test(await lastLog().innerText()), 'Detach agent: ' + await lastLog().innerText());
+
 		// --- an operator's command ----------------------------------------------------
 		await only(SPLIT);
 		await page.waitForSelector('#w-actions-cmd-hello:not([disabled])', { timeout: 10000 });

@@ -4,8 +4,9 @@
 # refused where no supervisor is known; the operator's pluggable commands
 # (eu-stack on stdout, perf stat into %o) run as the worker's owner, their
 # output kept as artifacts; heap profiling switched on, asked about and
-# off through the agent; actions the config leaves off refused naming the
-# key; the database at the current schema version.
+# off through the agent; the agent attached to a user's worker started
+# without it (attach on), used, and detached; actions the config leaves off
+# refused naming the key; the database at the current schema version.
 . "$(dirname "$0")/lib.sh"
 need_build
 need_daemon
@@ -75,7 +76,7 @@ check "the new pid runs the service, the old one is gone" \
 	bash -c "[ '$(svc_pid)' = '$NEW_PID' ] && ! kill -0 '$OLD' 2>/dev/null"
 api GET "/api/v1/workers/$W"
 check "the old worker id answers 410" [ "$CODE" = 410 ]
-start_prog plain "$PROGS/split" --seconds 60 || bail "split starts"
+start_prog plain "$PROGS/split" --seconds 300 || bail "split starts"
 PLAIN=$PID
 api POST "/api/v1/workers/$(worker_of "$PLAIN")/restart"
 check "restart of a worker with no supervisor: 409 saying why" \
@@ -113,7 +114,7 @@ timeout = 10s
 CONF
 kill -TERM "$DAEMON"; wait "$DAEMON" 2>/dev/null
 start_daemon "$D/id.conf" || bail "nprofd starts again"
-setpriv --reuid="$U" --regid="$U" --init-groups "$PROGS/split" --seconds 60 >/dev/null 2>&1 &
+setpriv --reuid="$U" --regid="$U" --init-groups "$PROGS/split" --seconds 300 >/dev/null 2>&1 &
 UP=$!; bg_pids+=("$UP")
 sleep 0.3
 api POST "/api/v1/workers/$(worker_of "$UP")/commands/whoami"
@@ -156,6 +157,49 @@ check "restart switched off (the default): 403 naming [actions] restart" \
 api POST "/api/v1/workers/$(worker_of "$PLAIN")/coredump"
 check "core_file switched off (the default): 403 naming it" \
 	bash -c "[ $CODE = 403 ] && grep -q core_file '$TMP/api.out'"
+
+# --- the agent attached to a worker started without it ----------------------------------
+api POST "/api/v1/workers/$(worker_of "$UP")/attach"
+check "attach switched off (the default): 403 naming [actions] attach" \
+	bash -c "[ $CODE = 403 ] && grep -q 'actions] attach' '$TMP/api.out'"
+api GET "/api/v1/workers/$(worker_of "$UP")"
+why=$(json "$TMP/api.out" 'j["unavailable"]["modes"]["wall"]')
+[[ $why == *LD_PRELOAD* && $why != *"Attach agent"* ]]
+check "a worker without the agent: wall unavailable, naming the agent and LD_PRELOAD only (attach off): $why" [ $? -eq 0 ]
+cat >"$D/attach.conf" <<CONF
+[actions]
+attach = on
+heap_profiling = on
+CONF
+kill -TERM "$DAEMON"; wait "$DAEMON" 2>/dev/null
+start_daemon "$D/attach.conf" || bail "nprofd starts again"
+AS="setpriv --reuid=$U --regid=$U --init-groups"
+UW=$(worker_of "$UP")
+api -u "$AS" GET "/api/v1/workers/$UW"
+check "with attach on, $U sees attach offered, wall unavailable until then (naming Attach agent)" \
+	bash -c "grep -q '\"attach\"' '$TMP/api.out' && grep -q 'Attach agent' '$TMP/api.out'"
+api -u "$AS" POST "/api/v1/workers/$UW/attach"
+check "$U attaches the agent to their own worker: 200, the attach line" \
+	bash -c "[ $CODE = 200 ] && grep -q 'agent loaded' '$TMP/api.out'"
+api -u "$AS" GET "/api/v1/workers/$UW"
+check "the worker now has the agent, and wall and heap are available" \
+	[ "$(json "$TMP/api.out" 'j["agent"] and "wall" in j["modes"] and "heap" in j["actions"]')" = True ]
+api -u "$AS" POST /api/v1/instances "{\"worker\": \"$UW\", \"mode\": \"wall\", \"duration\": \"1s\"}"
+INST=$(json "$TMP/api.out" 'j["id"]')
+wait_instance "$INST" 20
+api -u "$AS" GET "/api/v1/instances/$INST"
+check "a wall instance on the attached worker finishes" \
+	[ "$(json "$TMP/api.out" 'j["status"]')" = FINISHED ]
+api -u "$AS" POST "/api/v1/workers/$UW/attach"
+check "attach again: 200, the agent already there used as it is" \
+	bash -c "[ $CODE = 200 ] && grep -q 'already runs' '$TMP/api.out'"
+api -u "$AS" POST "/api/v1/workers/$UW/detach"
+check "$U detaches it: 200, the agent idle" \
+	bash -c "[ $CODE = 200 ] && grep -q 'idle' '$TMP/api.out'"
+api -u "$AS" GET "/api/v1/workers/$UW"
+check "after detach the worker shows no agent" [ "$(json "$TMP/api.out" 'j["agent"]')" = False ]
+api -u "$AS" POST "/api/v1/workers/$(worker_of "$PLAIN")/attach"
+check "$U cannot attach to a worker that is not theirs: 404, as a missing one" error_names 404 worker
 
 # --- which processes are workers ---------------------------------------------------
 cat >"$D/select.conf" <<CONF

@@ -6,7 +6,8 @@
 # FINISHED without a reload, opens its flame graph in the page and finds
 # burn_sixty by its search, picks a time range on its strip, takes a thread dump of eight_threads and sees
 # its eight named threads, switches heap profiling on for a worker with
-# the agent and takes a heap snapshot, restarts a runit service and sees
+# the agent and takes a heap snapshot, attaches the agent to split and
+# detaches it, restarts a runit service and sees
 # its new pid, runs an operator's command, stops an instance, deletes a
 # file, is refused a change without the CSRF token, and signs out; a
 # second user who signs in then sees none of it, not even by URL; no
@@ -33,6 +34,7 @@ grace = 5s
 restart = on
 commands = on
 heap_profiling = on
+attach = on
 [service splitsvc]
 match = exe:$TMP/sv/split_sv
 restart_command = sv restart $SV

@@ -25,6 +25,9 @@ const ACTIONS = [
 	{ key: 'heap-off', need: 'heap', label: 'Heap profiling off', what: 'switch the agent\'s heap profiling off' },
 	{ key: 'coredump', label: 'Core file', what: 'a core file of the running process, for gdb (it keeps running)' },
 	{ key: 'restart', label: 'Restart', what: 'restart through its supervisor', danger: true },
+	{ key: 'attach', label: 'Attach agent', what: 'load nprof\'s agent into the running process (nprof attach): ' +
+		'itimer, wall, alloc, heap and lock then work on it, without a restart' },
+	{ key: 'detach', label: 'Detach agent', what: 'end the agent\'s sessions and hooks in the process (nprof detach)' },
 ];
 NP.MODES = MODES;
 
@@ -170,7 +173,8 @@ function actionsPanel(box, targets) {
 		for (const a of ACTIONS) {
 			const name = a.need || a.key;
 			setBtn(buttons.get(a.key), !ts.length ? 'select a worker first' :
-				denied('action:' + name, 'actions', name) ? reasons.get('action:' + name) : '', a.key);
+				denied('action:' + name, 'actions', name) ? reasons.get('action:' + name) : '', a.key,
+				a.what);
 		}
 		// The operator's commands.
 		if (W.commands === null) {
@@ -265,6 +269,13 @@ function actionsPanel(box, targets) {
 			'heap profiling on')));
 	buttons.get('heap-off').addEventListener('click', () =>
 		each('heap-off', buttons.get('heap-off'), act('heap-off', 'heap', { action: 'disable' }, 'heap profiling off')));
+	// Attach and detach change what a worker can do: its details again.
+	for (const k of ['attach', 'detach'])
+		buttons.get(k).addEventListener('click', () => each(k, buttons.get(k), async w => {
+			await act(k, k, undefined, 'nprof ' + k)(w);
+			detailList = null;
+			W.details.delete(w.id);
+		}));
 	buttons.get('coredump').addEventListener('click', () =>
 		each('coredump', buttons.get('coredump'), act('coredump', 'coredump', undefined, 'core file')));
 	buttons.get('restart').addEventListener('click', async () => {
