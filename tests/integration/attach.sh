@@ -221,7 +221,41 @@ else
 fi
 rm -rf "$VT"
 
+# --- C++ with std::thread ----------------------------------------------------------------
+# cxx_alloc: main and a std::thread ("pool") allocating 64 KiB blocks in
+# ns::Pool<int>::grow for 20 s.
+"$PROGS/cxx_alloc" --seconds 20 >/dev/null 2>&1 &
+CX=$!
+bg_pids+=("$CX")
+sleep 0.3
+run_nprof 30 attach -e alloc -i 64k -d 2 -t -o collapsed -f "$TMP/cxx.collapsed" "$CX"
+check "attach -e alloc on a C++ program: both threads' allocations in ns::Pool<int>::grow" \
+	bash -c "[ $NP_RC -eq 0 ] && grep -q '^\[pool tid=.*ns::Pool<int>::grow' '$TMP/cxx.collapsed' &&
+		grep -q '^\[cxx_alloc tid=.*ns::Pool<int>::grow' '$TMP/cxx.collapsed'"
+[ "$NP_RC" -eq 0 ] || np_diag
+kill "$CX"
+
+# --- the target killed in the middle: nprof says so, nothing is left ----------------------
+sleep 30 &
+SL=$!
+( sleep 0.5; kill -KILL "$SL" ) &
+NPROF_AGENT=$PROGS/libslowinit.so run_nprof 30 attach "$SL"
+one_error_line && grep -q 'exited' "$TMP/np.err"
+check "the process killed during the injection: one line saying it exited ($(cat "$TMP/np.err"))" [ $? -eq 0 ]
+check "and nprof is done at once (${NP_SECS}s)" less_than "$NP_SECS" 5
+
 # --- refused in one line -------------------------------------------------------------
+sleep 30 &
+SL=$!
+strace -p "$SL" -o /dev/null 2>/dev/null &
+ST=$!
+sleep 0.3
+run_nprof 30 attach "$SL"
+one_error_line && grep -qi 'trac' "$TMP/np.err"
+check "a process already being traced (strace): refused in one line naming its tracer" [ $? -eq 0 ]
+diag_file "$TMP/np.err" 2
+kill "$ST" "$SL" 2>/dev/null
+
 start_prog st "$PROGS/static_spin" --forever || bail "static_spin starts"
 run_nprof 30 attach "$PID"
 one_error_line && grep -q 'static' "$TMP/np.err"
