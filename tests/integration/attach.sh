@@ -221,6 +221,17 @@ else
 fi
 rm -rf "$VT"
 
+# --- threads made after the attach -----------------------------------------------------
+# pthread_create is the C library's, not the agent's, after an attach:
+# threads started later are found all the same.
+start_prog late "$PROGS/late_thread" --spawn-after 1 --seconds 6 --truth "$TMP/late.truth" ||
+	bail "late_thread starts"
+run_nprof 30 attach -e wall -i 5ms -d 3 -t -o collapsed -f "$TMP/late.collapsed" "$PID"
+check "attach -e wall on late_thread: the threads it starts later (latecomer, grandchild) are sampled" \
+	bash -c "[ $NP_RC -eq 0 ] && grep -q '^\[latecomer tid=.*late_work' '$TMP/late.collapsed' &&
+		grep -q '^\[grandchild tid=.*grandchild_work' '$TMP/late.collapsed'"
+[ "$NP_RC" -eq 0 ] || np_diag
+
 # --- C++ with std::thread ----------------------------------------------------------------
 # cxx_alloc: main and a std::thread ("pool") allocating 64 KiB blocks in
 # ns::Pool<int>::grow for 20 s.
