@@ -73,8 +73,11 @@ timeout -k 5 60 env LD_PRELOAD="$AGENT" NPROF_START="event=alloc,file=$TMP/alloc
 path=$(printed "$TMP/alloc.err" alloc_primes)
 check "alloc under timeout: alloc_primes's profile ($path) names make_a" \
 	has_frame_match "${path:-/nonexistent}" '^make_a$'
-check "alloc under timeout: the bare name was not written by timeout" \
-	[ ! -e "$TMP/alloc.collapsed" ]
+# timeout itself allocates a little (setlocale): about one run in thirty
+# the sampler takes one of those, and timeout then writes its own profile
+# under the bare name. What must never be there is the program's.
+check "alloc under timeout: the bare name holds nothing of alloc_primes (timeout's own samples at most)" \
+	bash -c "[ ! -e '$TMP/alloc.collapsed' ] || ! grep -q make_a '$TMP/alloc.collapsed'"
 
 timeout -k 5 60 env LD_PRELOAD="$AGENT" NPROF_START="event=lock,file=$TMP/lock.pb.gz" \
 	sh -c "'$PROGS/lock_contend' --seconds 1; true" >/dev/null 2>"$TMP/lock.err"
