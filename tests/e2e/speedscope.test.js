@@ -45,15 +45,27 @@ async function load(page, file) {
 }
 
 // The Sandwich view's rows as { total, self, name }.
+// The sandwich table's rows, sorted by total: the table shows only the
+// rows that fit, and sorted by self (its default) a root with no self
+// value falls below them when many functions (kernel ones) have some.
 async function sandwich(page) {
 	await page.keyboard.press('3');
 	await page.waitForFunction(() => document.body.innerText.includes('Symbol Name'), null, { timeout: 10000 });
-	const text = await page.locator('body').innerText();
-	const rows = [];
-	const re = /^(\S+) \((?:[\d.]+%|<0\.01%)\)\n\t?(\S+) \((?:[\d.]+%|<0\.01%)\)\n\t?(.+)$/gm;
-	let m;
-	while ((m = re.exec(text))) rows.push({ total: m[1], self: m[2], name: m[3] });
-	return rows;
+	const read = async () => {
+		const text = await page.locator('body').innerText();
+		const rows = [];
+		const re = /^(\S+) \(([\d.]+%|<0\.01%)\)\n\t?(\S+) \((?:[\d.]+%|<0\.01%)\)\n\t?(.+)$/gm;
+		let m;
+		while ((m = re.exec(text))) rows.push({ total: m[1], self: m[3], name: m[4], share: parseFloat(m[2]) || 0 });
+		return rows;
+	};
+	const descending = rows => rows.every((r, i) => i === 0 || rows[i - 1].share >= r.share);
+	for (let k = 0; k < 2; k++) {
+		await page.locator('th', { hasText: /^Total$/ }).first().click();
+		const rows = await read();
+		if (descending(rows)) return rows.map(({ total, self, name }) => ({ total, self, name }));
+	}
+	return (await read()).map(({ total, self, name }) => ({ total, self, name }));
 }
 
 function noError(page) {
