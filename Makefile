@@ -176,12 +176,12 @@ AGENT_MAP := src/agent/libnprof.map
 $(AGENT_SO): $(AGENT_OBJ) $(CORE_LIB) $(AGENT_MAP)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) -shared -Wl,--version-script=$(AGENT_MAP) -Wl,-z,defs -Wl,-soname,libnprof.so \
-		-o $@ $(AGENT_OBJ) $(CORE_LIB) $(LIBS) -ldl -lrt -lmicrohttpd
+		-o $@ $(AGENT_OBJ) $(CORE_LIB) $(LIBS) -ldl -lrt
 
 $(BUILD)/tests/unit/agent%: tests/unit/agent%.c tests/unit/test.h $(AGENT_OBJ) $(CORE_LIB)
 	@mkdir -p $(@D)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(AGENT_OBJ) $(CORE_LIB) $(LIBS) -ldl -lrt -lmicrohttpd
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(AGENT_OBJ) $(CORE_LIB) $(LIBS) -ldl -lrt
 
 agent: $(AGENT_SO)
 all: $(AGENT_SO)
@@ -276,7 +276,7 @@ $(SAN_DIR)/tsan/libnprof.so: $(call san_obj,tsan/renamed,$(AGENT_OBJ)) \
 $(SAN_DIR)/%/libnprof.so:
 	$(call msg,LINK,$@)
 	$(Q)$(SAN_CC) -shared $(SAN_$*) -Wl,--version-script=$(filter %.map,$^) -Wl,-soname,libnprof.so \
-		-o $(san_tmp) $(filter %.o,$^) $(filter %.a,$^) $(LIBS) -ldl -lrt -lmicrohttpd && \
+		-o $(san_tmp) $(filter %.o,$^) $(filter %.a,$^) $(LIBS) -ldl -lrt && \
 		mv -f $(san_tmp) $@
 
 # The programs, from tests/progs/ (which define _GNU_SOURCE themselves).

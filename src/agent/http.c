@@ -20,7 +20,6 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
-#include <microhttpd.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -33,6 +32,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/http_mhd.h"
 #include "agent/http_auth.h"
 #include "base/proc.h"
 #include "base/units.h"
@@ -61,26 +61,26 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, int status, const ch
 	struct MHD_Response *r;
 	enum MHD_Result ret;
 
-	r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	r = mhd.create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
 	if (!r) {
 		free(body);
 		return MHD_NO;
 	}
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	mhd.add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	mhd.add_response_header(r, "X-Content-Type-Options", "nosniff");
 	/* A page opened with ?token= must not pass its URL on. */
-	MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+	mhd.add_response_header(r, "Referrer-Policy", "no-referrer");
 	if (filename) {
 		char cd[128];
 
 		snprintf(cd, sizeof(cd), "inline; filename=\"%s\"", filename);
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_DISPOSITION, cd);
+		mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_DISPOSITION, cd);
 	}
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET");
-	ret = MHD_queue_response(c, (unsigned)status, r);
-	MHD_destroy_response(r);
+		mhd.add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET");
+	ret = mhd.queue_response(c, (unsigned)status, r);
+	mhd.destroy_response(r);
 	return ret;
 }
 
@@ -186,7 +186,7 @@ static const char *content_type(enum output_format f, const char **ret_ext)
 static bool wait_or_hangup(struct MHD_Connection *c, uint64_t ns)
 {
 	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		mhd.get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 	struct timespec t0, t;
 	uint64_t spent = 0;
 
@@ -229,7 +229,7 @@ static enum MHD_Result serve_prof(struct MHD_Connection *c)
 	q.o.format = OUTPUT_FLAMEGRAPH; /* Hadoop's default */
 	q.duration_ns = HTTP_DEFAULT_DURATION_S * 1000000000ull;
 	q.bad = false;
-	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, prof_param, &q);
+	mhd.get_connection_values(c, MHD_GET_ARGUMENT_KIND, prof_param, &q);
 	if (q.bad)
 		return send_text(c, MHD_HTTP_BAD_REQUEST, "%s\n", q.d.msg);
 	if (q.o.title[0])
@@ -273,7 +273,7 @@ static enum MHD_Result serve_prof(struct MHD_Connection *c)
 
 static enum MHD_Result serve_stacks(struct MHD_Connection *c)
 {
-	const char *out = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "output");
+	const char *out = mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "output");
 	bool json = false;
 	char *body = NULL;
 	size_t len = 0;
@@ -292,9 +292,9 @@ static enum MHD_Result serve_stacks(struct MHD_Connection *c)
 
 static enum MHD_Result serve_heap(struct MHD_Connection *c)
 {
-	const char *action = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "action");
-	const char *out = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "output");
-	const char *interval = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "interval");
+	const char *action = mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "action");
+	const char *out = mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "output");
+	const char *interval = mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "interval");
 	struct agent_http_reply r = { 0 };
 
 	if (!agent_heap_http)
@@ -317,7 +317,7 @@ static enum MHD_Result serve_heap(struct MHD_Connection *c)
  * up, so a page whose DNS name was rebound to 127.0.0.1 is refused. */
 static bool host_ok(struct MHD_Connection *c)
 {
-	const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+	const char *host = mhd.lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
 	static const char *const names[] = { "127.0.0.1", "localhost", "[::1]" };
 
 	if (!H.loopback || !host)
@@ -364,9 +364,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 				 "Host header not a loopback name; this endpoint answers "
 				 "127.0.0.1, localhost and [::1] only\n");
 	switch (http_auth_check(a,
-				MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+				mhd.lookup_connection_value(c, MHD_HEADER_KIND,
 							    MHD_HTTP_HEADER_AUTHORIZATION),
-				MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token"))) {
+				mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token"))) {
 	case HTTP_AUTH_OK:
 		break;
 	case HTTP_AUTH_MISSING:
@@ -623,6 +623,9 @@ int agent_http_start(const char *text, struct diag *d)
 	err = http_auth_mode(getenv("NPROF_HTTP_AUTH"), &open, d);
 	if (err < 0)
 		return err;
+	err = http_mhd_load(d);
+	if (err < 0)
+		return err;
 	/* The server needs the control thread (it drains samples). */
 	err = agent_control_start(d);
 	if (err < 0)
@@ -647,7 +650,7 @@ int agent_http_start(const char *text, struct diag *d)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	agent_threads_own_scope(true);
-	H.daemon = MHD_start_daemon(
+	H.daemon = mhd.start_daemon(
 		MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
 			(ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 		0, NULL, NULL, on_request, auth,
@@ -669,7 +672,7 @@ int agent_http_start(const char *text, struct diag *d)
 	}
 	H.auth = auth;
 	auth = NULL;
-	info = MHD_get_daemon_info(H.daemon, MHD_DAEMON_INFO_LISTEN_FD);
+	info = mhd.get_daemon_info(H.daemon, MHD_DAEMON_INFO_LISTEN_FD);
 	if (info && getsockname(info->listen_fd, (struct sockaddr *)&bound, &blen) == 0)
 		ss = bound;
 	if (ss.ss_family == AF_INET6) {
@@ -714,7 +717,7 @@ int agent_http_stop(void)
 		return -ENOENT;
 	/* Waits for the connection threads: a /prof in progress ends first;
 	 * they read auth until then. */
-	MHD_stop_daemon(dm);
+	mhd.stop_daemon(dm);
 	http_auth_free(auth);
 	return 0;
 }
