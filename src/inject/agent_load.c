@@ -119,8 +119,11 @@ static int find_calls(pid_t pid, uint64_t *ret_dlopen, uint64_t *ret_sigreturn, 
 	static const char *const libc[] = { "libc.so.", "libc-2.", NULL };
 	static const char *const libdl[] = { "libdl.so.", "libdl-2.", NULL };
 	struct remote_module c, dl;
-	int err = remote_module_find(pid, libc, &c, NULL);
+	struct diag md; /* remote_module_find's own line, kept for other errors */
+	int err;
 
+	diag_clear(&md);
+	err = remote_module_find(pid, libc, &c, &md);
 	if (err == -EACCES || err == -EPERM)
 		return tracee_explain_access(pid, -EPERM, "an attach", d);
 	if (err == -ENOENT && kill(pid, 0) < 0 && errno == ESRCH)
@@ -132,7 +135,7 @@ static int find_calls(pid_t pid, uint64_t *ret_dlopen, uint64_t *ret_sigreturn, 
 				"LD_PRELOAD=libnprof.so instead",
 				(int)pid);
 	if (err < 0)
-		return err;
+		return diag_set(d, err, "%s", md.msg[0] ? md.msg : strerror(-err));
 	err = remote_symbol(pid, &c, "dlopen", ret_dlopen, d);
 	if (err == -ENOENT && remote_module_find(pid, libdl, &dl, d) == 0)
 		err = remote_symbol(pid, &dl, "dlopen", ret_dlopen, d);
