@@ -40,11 +40,15 @@ void cli_error(const char *fmt, ...)
 	va_list ap;
 
 	fflush(stdout);
+	/* One line whole, even from two threads (diff reads its two
+	 * profiles at once). */
+	flockfile(stderr);
 	fputs("nprof: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+	funlockfile(stderr);
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)

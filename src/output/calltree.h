@@ -56,8 +56,8 @@ struct calltree {
 	bool reversed;	    /* built from leaf-first stacks */
 	int64_t cut_value;  /* value whose stack was cut at max_nodes */
 	/* Other values summed along the same paths (calltree_build_also):
-	 * node i's total and self of the k-th are also[(i * nalso + k) * 2]
-	 * and the element after it. NULL and 0 for calltree_build. */
+	 * node i's total of the k-th is also[i * nalso + k] (its self is that
+	 * less its children's). NULL and 0 for calltree_build. */
 	int64_t *also;
 	unsigned nalso;
 	/* Per stack of the profile: the node its value was added to as self
@@ -90,9 +90,10 @@ int64_t calltree_min_total(const struct calltree *t, double minwidth,
 /* Writes the tree as one JSON object (format in docs/flamegraph.md), safe
  * to embed in a <script> element: '<', '>', '&', U+2028 and U+2029 are
  * \u-escaped and invalid UTF-8 becomes U+FFFD. Subtrees whose total is
- * below min_total are left out. A tree with also values gets an "also"
- * array: per written node, in node order, 2 * nalso numbers (the total
- * and self of each). Returns 0 or -errno. */
+ * below min_total are left out. A tree with also values is written to be
+ * drawn from them: as "stacks" instead of "nodes", each value's self
+ * (and what was left out) where a stack ends, for the page to sum up.
+ * Returns 0 or -errno. */
 int calltree_write_json(const struct calltree *t, const struct profile *p,
 			const struct output_options *o, int64_t min_total,
 			FILE *out);

@@ -61,7 +61,7 @@ static int map_frames(struct profile *merged, struct id_index *by_name,
 	return 0;
 }
 
-/* Adds every sample of p to merged as value side, with its weight. */
+/* Adds every sample of p to merged as value side. */
 static int add_side(struct diff *df, struct id_index *by_name,
 		    const struct profile *p, enum diff_value side,
 		    uint32_t thread)
@@ -100,12 +100,6 @@ static int add_side(struct diff *df, struct id_index *by_name,
 				goto out;
 		}
 		values[side] = v;
-		/* Each sample's share, rounded on its own: the sum of a
-		 * node's weights is then exact to a unit per sample. */
-		values[DIFF_WEIGHT] = df->normalize ?
-			llround(DIFF_WEIGHT_SCALE * (double)v / (double)df->total[side]) : v;
-		if (values[DIFF_WEIGHT] < 1)
-			values[DIFF_WEIGHT] = 1;
 		r = profile_add_sample(merged, stack_map[sm->stack], thread, values);
 		if (r < 0)
 			goto out;
@@ -116,6 +110,18 @@ out:
 	free(stack_map);
 	free(frames);
 	return r;
+}
+
+/* A stack's weight of one side: its share in units of 1/DIFF_WEIGHT_SCALE,
+ * at least 1, or the value itself when not normalizing; 0 for none. */
+static int64_t weight(const struct diff *df, enum diff_value side, int64_t v)
+{
+	int64_t w;
+
+	if (v <= 0 || !df->normalize)
+		return v > 0 ? v : 0;
+	w = llround(DIFF_WEIGHT_SCALE * (double)v / (double)df->total[side]);
+	return w < 1 ? 1 : w;
 }
 
 static int by_change(const void *a, const void *b)
@@ -223,6 +229,15 @@ int diff_new(const struct profile *before, const struct profile *after,
 		r = add_side(df, &by_name, in[side], (enum diff_value)side, thread);
 		if (r < 0)
 			goto out;
+	}
+	/* Rounded once per stack and side (one thread: a sample is a stack),
+	 * from the values the flame graph page is given, so that the page
+	 * weighs the stacks exactly as the tree written was built. */
+	for (size_t i = 0; i < df->merged->nsamples; i++) {
+		int64_t *v = df->merged->samples[i].values;
+
+		v[DIFF_WEIGHT] = weight(df, DIFF_BEFORE, v[DIFF_BEFORE]) +
+				 weight(df, DIFF_AFTER, v[DIFF_AFTER]);
 	}
 	r = rank_both(df);
 	if (r < 0)

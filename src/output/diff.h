@@ -26,8 +26,8 @@ enum diff_value { DIFF_BEFORE, DIFF_AFTER, DIFF_WEIGHT };
 
 /* A share, normalized, is a value over its profile's total; the weight of
  * a stack is the sum of its two shares in units of 1/DIFF_WEIGHT_SCALE
- * (at least 1 each): finer than a pixel of any screen, and few digits for
- * the page to carry, millions of times. */
+ * (at least 1 each), finer than a pixel of any screen. The flame graph
+ * page computes the same weights from the two values it is given. */
 #define DIFF_WEIGHT_SCALE 1000000000.0
 
 struct diff_function {

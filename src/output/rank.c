@@ -75,7 +75,9 @@ int rank_functions(const struct profile *p, unsigned v,
 		const uint32_t *frames = profile_stack_frames(p, s->stack);
 		int64_t value = s->values[v];
 
-		if (!st->depth)
+		/* Nothing to add (a diff ranks each side's stacks apart,
+		 * and most stacks of a diff are in one side only). */
+		if (!st->depth || !value)
 			continue;
 		rows[frame_row[frames[st->depth - 1]]].self += value;
 		for (uint32_t d = 0; d < st->depth; d++) {

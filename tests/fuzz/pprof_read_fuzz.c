@@ -1,10 +1,11 @@
 /* libFuzzer target: the pprof reader on any bytes, gzipped or not. What it
  * accepts must be writable in every format, and pprof must read again
- * what pprof wrote. */
+ * what pprof wrote; compared with itself, it makes a diff's page. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "output/diff.h"
 #include "output/output.h"
 #include "output/pprof.h"
 
@@ -36,6 +37,24 @@ static void write_all(const struct profile *p)
 	free(buf);
 }
 
+static void write_diff(const struct profile *p)
+{
+	static const struct output_options minwidth = { .minwidth = 1 };
+	struct diff *df = NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out;
+
+	if (diff_new(p, p, true, &df, NULL) < 0)
+		return;
+	out = open_memstream(&buf, &len);
+	diff_write(df, OUTPUT_FLAMEGRAPH, NULL, out);
+	diff_write(df, OUTPUT_FLAMEGRAPH, &minwidth, out);
+	fclose(out);
+	free(buf);
+	diff_free(df);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -46,6 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	diag_clear(&d);
 	if (pprof_read(data, size, &p, &d) == 0) {
 		write_all(p);
+		write_diff(p);
 		profile_free(p);
 	}
 	return 0;

@@ -1,6 +1,7 @@
 /* calltree: merging, reversing, bounding, and the escaping helpers, on a
  * profile built by hand with a known answer. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,6 +55,74 @@ static int fill_x(void *ctx, FILE *out)
 {
 	fputs(ctx, out);
 	return 0;
+}
+
+/* Adds 2,000 stacks to p in the order of seed: 1 to 4 frames of f[0], or
+ * a third of them 100 (deep recursion), then three picked from f (some
+ * stacks repeat, and some end where another goes on). */
+static void add_many(struct profile *p, const uint32_t *f, uint32_t seed)
+{
+	uint32_t frames[103];
+
+	for (uint32_t i = 0; i < 2000; i++) {
+		uint32_t j = (i * seed) % 2000; /* seed odd: each j once */
+		uint32_t x = j * 2654435761u, d = j % 3 ? 1 + j % 4 : 100;
+
+		for (uint32_t k = 0; k < d; k++)
+			frames[k] = f[0];
+		for (uint32_t k = 0; k < 3; k++)
+			frames[d + k] = f[1 + (x >> (8 * k)) % 7];
+		add(p, frames, d + (j % 4 ? 3 : 2), 1, 1 + j % 5);
+	}
+}
+
+/* Sorting: many stacks that share a long prefix (past the splits the
+ * multikey sort makes before it hands over to qsort) give the same tree
+ * whatever order they were added in, in pre-order with children in
+ * name order, each total its self and its children's. */
+static void check_sorting(void)
+{
+	static const struct value_type vt[] = { { "samples", "count" } };
+	struct profile *p[2] = { profile_new(), profile_new() };
+	struct calltree *t[2] = { NULL, NULL };
+	bool same = true, ordered = true;
+
+	for (int k = 0; k < 2; k++) {
+		uint32_t f[8];
+
+		profile_set_value_types(p[k], vt, 1);
+		for (int i = 0; i < 8; i++) {
+			char name[8];
+
+			snprintf(name, sizeof(name), "f%d", i);
+			f[i] = fr(p[k], name, "/app", 0, FRAME_USER);
+		}
+		add_many(p[k], f, k ? 7 : 1999);
+		calltree_build(p[k], 0, false, 0, &t[k]);
+	}
+	CHECK(t[0] && t[1] && t[0]->nnodes == t[1]->nnodes && t[0]->nnodes > 300,
+	      "many stacks: as many nodes in either order (%zu)", t[0] ? t[0]->nnodes : 0);
+	for (size_t i = 1; t[0] && t[1] && t[0]->nnodes == t[1]->nnodes && i < t[0]->nnodes; i++) {
+		const struct calltree_node *a = &t[0]->nodes[i], *b = &t[1]->nodes[i];
+		int64_t kids = 0;
+
+		same = same && a->parent == b->parent && a->total == b->total &&
+		       !strcmp(t[0]->funcs[a->func].name, t[1]->funcs[b->func].name);
+		ordered = ordered && a->parent < i &&
+			  a->depth == t[0]->nodes[a->parent].depth + 1;
+		if (a->next_sibling != CALLTREE_NONE)
+			ordered = ordered && a->func < t[0]->nodes[a->next_sibling].func;
+		for (uint32_t c = a->first_child; c != CALLTREE_NONE;
+		     c = t[0]->nodes[c].next_sibling)
+			kids += t[0]->nodes[c].total;
+		ordered = ordered && a->total == a->self + kids;
+	}
+	CHECK(same, "many stacks: the same tree in either order");
+	CHECK(ordered, "many stacks: pre-order, children in name order, totals summed");
+	for (int k = 0; k < 2; k++) {
+		calltree_free(t[k]);
+		profile_free(p[k]);
+	}
 }
 
 int main(void)
@@ -136,6 +205,7 @@ int main(void)
 	      "bounded tree keeps totals, counts the cut value (%lld)",
 	      (long long)t->cut_value);
 	calltree_free(t);
+	check_sorting();
 
 	{
 		char *s = xml("a<b>&\"c'\x01\xff", 100);

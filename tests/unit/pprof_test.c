@@ -85,6 +85,7 @@ static void test_bad_input(void)
 	Perftools__Profiles__ValueType vt = PERFTOOLS__PROFILES__VALUE_TYPE__INIT, *vtp = &vt;
 	Perftools__Profiles__Line line = PERFTOOLS__PROFILES__LINE__INIT, *linep = &line;
 	Perftools__Profiles__Location loc = PERFTOOLS__PROFILES__LOCATION__INIT, *locp = &loc;
+	Perftools__Profiles__Location *loc_twice[2] = { &loc, &loc };
 	Perftools__Profiles__Sample smp = PERFTOOLS__PROFILES__SAMPLE__INIT, *smpp = &smp;
 	uint64_t loc_ids[1] = { 1 };
 	int64_t values[1] = { 3 };
@@ -133,6 +134,16 @@ static void test_bad_input(void)
 	CHECK(r == -EBADMSG && strstr(d.msg, "location 9"),
 	      "a missing location is named: %s", d.msg);
 	loc_ids[0] = 1;
+	/* Ids 1 and 1: position 0 holds id 1, where ids numbered from 1 are
+	 * found first, and still the second is refused. */
+	pb.n_location = 2;
+	pb.location = loc_twice;
+	diag_clear(&d);
+	r = read_packed(&pb, &d, &p);
+	pb.n_location = 1;
+	pb.location = &locp;
+	CHECK(r == -EBADMSG && strstr(d.msg, "location id 1 is repeated"),
+	      "a repeated id is refused: %s", d.msg);
 	vt.unit = 5;
 	diag_clear(&d);
 	r = read_packed(&pb, &d, &p);

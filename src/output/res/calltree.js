@@ -201,7 +201,8 @@ function fmtValue(v) {
 function pct(v, of) { return of > 0 ? (100 * v / of).toFixed(2) + '%' : '\u2013'; }
 
 // The trees built so far, by direction ('fwd', 'rev'); the page starts
-// with the one the writer chose.
+// with the one the writer chose. A diff's (DATA.stacks) is weighed by the
+// diff's own data: flame.html builds it.
 const trees = {};
-trees[DATA.reverse ? 'rev' : 'fwd'] = decode(DATA.nodes);
+if (DATA.nodes) trees[DATA.reverse ? 'rev' : 'fwd'] = decode(DATA.nodes);
 timings.decoded = performance.now();
