@@ -25,3 +25,16 @@ void numbuf_put(struct numbuf *b, char sep, int64_t x)
 	while (k)
 		b->buf[b->n++] = tmp[--k];
 }
+
+void numbuf_put_packed(struct numbuf *b, uint64_t x)
+{
+	static const char digits[] = NUMBUF_PACKED_DIGITS;
+
+	if (b->n + 16 > sizeof(b->buf))
+		numbuf_flush(b);
+	while (x >= 32) {
+		b->buf[b->n++] = digits[32 + (x & 31)];
+		x >>= 5;
+	}
+	b->buf[b->n++] = digits[x];
+}

@@ -654,13 +654,14 @@ static int write_nodes(const struct calltree *t, const uint32_t *func_out,
  * from those values (the page weighs them). The same nodes in the same
  * order, written as the stacks that make them: for each node where a
  * stack ends or children were left out, the depth of the node it shares
- * with the stack before (its new nodes hang from it), how many new nodes
- * there are, their functions, then the node's self of each also value.
- * When children were left out, the count is written as -(count + 1) and
- * their total of each also value follows, then their value. Totals are
- * for the page to sum up: most nodes of a big tree are in the middle of a
- * stack, and cost one number here, their function, where nodes and the
- * totals and selfs of two values would take seven. */
+ * with the stack before (its new nodes hang from it), twice the number of
+ * new nodes (plus one when children were left out), their functions, then
+ * the node's self of each also value; when children were left out, their
+ * total of each also value and their value follow. Values are zigzag
+ * coded, everything packed (numbuf_put_packed). Totals are for the page
+ * to sum up: most nodes of a big tree are in the middle of a stack, and
+ * cost one number here, their function, where nodes and the totals and
+ * selfs of two values would take seven. */
 static int write_stacks(const struct calltree *t, const uint32_t *func_out,
 			int64_t min_total, FILE *out)
 {
@@ -668,7 +669,6 @@ static int write_stacks(const struct calltree *t, const uint32_t *func_out,
 	uint32_t *chain = malloc((t->max_depth + 1) * sizeof(*chain));
 	uint32_t skip_below = UINT32_MAX;
 	int64_t nchain = 0;
-	bool first = true;
 
 	if (!nb || !chain) {
 		free(nb);
@@ -709,19 +709,18 @@ static int write_stacks(const struct calltree *t, const uint32_t *func_out,
 		/* Any other node is followed by its first child. */
 		if (kids && !cut && !ends)
 			continue;
-		numbuf_put(nb, first ? 0 : ',', nd->depth - nchain);
-		numbuf_put(nb, ',', cut ? -(nchain + 1) : nchain);
+		numbuf_put_packed(nb, nd->depth - (uint32_t)nchain);
+		numbuf_put_packed(nb, 2 * (uint64_t)nchain + cut);
 		for (int64_t k = 0; k < nchain; k++)
-			numbuf_put(nb, ',', func_out[t->nodes[chain[k]].func]);
+			numbuf_put_packed(nb, func_out[t->nodes[chain[k]].func]);
 		for (unsigned k = 0; k < t->nalso; k++)
-			numbuf_put(nb, ',', self[k]);
+			numbuf_put_packed(nb, numbuf_zigzag(self[k]));
 		if (cut) {
 			for (unsigned k = 0; k < t->nalso; k++)
-				numbuf_put(nb, ',', left_also[k]);
-			numbuf_put(nb, ',', left_out);
+				numbuf_put_packed(nb, numbuf_zigzag(left_also[k]));
+			numbuf_put_packed(nb, numbuf_zigzag(left_out));
 		}
 		nchain = 0;
-		first = false;
 	}
 	numbuf_flush(nb);
 	free(nb);
@@ -864,12 +863,12 @@ int calltree_write_json(const struct calltree *t, const struct profile *p,
 	fputs(",\"files\":", out);
 	put_strings(&files, out);
 
-	fputs(t->nalso ? ",\"stacks\":[" : ",\"nodes\":[", out);
+	fputs(t->nalso ? ",\"stacks\":\"" : ",\"nodes\":[", out);
 	r = t->nalso ? write_stacks(t, func_out, min_total, out) :
 		       write_nodes(t, func_out, min_total, out);
 	if (r < 0)
 		goto out;
-	fputs("]}", out);
+	fputs(t->nalso ? "\"}" : "]}", out);
 	r = ferror(out) ? -EIO : 0;
 out:
 	free(func_out);

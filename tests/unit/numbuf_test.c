@@ -1,0 +1,94 @@
+/* numbuf: decimal and packed numbers, written through a memory stream and
+ * read back; the packed digits are those the diff page decodes. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/numbuf.h"
+#include "test.h"
+
+/* Writes n numbers packed (zigzag coded when sign) and returns the text. */
+static char *packed(const int64_t *v, size_t n, int sign)
+{
+	struct numbuf *nb = malloc(sizeof(*nb));
+	char *out = NULL;
+	size_t len = 0;
+
+	nb->n = 0;
+	nb->out = open_memstream(&out, &len);
+	for (size_t k = 0; k < n; k++)
+		numbuf_put_packed(nb, sign ? numbuf_zigzag(v[k]) : (uint64_t)v[k]);
+	numbuf_flush(nb);
+	fclose(nb->out);
+	free(nb);
+	return out;
+}
+
+/* The numbers of text, as the page reads them (flame.html unpack()). */
+static size_t unpack(const char *text, uint64_t *v, size_t max)
+{
+	static const char digits[] = NUMBUF_PACKED_DIGITS;
+	size_t n = 0;
+	unsigned shift = 0;
+	uint64_t x = 0;
+
+	for (; *text && n < max; text++) {
+		uint64_t d = (uint64_t)(strchr(digits, *text) - digits);
+
+		x |= (d & 31) << shift;
+		shift += 5;
+		if (d < 32) {
+			v[n++] = x;
+			x = 0;
+			shift = 0;
+		}
+	}
+	return n;
+}
+
+int main(void)
+{
+	static const int64_t u[] = { 0, 1, 31, 32, 1023, 1024, 40007, INT64_MAX };
+	static const int64_t s[] = { 0, -1, 1, -2, 2, INT64_MIN, INT64_MAX, -1000000 };
+	uint64_t back[16];
+	char *text = packed(u, 8, 0);
+	size_t n = unpack(text, back, 16);
+	int same = n == 8;
+
+	CHECK(text && !strncmp(text, "ABf", 3) && text[3] == 'g' && text[4] == 'B',
+	      "0, 1, 31, then 32 as two digits, least significant first (%s)", text);
+	CHECK(strspn(text, NUMBUF_PACKED_DIGITS) == strlen(text), "only the 64 digits");
+	for (size_t k = 0; same && k < 8; k++)
+		same = back[k] == (uint64_t)u[k];
+	CHECK(same, "unsigned numbers read back, INT64_MAX too");
+	CHECK(strlen(text) == 1 + 1 + 1 + 2 + 2 + 3 + 4 + 13, "digits: 5 bits each (%zu)", strlen(text));
+	free(text);
+
+	text = packed(s, 8, 1);
+	n = unpack(text, back, 16);
+	same = n == 8;
+	for (size_t k = 0; same && k < 8; k++)
+		same = (int64_t)((back[k] >> 1) ^ -(back[k] & 1)) == s[k];
+	CHECK(same, "signed numbers zigzag coded read back, INT64_MIN and MAX too");
+	CHECK(!strncmp(text, "ABCDE", 5), "0, -1, 1, -2, 2 are 0, 1, 2, 3, 4");
+	free(text);
+
+	{
+		struct numbuf *nb = malloc(sizeof(*nb));
+		char *out = NULL;
+		size_t len = 0;
+
+		nb->n = 0;
+		nb->out = open_memstream(&out, &len);
+		/* More than the buffer holds: flushed on the way. */
+		for (int k = 0; k < 20000; k++)
+			numbuf_put_packed(nb, UINT64_MAX);
+		numbuf_flush(nb);
+		fclose(nb->out);
+		free(nb);
+		CHECK(len == 20000 * 13, "a buffer's worth and more: every digit written (%zu)", len);
+		free(out);
+	}
+	return test_done();
+}
