@@ -652,7 +652,8 @@ static int write_nodes(const struct calltree *t, const uint32_t *func_out,
 
 /* stacks: a tree with also values (a diff) instead of nodes, to be drawn
  * from those values (the page weighs them). The same nodes in the same
- * order, written as the stacks that make them: for each node where a
+ * order, written as the stacks that make them: first how many nodes there
+ * are below the root, then for each node where a
  * stack ends or children were left out, the depth of the node it shares
  * with the stack before (its new nodes hang from it), twice the number of
  * new nodes (plus one when children were left out), their functions, then
@@ -677,6 +678,12 @@ static int write_stacks(const struct calltree *t, const uint32_t *func_out,
 	}
 	nb->n = 0;
 	nb->out = out;
+	/* The page sizes its arrays by it, then decodes in one pass. */
+	for (size_t i = 0; i < t->nnodes; i++)
+		nchain += written(t, i, min_total, &skip_below) && i;
+	numbuf_put_packed(nb, (uint64_t)nchain);
+	nchain = 0;
+	skip_below = UINT32_MAX;
 	for (size_t i = 0; i < t->nnodes; i++) {
 		const struct calltree_node *nd = &t->nodes[i];
 		int64_t left_out = 0, left_also[PROFILE_MAX_VALUES] = { 0 };

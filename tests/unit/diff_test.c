@@ -53,8 +53,8 @@ static int64_t unpack_one(const char **s)
 	return -1;
 }
 
-/* A diff page's "stacks", unpacked as decimal numbers with commas: per
- * record the depth, the count of new nodes (-(count + 1) when children
+/* A diff page's "stacks", unpacked as decimal numbers with commas: the
+ * number of nodes below the root, a colon, then per record the depth, the count of new nodes (-(count + 1) when children
  * were left out), their functions, both selfs, and when cut both values
  * left out and their weight. NULL when it does not decode. */
 static char *stacks_of(const char *html)
@@ -67,6 +67,7 @@ static char *stacks_of(const char *html)
 	if (!s || !(f = open_memstream(&out, &len)))
 		return NULL;
 	s += strlen("\"stacks\":\"");
+	fprintf(f, "%lld:", (long long)unpack_one(&s));
 	for (bool first = true; *s && *s != '"'; first = false) {
 		int64_t d = unpack_one(&s), m = unpack_one(&s), n = m / 2;
 
@@ -218,7 +219,7 @@ int main(void)
 		 * functions it adds, the selfs before and after. */
 		char *stacks = stacks_of(html);
 
-		CHECK(stacks && !strcmp(stacks, "0,4,0,5,6,2,40,0,0,2,5,3,0,100,1,1,4,60,0,"
+		CHECK(stacks && !strcmp(stacks, "11:0,4,0,5,6,2,40,0,0,2,5,3,0,100,1,1,4,60,0,"
 				       "1,2,6,1,100,400,2,1,2,200,0,3,1,2,0,300"),
 		      "flamegraph: the union's stacks, each as what it adds to the one before");
 		printf("# stacks %s\n", stacks ? stacks : "(not decoded)");
@@ -242,7 +243,7 @@ int main(void)
 
 		char *stacks = stacks_of(html);
 
-		CHECK(stacks && !strcmp(stacks, "0,-1,0,0,40,0,100000000,0,-2,2,0,0,60,100,"
+		CHECK(stacks && !strcmp(stacks, "5:0,-1,0,0,40,0,100000000,0,-2,2,0,0,60,100,"
 				       "275000000,1,2,3,0,100,400,2,1,1,200,0,3,1,1,0,300"),
 		      "flamegraph --minwidth: what was left out is counted where it hung");
 		printf("# stacks %s\n", stacks ? stacks : "(not decoded)");
