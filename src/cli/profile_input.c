@@ -81,7 +81,7 @@ int cli_read_profile(const char *cmd, const char *path, struct profile **ret_p)
 	const char *name = strcmp(path, "-") ? path : "standard input";
 	FILE *in = strcmp(path, "-") ? fopen(path, "rb") : stdin;
 	char *data = NULL;
-	size_t len;
+	size_t len = 0;
 	enum input_kind kind;
 	struct diag d;
 	int r;
