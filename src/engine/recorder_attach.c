@@ -254,14 +254,17 @@ static int open_probe(struct recorder *r, bool kernel)
 static int explain_scheduler(struct recorder *r, int err, const char *why,
 			     struct diag *d)
 {
-	const char *ev = r->priv->c.event->def->name;
+	const struct event_def *ev = r->priv->c.event->def;
 
 	return diag_set(d, err,
-			"%s: off-CPU time needs the scheduler's sched:sched_switch tracepoint, "
-			"denied here (%s); run as root, give nprof CAP_PERFMON, or set "
-			"kernel.perf_event_paranoid=-1 with a readable tracefs; or load the agent "
-			"into PID %d (--attach, or nprof attach), whose wall sampler needs none",
-			ev, why, (int)r->priv->pid);
+			"%s: off-CPU time needs the sched:sched_switch tracepoint, denied here "
+			"(%s); run as root, or with CAP_PERFMON (or sysctl "
+			"kernel.perf_event_paranoid=-1) and read access to /sys/kernel/tracing; "
+			"or %s",
+			ev->name, why,
+			ev->runs & EVENT_IN_AGENT
+				? "load the agent (--attach), whose wall sampler needs neither"
+				: "use -e wall with the agent (--attach), whose sampler needs neither");
 }
 
 static int probe_offcpu(struct recorder *r, struct diag *d)

@@ -90,8 +90,7 @@ int sched_switch_load(struct sched_switch_format *ret, struct diag *d)
 	}
 	if (!dir) {
 		err = diag_set(d, err, err == -EACCES
-			       ? "the kernel's sched:sched_switch tracepoint is root's (tracefs "
-				 "is not readable)"
+			       ? "tracefs is root's"
 			       : "the kernel has no sched:sched_switch tracepoint (no tracefs "
 				 "at /sys/kernel/tracing)");
 		goto out;
