@@ -570,14 +570,16 @@ int engine_record(pid_t pid, const struct record_options *o,
 	err = symbolizer_open_process(s, pid, x.r->kernel, &x.ps, d);
 	if (err < 0)
 		goto out;
-	if (x.r->offcpu && o->take_threads) {
+	/* A command held before its exec has no threads to take: all of
+	 * its threads are born during the recording, with a switch-in. */
+	if (x.r->offcpu && o->take_threads && !child_started) {
 		struct diag td;
 
 		diag_clear(&td);
 		if (o->take_threads(o->take_threads_arg, pid, &starts, &nstarts, &td) < 0)
 			snprintf(x.threads_refused, sizeof(x.threads_refused), "%s",
 				 td.msg[0] ? td.msg : "failed");
-	} else if (x.r->offcpu) {
+	} else if (x.r->offcpu && !child_started) {
 		snprintf(x.threads_refused, sizeof(x.threads_refused), "not asked for");
 	}
 	err = recorder_start(x.r, d);
