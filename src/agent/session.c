@@ -342,18 +342,6 @@ static void aggregation_reset(void)
 
 /* --- building the profile ------------------------------------------------- */
 
-static const char *state_name(uint8_t st)
-{
-	switch (st) {
-	case 'R': return "[running]";
-	case 'S': return "[sleeping]";
-	case 'D': return "[uninterruptible]";
-	case 'T': case 't': return "[stopped]";
-	case 'Z': return "[zombie]";
-	default: return "[unknown state]";
-	}
-}
-
 static int add_stack(struct agent_build *b, const struct agg_stack *s, const struct agg_thread *t,
 		     uint32_t ret_ids[2])
 {
@@ -361,7 +349,7 @@ static int add_stack(struct agent_build *b, const struct agg_stack *s, const str
 	struct agent_build_stack bs = {
 		.ips = S.ips + s->first, .n = s->n, .truncated = s->flags & HOT_TRUNCATED,
 		.tid = s->tid, .thread_name = t ? t->name : NULL,
-		.leaf = s->kind == HOT_KIND_WALL ? state_name(s->state) : NULL,
+		.leaf = s->kind == HOT_KIND_WALL ? event_state_frame((char)s->state) : NULL,
 		.leaf_kind = FRAME_KERNEL,
 	};
 

@@ -349,7 +349,7 @@ int thread_dump_take(pid_t pid, const struct thread_dump_options *opts,
 	if (access(path, F_OK) < 0 || (td->nthreads && td->ngone == td->nthreads))
 		td->process_exited = true;
 
-	{
+	if (!o.addresses_only) {
 		struct namer nm = { ps, o.sym_flags };
 
 		err = thread_dump_name_frames(td, name_addr, &nm);

@@ -31,6 +31,7 @@
 #ifndef NPROF_CAPTURE_THREADS_DUMP_H
 #define NPROF_CAPTURE_THREADS_DUMP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -52,6 +53,8 @@ struct thread_dump_options {
 					file:line and inlined frames */
 	struct symbolizer *sym;	     /* NULL: a private one for this call */
 	struct unwind_cache *cache;  /* NULL: a private one for this call */
+	bool addresses_only;	     /* frames keep their addresses, unnamed
+					(a caller that names them itself) */
 };
 
 /* Takes a thread dump of pid: the stacks of every thread. Fails (-errno,

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/path_template.h"
+#include "capture/threads_dump.h"
 #include "base/units.h"
 #include "cli/agent_preload.h"
 #include "cli/cli.h"
@@ -283,6 +284,65 @@ static int write_output(const struct profile *p, const struct record_args *a,
 	return EXIT_OK;
 }
 
+/* record_options.take_threads for wall and offcpu: the threads of pid
+ * as they are now, by the thread dump's ptrace path (each stopped for
+ * tens of microseconds), unnamed: the engine names what it keeps. */
+static int take_threads(void *arg, pid_t pid, struct engine_thread_start **ret,
+			size_t *ret_n, struct diag *d)
+{
+	struct thread_dump_options o = { .sym = arg, .addresses_only = true };
+	struct engine_thread_start *ts = NULL;
+	struct thread_dump *td = NULL;
+	size_t n = 0;
+	int err = thread_dump_take(pid, &o, &td, d);
+
+	if (err < 0)
+		return err;
+	err = -ENOMEM;
+	ts = calloc(td->nthreads + 1, sizeof(*ts));
+	if (!ts)
+		goto out;
+	for (size_t i = 0; i < td->nthreads; i++) {
+		const struct thread_info *t = &td->threads[i];
+		struct engine_thread_start *e = &ts[n++];
+
+		e->tid = t->tid;
+		e->state = t->state;
+		e->truncated = t->truncated;
+		e->in_syscall = t->sc == THREAD_SC_IN;
+		e->syscall_nr = t->syscall_nr;
+		e->sp = t->syscall_sp;
+		e->pc = t->syscall_pc;
+		if ((t->status != THREAD_TAKEN && t->status != THREAD_LIVE) || !t->nframes)
+			continue;
+		e->ips = malloc(t->nframes * sizeof(*e->ips));
+		if (!e->ips)
+			goto out;
+		for (unsigned k = 0; k < t->nframes; k++)
+			e->ips[k] = t->frames[k].addr;
+		e->n = t->nframes;
+	}
+	*ret = ts;
+	*ret_n = n;
+	ts = NULL;
+	err = 0;
+out:
+	for (size_t i = 0; ts && i < n; i++)
+		free(ts[i].ips);
+	free(ts);
+	thread_dump_free(td);
+	return err;
+}
+
+/* An event both the agent and the engine have, where the agent is the
+ * better source when there: wall (its sampler needs no privilege; the
+ * engine's off-CPU half needs the scheduler's tracepoint). */
+static bool agent_first(const struct event_def *ev)
+{
+	return (ev->runs & EVENT_IN_AGENT) &&
+	       (!(ev->runs & EVENT_IN_ENGINE) || ev->scheduler);
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record_args a = { 0 };
@@ -317,8 +377,10 @@ int cmd_record(int argc, char **argv)
 		cli_error("out of memory");
 		goto out;
 	}
-	if (a.command && !(event_find(a.rec.event)->runs & EVENT_IN_ENGINE)) {
-		/* itimer, wall: only the agent has them; preload it. */
+	a.rec.take_threads = take_threads;
+	a.rec.take_threads_arg = syms;
+	if (a.command && agent_first(event_find(a.rec.event))) {
+		/* itimer (only the agent has it), wall: preload the agent. */
 		r = agent_preload_record(a.command, &a.rec, &a.pid, &p, &d);
 	} else if (a.command) {
 		r = spawned_start(a.command, &child, &d);
@@ -340,6 +402,10 @@ int cmd_record(int argc, char **argv)
 		if (r > 0) {
 			/* The process has the agent: it samples from inside. */
 			r = agent_client_record(a.pid, &a.rec, &p, &d);
+			if (r == 0 && event_find(a.rec.event)->scheduler)
+				profile_add_note(p, "%s: recorded by nprof's agent in PID %d, "
+						 "which the process has loaded",
+						 a.rec.event, (int)a.pid);
 		} else if (r == -ENOTUNIQ && engine_event_known(a.rec.event)) {
 			/* Not its agent: never trusted; sample from outside. */
 			fprintf(stderr, "nprof: %s; not trusting it, recording with "

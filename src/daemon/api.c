@@ -232,6 +232,11 @@ bool api_perf_ok(const struct daemon *d, const struct user *u)
 	       atoi(buf) <= 2;
 }
 
+bool api_sched_ok(const struct daemon *d, const struct user *u)
+{
+	return d->sched_ok && u->admin;
+}
+
 bool api_worker(struct daemon *d, const struct request *rq, struct reply *rp, const char *id,
 		struct worker *ret, int *ret_pidfd)
 {
@@ -289,18 +294,23 @@ static const char *no_agent_why(struct daemon *d, const struct service_config *s
 
 /* The modes w can be recorded in into avail (names), the others with
  * why into unavail (name: reason). */
-static void modes_json(struct daemon *d, bool perf_ok, const struct worker *w,
+static void modes_json(struct daemon *d, bool perf_ok, bool sched_ok, const struct worker *w,
 		       const struct service_config *svc, json_t *avail, json_t *unavail)
 {
 	struct worker_mode modes[EVENT_COUNT];
 
-	worker_modes(w, perf_ok, d->hw_ok, modes);
+	worker_modes(w, perf_ok, sched_ok, d->hw_ok, modes);
 	for (int m = 0; m < EVENT_COUNT; m++) {
 		const char *name = event_name(modes[m].event);
-		char key[128], why[200];
+		char key[128], why[512];
 
 		if (!config_mode_allowed(&d->cfg, svc, modes[m].event, key, sizeof(key))) {
 			snprintf(why, sizeof(why), "disabled by the operator (%s in nprofd.conf)", key);
+			json_object_set_new(unavail, name, json_string(why));
+		} else if (!modes[m].available && modes[m].needs_agent &&
+			   event_defs[modes[m].event].scheduler) {
+			/* wall: from outside for an admin, else through the agent. */
+			snprintf(why, sizeof(why), "%s, or %s", modes[m].why_not, no_agent_why(d, svc));
 			json_object_set_new(unavail, name, json_string(why));
 		} else if (!modes[m].available) {
 			json_object_set_new(unavail, name,
@@ -365,6 +375,7 @@ static void actions_json(struct daemon *d, const struct worker *w,
  * one JSON value (a list of thousands is mostly these). */
 struct capabilities {
 	bool perf_ok;		/* api_perf_ok for the request's user, asked once */
+	bool sched_ok;		/* api_sched_ok, likewise */
 	bool detail;		/* with the reasons for what is not available */
 	size_t n;
 	struct {
@@ -399,7 +410,7 @@ static void capabilities_set(struct daemon *d, struct capabilities *c, const str
 		json_t *modes = json_array(), *actions = json_array();
 		json_t *um = json_object(), *ua = json_object();
 
-		modes_json(d, c->perf_ok, w, svc, modes, um);
+		modes_json(d, c->perf_ok, c->sched_ok, w, svc, modes, um);
 		actions_json(d, w, svc, actions, ua);
 		if (c->n == sizeof(c->e) / sizeof(c->e[0]))
 			i = 0, capabilities_release(c);
@@ -476,6 +487,7 @@ static void workers_list(struct daemon *d, const struct request *rq, struct repl
 		return;
 	}
 	caps.perf_ok = api_perf_ok(d, &rq->user);
+	caps.sched_ok = api_sched_ok(d, &rq->user);
 	caps.detail = detail && (!strcmp(detail, "1") || !strcmp(detail, "true"));
 	/* One pid: read it now, not from a list a second old that a
 	 * process started since is missing from. */
@@ -516,6 +528,7 @@ static void worker_one(struct daemon *d, const struct request *rq, struct reply 
 		return;
 	close(pidfd);
 	caps.perf_ok = api_perf_ok(d, &rq->user);
+	caps.sched_ok = api_sched_ok(d, &rq->user);
 	caps.detail = true;
 	rp->json = worker_json(d, &caps, &w);
 	capabilities_release(&caps);

@@ -27,6 +27,9 @@ const struct service_config *api_service(const struct daemon *d, const struct wo
 /* Whether rq's user may run perf events here (root's probe, and for
  * others kernel.perf_event_paranoid <= 2). */
 bool api_perf_ok(const struct daemon *d, const struct user *u);
+/* Whether u's instances may open the scheduler's tracepoint: an admin's
+ * run as root, and this host has it. */
+bool api_sched_ok(const struct daemon *d, const struct user *u);
 
 /* A list rendered for a request like rq (the same user, path and query)
  * at version: into rp, and true. Else false, and the caller builds

@@ -444,7 +444,7 @@ static void instance_create(struct daemon *d, const struct request *rq, struct r
 			    mode, key);
 		goto out;
 	}
-	worker_modes(&w, api_perf_ok(d, &rq->user), d->hw_ok, modes);
+	worker_modes(&w, api_perf_ok(d, &rq->user), api_sched_ok(d, &rq->user), d->hw_ok, modes);
 	if (!modes[ev - event_defs].available) {
 		reply_error(rp, 400, "mode", "mode %s cannot run on worker %s: %s", mode, w.id,
 			    modes[ev - event_defs].why_not);

@@ -63,13 +63,13 @@ static const signed char action_default[ACTION_COUNT] = {
  * otherwise cost one branch, docs/memory.md) and disarm them at the end.
  * Leaving heap profiling on with no end is [actions] heap_profiling, off. */
 static const signed char mode_default[EVENT_COUNT] = {
-	[EVENT_CPU] = 1, [EVENT_ITIMER] = 1, [EVENT_WALL] = 1,
+	[EVENT_CPU] = 1, [EVENT_ITIMER] = 1, [EVENT_WALL] = 1, [EVENT_OFFCPU] = 1,
 	[EVENT_ALLOC] = 1, [EVENT_HEAP] = 1, [EVENT_LOCK] = 1,
 	[EVENT_PAGE_FAULTS] = 1, [EVENT_CONTEXT_SWITCHES] = 1,
 	[EVENT_CYCLES] = 1, [EVENT_INSTRUCTIONS] = 1,
 	[EVENT_CACHE_MISSES] = 1, [EVENT_BRANCH_MISSES] = 1,
 };
-_Static_assert(EVENT_COUNT == 12, "a new event needs its default in mode_default");
+_Static_assert(EVENT_COUNT == 13, "a new event needs its default in mode_default");
 
 const char *config_action_key(enum action_kind a)
 {

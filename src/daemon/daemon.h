@@ -39,6 +39,8 @@ struct daemon {
 	struct reply_cache *replies;	/* rendered lists, by user and query */
 	struct signin_limit *signin_limit; /* failed sign-ins, by user and address */
 	bool perf_ok, hw_ok;		/* perf_event_open, probed at start */
+	bool sched_ok;			/* the scheduler's tracepoint (wall without
+					   the agent, offcpu), probed at start */
 	char http_url[128];		/* "http://127.0.0.1:9700/", "" without HTTP */
 	uint64_t started_ms;
 };

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "engine/events.h"
 #include "daemon/api.h"
 #include "daemon/artifacts.h"
 #include "daemon/db.h"
@@ -192,6 +193,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	worker_perf_probe(&d.perf_ok, &d.hw_ok);
+	d.sched_ok = engine_event_probe(engine_event_find("offcpu")) == 0;
 	srv = server_start(&d, err, sizeof(err));
 	if (!srv) {
 		log_error("%s", err);

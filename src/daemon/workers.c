@@ -847,8 +847,12 @@ static bool event_is_hardware(enum event_id e)
 #define WHY_PERF "perf_events denied to nprofd (perf_event_paranoid, seccomp or a container); allow perf_event_open"
 #define WHY_CPU "perf_events denied; load nprof's agent for itimer"
 #define WHY_PMU "no hardware counters on this machine (no PMU); use cpu instead"
+#define WHY_SCHED_WALL "recorded from outside only by an admin (the scheduler's tracepoint " \
+	"needs root)"
+#define WHY_SCHED "needs the scheduler's tracepoint, which only an admin's instance (run as root) " \
+	"may open here"
 
-void worker_modes(const struct worker *w, bool perf_ok, bool hw_ok,
+void worker_modes(const struct worker *w, bool perf_ok, bool sched_ok, bool hw_ok,
 		  struct worker_mode modes[EVENT_COUNT])
 {
 	for (unsigned i = 0; i < EVENT_COUNT; i++) {
@@ -857,7 +861,14 @@ void worker_modes(const struct worker *w, bool perf_ok, bool hw_ok,
 		const char *why = NULL;
 		bool agent = false;
 
-		if ((runs & EVENT_IN_ENGINE) && (runs & EVENT_IN_AGENT)) {
+		if (event_defs[i].scheduler) {
+			/* wall: the agent's sampler, else the engine's
+			 * scheduler tracepoint; offcpu: the tracepoint only. */
+			if (!((runs & EVENT_IN_AGENT) && w->agent) && !(sched_ok && perf_ok)) {
+				agent = (runs & EVENT_IN_AGENT) != 0;
+				why = agent ? WHY_SCHED_WALL : WHY_SCHED;
+			}
+		} else if ((runs & EVENT_IN_ENGINE) && (runs & EVENT_IN_AGENT)) {
 			if (!perf_ok && !w->agent)
 				why = WHY_CPU;
 		} else if (runs & EVENT_IN_AGENT) {

@@ -95,8 +95,10 @@ int worker_pin(const char *proc_root, const char *id);
 
 /* Every event of the events table with whether w can be recorded in it
  * here, into modes[EVENT_COUNT]. perf_ok: whether perf_event_open works
- * for the one asking (worker_perf_probe). */
-void worker_modes(const struct worker *w, bool perf_ok, bool hw_ok,
+ * for the one asking (worker_perf_probe); sched_ok: whether the one
+ * asking may open the scheduler's tracepoint (wall without the agent,
+ * offcpu: an admin, whose instances run as root, on a host that has it). */
+void worker_modes(const struct worker *w, bool perf_ok, bool sched_ok, bool hw_ok,
 		  struct worker_mode modes[EVENT_COUNT]);
 
 /* Whether software and hardware perf events can be opened here by

@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/proc.h"
 #include "engine/events.h"
+#include "engine/offcpu.h"
 #include "engine/recorder.h"
 #include "engine/unwinder.h"
 #include "symbolize/frame_cache.h"
@@ -23,6 +25,9 @@ struct engine_run {
 	uint64_t mapping_errors;
 	uint64_t depth_cut;	/* samples whose stack -j cut here */
 	char dwarf_refused[512]; /* auto fell back to fp: why */
+	char threads_refused[512]; /* the threads at the start were not taken: why */
+	unsigned threads_moved;	/* taken, then moved before the events ran */
+	uint64_t *ticks;	/* EVENT_VALUE_TICKS of each raw stack */
 	struct profile *p;
 	struct frame_cache names; /* each address named once */
 	uint32_t *frames; /* one stack being built, root first */
@@ -83,11 +88,16 @@ static int add_stack(struct engine_run *x, const struct raw_stack *s,
 		if (err < 0)
 			return err;
 	}
-	if (s->kind != RAW_SAMPLE) {
+	if (s->kind == RAW_SWITCH_PREEMPT || s->kind == RAW_SWITCH_VOLUNTARY) {
 		err = pseudo_frame(x->p,
 				   s->kind == RAW_SWITCH_PREEMPT ? "[preempted]"
 								 : "[voluntary switch]",
 				   FRAME_KERNEL, &x->frames[depth++]);
+		if (err < 0)
+			return err;
+	}
+	if (s->unknown) {
+		err = pseudo_frame(x->p, "[unknown stack]", FRAME_KERNEL, &x->frames[depth++]);
 		if (err < 0)
 			return err;
 	}
@@ -108,16 +118,27 @@ static int add_stack(struct engine_run *x, const struct raw_stack *s,
 			return err;
 		depth += n;
 	}
+	/* Wall and off-CPU stacks end in the thread's state, as the
+	 * agent's wall stacks do: one flame graph says where time went. */
+	if (x->e->offcpu && (s->kind == RAW_SAMPLE || s->kind == RAW_OFFCPU)) {
+		err = pseudo_frame(x->p, event_state_frame(s->kind == RAW_SAMPLE ? 'R' : s->state),
+				   FRAME_KERNEL, &x->frames[depth++]);
+		if (err < 0)
+			return err;
+	}
 	err = profile_intern_stack(x->p, x->frames, depth, truncated, &stack);
 	if (err < 0)
 		return err;
 	err = profile_intern_thread(x->p, s->tid, tname, &thread);
 	if (err < 0)
 		return err;
-	for (unsigned v = 0; v < x->e->def->nvalues; v++)
-		values[v] = (int64_t)(x->e->value_kinds[v] == EVENT_VALUE_SAMPLES
-					      ? s->samples
-					      : s->period);
+	for (unsigned v = 0; v < x->e->def->nvalues; v++) {
+		enum event_value_kind k = x->e->value_kinds[v];
+
+		values[v] = (int64_t)(k == EVENT_VALUE_PERIOD    ? s->period
+				      : k == EVENT_VALUE_SAMPLES ? s->samples
+								 : x->ticks[s - x->r->stacks]);
+	}
 	if (truncated && !s->truncated) {
 		x->p->degraded.truncated_stacks += s->samples;
 		x->depth_cut += s->samples;
@@ -143,9 +164,17 @@ static int add_timeline(struct engine_run *x, const uint32_t (*ids)[2])
 	for (size_t i = 0; i < r->nevents; i++) {
 		const struct raw_event *e = &r->events[i];
 		uint64_t t = r->start_ns + (e->time_ns - r->start_mono_ns);
-		int err = profile_add_event(p, t, ids[e->stack][0],
-					    ids[e->stack][1], 1);
+		uint64_t value = e->value;
+		int err;
 
+		/* An off-CPU span's share of value 0: its ns, or in a wall
+		 * profile the interval ticks it covers. */
+		if (r->stacks[e->stack].kind == RAW_OFFCPU &&
+		    x->e->value_kinds[0] == EVENT_VALUE_TICKS)
+			value = (e->time_ns + e->value) / r->interval - e->time_ns / r->interval;
+		if (!value)
+			continue;
+		err = profile_add_event(p, t, ids[e->stack][0], ids[e->stack][1], (int64_t)value);
 		if (err < 0)
 			return err;
 	}
@@ -195,6 +224,41 @@ static void add_truncation_notes(struct engine_run *x)
 			 (unsigned long long)walk, why);
 }
 
+/* Where wall and off-CPU time came from, and how far to trust it. */
+static void add_offcpu_notes(struct engine_run *x)
+{
+	const struct recorder *r = x->r;
+	const struct recorder_stats *st = &r->stats;
+	struct profile *p = x->p;
+	char iv[32];
+
+	snprintf(iv, sizeof(iv), "%.3g ms", (double)r->interval / 1e6);
+	if (x->e->type == PERF_TYPE_TRACEPOINT)
+		profile_add_note(p, "off-CPU time recorded from outside with perf_events: "
+				 "every context switch (sched:sched_switch), in ns");
+	else
+		profile_add_note(p, "wall time recorded from outside with perf_events: on-CPU "
+				 "samples every %s of CPU, off-CPU time from every context "
+				 "switch (sched:sched_switch), in samples of %s", iv, iv);
+	if (x->threads_refused[0])
+		profile_add_note(p, "threads blocked since before the start are under "
+				 "[unknown stack] until they next run: their stacks were not "
+				 "taken (%s)", x->threads_refused);
+	else if (x->threads_moved)
+		profile_add_note(p, "%u threads moved between the stack taken at the start and "
+				 "the first switch; their time until then is under [unknown stack]",
+				 x->threads_moved);
+	if (st->offcpu_unpaired)
+		profile_add_note(p, "%llu off-CPU spans left out: the kernel lost one of their "
+				 "switches (a longer recording interval does not help; fewer "
+				 "threads or a faster reader does)",
+				 (unsigned long long)st->offcpu_unpaired);
+	if (st->offcpu_early)
+		profile_add_note(p, "%llu switches accounted before every ring was read (the "
+				 "queue reached %u)", (unsigned long long)st->offcpu_early,
+				 OFFCPU_MAX_QUEUE);
+}
+
 static void add_notes(struct engine_run *x)
 {
 	const struct recorder *r = x->r;
@@ -224,6 +288,8 @@ static void add_notes(struct engine_run *x)
 	if (x->o->interval && x->o->interval != r->interval)
 		profile_add_note(p, "%s: interval raised to %llu ns, the kernel's minimum",
 				 x->e->def->name, (unsigned long long)r->interval);
+	if (r->offcpu)
+		add_offcpu_notes(x);
 	if (r->switch_records)
 		profile_add_note(p,
 				 "context switches counted from switch records, without stacks: "
@@ -273,6 +339,55 @@ static void add_notes(struct engine_run *x)
 				 (unsigned long long)x->mapping_errors);
 }
 
+static int cmp_tid_of(const void *a, const void *b, void *ctx)
+{
+	const struct raw_stack *st = ctx;
+	pid_t x = st[*(const uint32_t *)a].tid, y = st[*(const uint32_t *)b].tid;
+
+	return (x > y) - (x < y);
+}
+
+/* EVENT_VALUE_TICKS of every raw stack: a sample is one; each thread's
+ * off-CPU ns are shared out in intervals among its off-CPU stacks
+ * (offcpu_apportion), so that every thread adds up to its wall time. */
+static int compute_ticks(struct engine_run *x)
+{
+	const struct recorder *r = x->r;
+	uint32_t *order = NULL;
+	uint64_t *ns = NULL, *got = NULL;
+	size_t n = 0;
+	int err = -ENOMEM;
+
+	x->ticks = calloc(r->nstacks + 1, sizeof(*x->ticks));
+	order = malloc((r->nstacks + 1) * sizeof(*order));
+	ns = malloc((r->nstacks + 1) * sizeof(*ns));
+	got = malloc((r->nstacks + 1) * sizeof(*got));
+	if (!x->ticks || !order || !ns || !got)
+		goto out;
+	for (size_t i = 0; i < r->nstacks; i++) {
+		if (r->stacks[i].kind == RAW_OFFCPU)
+			order[n++] = (uint32_t)i;
+		else
+			x->ticks[i] = r->stacks[i].samples;
+	}
+	qsort_r(order, n, sizeof(*order), cmp_tid_of, r->stacks);
+	for (size_t a = 0, b; a < n; a = b) {
+		for (b = a; b < n && r->stacks[order[b]].tid == r->stacks[order[a]].tid; b++)
+			ns[b - a] = r->stacks[order[b]].period;
+		err = offcpu_apportion(ns, b - a, r->interval, got);
+		if (err < 0)
+			goto out;
+		for (size_t k = a; k < b; k++)
+			x->ticks[order[k]] = got[k - a];
+	}
+	err = 0;
+out:
+	free(order);
+	free(ns);
+	free(got);
+	return err;
+}
+
 static int build_profile(struct engine_run *x, struct profile **ret)
 {
 	const struct recorder *r = x->r;
@@ -286,7 +401,7 @@ static int build_profile(struct engine_run *x, struct profile **ret)
 		goto out;
 	x->p = p;
 	/* -j counts real frames; each may bring its inlined callees. */
-	x->frames = calloc((size_t)max_depth * (x->o->lines ? SYM_MAX_FRAMES_PER_ADDR : 1) + 2,
+	x->frames = calloc((size_t)max_depth * (x->o->lines ? SYM_MAX_FRAMES_PER_ADDR : 1) + 4,
 			   sizeof(*x->frames));
 	if (!x->frames)
 		goto out;
@@ -311,7 +426,16 @@ static int build_profile(struct engine_run *x, struct profile **ret)
 	ids = malloc((r->nstacks ? r->nstacks : 1) * sizeof(*ids));
 	if (!ids)
 		goto out;
+	err = compute_ticks(x);
+	if (err < 0)
+		goto out;
 	for (size_t i = 0; i < r->nstacks; i++) {
+		/* Where a thread left the CPU for a span that was dropped
+		 * (or for good, exiting) holds no time. */
+		if (r->stacks[i].kind == RAW_OFFCPU && !r->stacks[i].period) {
+			ids[i][0] = ids[i][1] = 0;
+			continue;
+		}
 		err = add_stack(x, &r->stacks[i], max_depth, &ids[i][0],
 				&ids[i][1]);
 		if (err < 0)
@@ -326,9 +450,54 @@ static int build_profile(struct engine_run *x, struct profile **ret)
 	err = 0;
 out:
 	free(ids);
+	free(x->ticks);
+	x->ticks = NULL;
 	x->p = NULL;
 	profile_free(p);
 	return err;
+}
+
+/* Still blocked in the same call from the same place as when taken:
+ * /proc/PID/task/TID/syscall's number, sp and pc. */
+static bool still_there(pid_t pid, const struct engine_thread_start *t)
+{
+	char path[64], buf[256];
+	unsigned long long sp, pc;
+	long nr;
+
+	if (!t->in_syscall)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)t->tid);
+	if (proc_read_small(path, buf, sizeof(buf)) <= 0 ||
+	    sscanf(buf, "%ld %*s %*s %*s %*s %*s %*s %llx %llx", &nr, &sp, &pc) != 3)
+		return false;
+	return nr == t->syscall_nr && sp == t->sp && pc == t->pc;
+}
+
+/* Tells the recorder what each thread was doing at the start: taken
+ * just before the events were opened, kept where the thread has not
+ * moved since (docs/engine.md, "Threads that do not move"). */
+static void begin_threads(struct engine_run *x, struct engine_thread_start *ts, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct engine_thread_start *t = &ts[i];
+		bool on_cpu = t->state == 'R';
+		bool kept = t->ips && t->n && still_there(x->r->pid, t);
+
+		if (t->state == 'Z' || t->state == 'X')
+			continue;
+		if (!on_cpu && !kept && t->ips)
+			x->threads_moved++;
+		recorder_begin_thread(x->r, t->tid, on_cpu, t->state == '?' ? 'S' : t->state,
+				      kept ? t->ips : NULL, kept ? t->n : 0, t->truncated);
+	}
+}
+
+static void free_thread_starts(struct engine_thread_start *ts, size_t n)
+{
+	for (size_t i = 0; ts && i < n; i++)
+		free(ts[i].ips);
+	free(ts);
 }
 
 int engine_record(pid_t pid, const struct record_options *o,
@@ -338,6 +507,8 @@ int engine_record(pid_t pid, const struct record_options *o,
 	struct engine_run x = { .o = o };
 	struct recorder_config c = { 0 };
 	struct profile *p = NULL;
+	struct engine_thread_start *starts = NULL;
+	size_t nstarts = 0;
 	const char *event;
 	int err;
 
@@ -353,6 +524,11 @@ int engine_record(pid_t pid, const struct record_options *o,
 
 		err = diag_set(d, -EINVAL, "unknown event '%s'; available events: %s",
 			       event, engine_available_events(avail, sizeof(avail)));
+		goto out;
+	}
+	if (x.e->type == PERF_TYPE_TRACEPOINT && o->interval > 1) {
+		err = diag_set(d, -EINVAL, "-e %s takes every context switch and has no "
+			       "interval; drop -i", event);
 		goto out;
 	}
 	if (o->max_depth > MAX_DEPTH_LIMIT) {
@@ -394,9 +570,22 @@ int engine_record(pid_t pid, const struct record_options *o,
 	err = symbolizer_open_process(s, pid, x.r->kernel, &x.ps, d);
 	if (err < 0)
 		goto out;
+	/* A command held before its exec has no threads to take: all of
+	 * its threads are born during the recording, with a switch-in. */
+	if (x.r->offcpu && o->take_threads && !child_started) {
+		struct diag td;
+
+		diag_clear(&td);
+		if (o->take_threads(o->take_threads_arg, pid, &starts, &nstarts, &td) < 0)
+			snprintf(x.threads_refused, sizeof(x.threads_refused), "%s",
+				 td.msg[0] ? td.msg : "failed");
+	} else if (x.r->offcpu && !child_started) {
+		snprintf(x.threads_refused, sizeof(x.threads_refused), "not asked for");
+	}
 	err = recorder_start(x.r, d);
 	if (err < 0)
 		goto out;
+	begin_threads(&x, starts, nstarts);
 	if (child_started)
 		child_started(arg);
 	err = recorder_run(x.r, o->duration_ns, o->stop, d);
@@ -410,6 +599,7 @@ int engine_record(pid_t pid, const struct record_options *o,
 	*ret = p;
 	p = NULL;
 out:
+	free_thread_starts(starts, nstarts);
 	profile_free(p);
 	frame_cache_release(&x.names);
 	free(x.frames);

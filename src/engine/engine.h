@@ -23,6 +23,22 @@
 
 enum cstack_mode { CSTACK_AUTO, CSTACK_FP, CSTACK_DWARF };
 
+/* A thread as it was just before an off-CPU recording (wall, offcpu):
+ * what a thread blocked from the start is charged to until its first
+ * switch-in (docs/engine.md, "Threads that do not move"). */
+struct engine_thread_start {
+	pid_t tid;
+	char state;		/* /proc's letter: R S D T t Z, '?' */
+	uint64_t *ips;		/* leaf first, user frames; malloc'd; NULL: unknown */
+	unsigned n;
+	bool truncated;
+	/* Blocked in system call nr with these user sp and pc: the stack
+	 * holds if the thread is still there once the events run. */
+	bool in_syscall;
+	long syscall_nr;
+	uint64_t sp, pc;
+};
+
 struct record_options {
 	const char *event;	/* "cpu" (default), "page-faults", ... */
 	uint64_t interval;	/* 0: the event's default; ns for cpu */
@@ -34,6 +50,14 @@ struct record_options {
 	enum cstack_mode cstack;
 	/* Set asynchronously (SIGINT) to end the recording early. */
 	volatile sig_atomic_t *stop;
+	/* wall, offcpu: takes the threads of pid as they are now (called
+	 * right before the events are opened); the engine frees the array
+	 * and each ips. NULL, or failing: those threads' stacks are unknown
+	 * until they next leave a CPU (and a note says so). The engine may
+	 * not take them itself: src/capture/ is its sibling. */
+	int (*take_threads)(void *arg, pid_t pid, struct engine_thread_start **ret,
+			    size_t *ret_n, struct diag *d);
+	void *take_threads_arg;
 };
 
 /* Records pid until the duration passes, the target exits, or *stop is

@@ -74,6 +74,7 @@ int recorder_new(const struct recorder_config *c, struct recorder **ret,
 	id_index_init(&p->opened_index);
 	id_index_init(&p->thread_index);
 	id_index_init(&p->stack_index);
+	offcpu_init(&p->off, 0, recorder_on_span, r);
 	recorder_raise_nofile();
 
 	/* The pidfd pins the process identity from here on and tells us
@@ -117,13 +118,14 @@ int recorder_new(const struct recorder_config *c, struct recorder **ret,
 	p->ring_want = p->unwinder->ring_bytes ? p->unwinder->ring_bytes
 					       : RING_BYTES;
 	if (!r->switch_records &&
-	    (p->c.event->type != PERF_TYPE_SOFTWARE ||
+	    (r->offcpu || p->c.event->type != PERF_TYPE_SOFTWARE ||
 	     p->c.event->config != PERF_COUNT_SW_CPU_CLOCK ||
 	     r->interval < 1000000))
 		p->ring_want *= RING_BYTES_FAST / RING_BYTES;
 	r->stats.ring_wanted = p->ring_want;
 	p->ring_want = recorder_ring_fit(p->ring_want, p->ncpus);
 	p->attr.wakeup_watermark = (uint32_t)(p->ring_want / 4);
+	recorder_make_sched_beside(r);
 	if (p->unwinder->state_new) {
 		err = p->unwinder->state_new(c->pid, &p->unwind_state, d);
 		if (err < 0) {
@@ -170,6 +172,7 @@ int recorder_start(struct recorder *r, struct diag *d)
 	r->start_ns = clock_ns(CLOCK_REALTIME);
 	p->start_mono = clock_ns(CLOCK_MONOTONIC);
 	r->start_mono_ns = p->start_mono;
+	p->off.start_ns = p->start_mono;
 out:
 	return err;
 }
@@ -211,7 +214,13 @@ int recorder_run(struct recorder *r, uint64_t duration_ns,
 			err = diag_set(d, -errno, "poll: %s", strerror(errno));
 			break;
 		}
+		now = clock_ns(CLOCK_MONOTONIC);
 		recorder_drain_all(r);
+		/* Every ring has now been read past what was written before
+		 * the drain began: the switches older than that (less a
+		 * margin for records being written) are all here. */
+		if (r->offcpu && now > OFFCPU_MARGIN_NS)
+			offcpu_flush(&p->off, now - OFFCPU_MARGIN_NS);
 		for (unsigned i = 0; i < nfds; i++) {
 			if (fds[i].fd == p->pidfd && (fds[i].revents & (POLLIN | POLLHUP)))
 				r->target_exited = true;
@@ -234,9 +243,32 @@ int recorder_run(struct recorder *r, uint64_t duration_ns,
 	for (size_t i = 0; i < p->nevents; i++)
 		ioctl(p->events[i].fd, PERF_EVENT_IOC_DISABLE, 0);
 	recorder_drain_all(r);
+	if (r->offcpu) {
+		offcpu_finish(&p->off, end_mono);
+		r->stats.offcpu_unpaired = p->off.unpaired;
+		r->stats.offcpu_early = p->off.early;
+	}
 	r->duration_ns = end_mono - p->start_mono;
 	free(fds);
 	return err;
+}
+
+int recorder_begin_thread(struct recorder *r, pid_t tid, bool on_cpu, char state,
+			  const uint64_t *ips, unsigned n, bool truncated)
+{
+	uint32_t stack = ID_NONE;
+
+	if (!r->offcpu)
+		return 0;
+	if (!on_cpu) {
+		if (n > r->max_stack)
+			n = r->max_stack;
+		stack = recorder_offcpu_stack(r, tid, state, !n, ips, n, 0, truncated);
+		if (stack == ID_NONE)
+			return -ENOMEM;
+		r->stats.begun_unknown += !n;
+	}
+	return offcpu_thread_begin(&r->priv->off, tid, on_cpu, state, stack);
 }
 
 void recorder_free(struct recorder *r)
@@ -261,6 +293,7 @@ void recorder_free(struct recorder *r)
 		id_index_release(&p->opened_index);
 		id_index_release(&p->thread_index);
 		id_index_release(&p->stack_index);
+		offcpu_release(&p->off);
 		free(p->events);
 		free(p->opened);
 		free(p->rings);

@@ -35,6 +35,9 @@ enum raw_kind {
 	RAW_SAMPLE,		/* a sampled address chain */
 	RAW_SWITCH_VOLUNTARY,	/* switch record: the thread blocked */
 	RAW_SWITCH_PREEMPT,	/* switch record: the thread was preempted */
+	RAW_OFFCPU,		/* off-CPU spans from where the thread left the
+				   CPU (sched_switch): samples = switches,
+				   period = ns off CPU; state says why */
 };
 
 /* One distinct (thread, kind, chain): ips[first..first+n), leaf first,
@@ -45,14 +48,19 @@ struct raw_stack {
 	pid_t tid;
 	uint8_t kind;	 /* enum raw_kind */
 	bool truncated;
+	char state;	 /* RAW_OFFCPU: the state letter (offcpu.h), or
+			    EVENT_STATE_RUNNABLE */
+	bool unknown;	 /* RAW_OFFCPU: where the thread was is unknown */
 	uint64_t samples; /* samples (or switches) merged here */
 	uint64_t period;  /* the sum of their periods */
 };
 
-/* One sample in time: when (CLOCK_MONOTONIC ns) and which raw stack. */
+/* One sample in time: when (CLOCK_MONOTONIC ns) and which raw stack;
+ * value 1 for a sample, the ns of an off-CPU span from time_ns. */
 struct raw_event {
 	uint64_t time_ns;
 	uint32_t stack;
+	uint64_t value;
 };
 
 struct raw_thread {
@@ -72,6 +80,9 @@ struct recorder_stats {
 	uint64_t duplicates;	/* same sample seen by two of our events */
 	uint64_t events_dropped;/* samples past RECORDER_MAX_EVENTS: no time */
 	uint64_t mappings;	/* MMAP2 records passed on */
+	uint64_t offcpu_unpaired;/* off-CPU spans dropped: a switch was lost */
+	uint64_t offcpu_early;	/* switches accounted before every ring was read */
+	unsigned begun_unknown; /* threads off CPU at the start, stack unknown */
 	unsigned threads_opened;/* threads we opened events on directly */
 	unsigned events_opened; /* perf event fds */
 	unsigned cpus;
@@ -102,6 +113,7 @@ struct recorder {
 	/* Set by recorder_new. */
 	pid_t pid;
 	bool kernel;		/* kernel frames are sampled */
+	bool offcpu;		/* off-CPU spans from sched_switch */
 	bool switch_records;	/* context-switches from switch records */
 	uint64_t interval;	/* the effective sampling period */
 	unsigned max_stack;	/* frames per sample: max_depth, and for fp
@@ -144,6 +156,14 @@ int recorder_run(struct recorder *r, uint64_t duration_ns,
 		 volatile sig_atomic_t *stop, struct diag *d);
 
 void recorder_free(struct recorder *r);
+
+/* Off-CPU recordings: what thread tid was doing when the recording
+ * started (after recorder_start, before recorder_run). on_cpu: running;
+ * else off CPU since the start in state ('S', 'D', ... or
+ * EVENT_STATE_RUNNABLE) at ips (leaf first, user frames; n 0: unknown),
+ * until its first switch-in. 0 or -errno. */
+int recorder_begin_thread(struct recorder *r, pid_t tid, bool on_cpu, char state,
+			  const uint64_t *ips, unsigned n, bool truncated);
 
 /* The latest name of tid, "" when unknown. */
 const char *recorder_thread_name(const struct recorder *r, pid_t tid);

@@ -76,6 +76,8 @@ int recorder_online_cpus(struct recorder_private *p)
 	return p->ncpus ? 0 : -ENODEV;
 }
 
+static void make_sched_attr(struct recorder_private *p, struct perf_event_attr *a);
+
 /* The attr every event is opened with; kernel selects the exclusions. */
 void recorder_make_attr(struct recorder *r, bool kernel,
 			struct perf_event_attr *a)
@@ -114,6 +116,33 @@ void recorder_make_attr(struct recorder *r, bool kernel,
 	}
 	if (p->c.enable_on_exec)
 		a->enable_on_exec = 1;
+	if (r->offcpu && p->c.event->type == PERF_TYPE_TRACEPOINT)
+		make_sched_attr(p, a);
+}
+
+/* The sched_switch event from an attr made for it (offcpu) or for the
+ * primary event beside it (wall): every switch-out sampled with its raw
+ * record (prev_state), and switch records for the switch-ins. */
+static void make_sched_attr(struct recorder_private *p, struct perf_event_attr *a)
+{
+	a->type = PERF_TYPE_TRACEPOINT;
+	a->config = p->sched.id;
+	a->sample_period = 1;
+	a->sample_type |= PERF_SAMPLE_RAW;
+	a->context_switch = 1;
+}
+
+void recorder_make_sched_beside(struct recorder *r)
+{
+	struct recorder_private *p = r->priv;
+	struct perf_event_attr *a = &p->sched_attr;
+
+	if (!r->offcpu || p->c.event->type == PERF_TYPE_TRACEPOINT)
+		return;
+	*a = p->attr;
+	make_sched_attr(p, a);
+	a->comm = a->comm_exec = a->task = a->mmap = a->mmap2 = 0;
+	p->has_sched_attr = true;
 }
 
 /* Reads the real, effective and saved uids of pid. */
@@ -220,6 +249,65 @@ static int open_probe(struct recorder *r, bool kernel)
 	return fd < 0 ? fd : 0;
 }
 
+/* Off-CPU time needs the scheduler's tracepoint, which needs privilege:
+ * say so, with what would allow it and the way around it. */
+static int explain_scheduler(struct recorder *r, int err, const char *why,
+			     struct diag *d)
+{
+	const struct event_def *ev = r->priv->c.event->def;
+
+	return diag_set(d, err,
+			"%s: off-CPU time needs the sched:sched_switch tracepoint, denied here "
+			"(%s); run as root, or with CAP_PERFMON (or sysctl "
+			"kernel.perf_event_paranoid=-1) and read access to /sys/kernel/tracing; "
+			"or %s",
+			ev->name, why,
+			ev->runs & EVENT_IN_AGENT
+				? "load the agent (--attach), whose wall sampler needs neither"
+				: "use -e wall with the agent (--attach), whose sampler needs neither");
+}
+
+static int probe_offcpu(struct recorder *r, struct diag *d)
+{
+	struct recorder_private *p = r->priv;
+	struct perf_event_attr a;
+	struct diag sd;
+	char why[256];
+	int err, fd;
+
+	diag_clear(&sd);
+	err = sched_switch_load(&p->sched, &sd);
+	if (err == -EACCES)
+		return explain_scheduler(r, -EACCES, sd.msg, d);
+	if (err < 0)
+		return diag_set(d, err, "%s: %s", p->c.event->def->name, sd.msg);
+	r->offcpu = true;
+	if (p->c.force_user_only) {
+		snprintf(why, sizeof(why), "user-space sampling only");
+		return explain_scheduler(r, -EACCES, why, d);
+	}
+	recorder_make_attr(r, true, &a);
+	if (p->c.event->type != PERF_TYPE_TRACEPOINT) {
+		p->attr = a;
+		recorder_make_sched_beside(r);
+		a = p->sched_attr;
+		p->has_sched_attr = false; /* recorder_new makes it again */
+	}
+	a.inherit = 0;
+	a.enable_on_exec = 0;
+	fd = engine_perf_event_open(&a, p->pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	if (fd == -EACCES || fd == -EPERM) {
+		snprintf(why, sizeof(why), "perf_event_open: %s; kernel.perf_event_paranoid=%lld",
+			 strerror(-fd), (long long)paranoid_level());
+		return explain_scheduler(r, fd, why, d);
+	}
+	return fd;
+}
+
 /* Decides kernel vs user-only (and switch records) by opening the event
  * on the target once, the way the real open will. */
 int recorder_probe(struct recorder *r, struct diag *d)
@@ -227,6 +315,13 @@ int recorder_probe(struct recorder *r, struct diag *d)
 	struct recorder_private *p = r->priv;
 	int err = -EACCES;
 
+	if (p->c.event->offcpu) {
+		err = probe_offcpu(r, d);
+		if (err < 0 && d && d->msg[0])
+			return err;
+		r->kernel = !err;
+		goto explain;
+	}
 	if (!p->c.force_user_only)
 		err = open_probe(r, true);
 	r->kernel = !err;
@@ -239,6 +334,7 @@ int recorder_probe(struct recorder *r, struct diag *d)
 		r->switch_records = true;
 		err = open_probe(r, false);
 	}
+explain:
 	switch (err) {
 	case 0:
 		return 0;
@@ -336,6 +432,15 @@ static int event_match(const void *ctx, uint32_t id, const void *key)
  * directly, it has two. Samples carry the id of the event we opened
  * (the inherited one reports its parent's id), so prefer the thread's
  * own events when it has some. */
+const struct open_event *recorder_event_of(const struct recorder *r, uint64_t id)
+{
+	const struct recorder_private *p = r->priv;
+	uint32_t e = id_index_find(&p->event_index, hash_u64(id), event_match,
+				   p->events, &id);
+
+	return e == ID_NONE ? NULL : &p->events[e];
+}
+
 bool recorder_keep_record(struct recorder *r, uint64_t id, pid_t tid)
 {
 	struct recorder_private *p = r->priv;
@@ -420,7 +525,7 @@ out:
 	return fd;
 }
 
-static int add_event(struct recorder_private *p, int fd, pid_t tid)
+static int add_event(struct recorder_private *p, int fd, pid_t tid, bool sched)
 {
 	uint64_t id;
 
@@ -431,7 +536,39 @@ static int add_event(struct recorder_private *p, int fd, pid_t tid)
 	if (id_index_insert(&p->event_index, hash_u64(id),
 			    (uint32_t)p->nevents) < 0)
 		return -ENOMEM;
-	p->events[p->nevents++] = (struct open_event){ fd, id, tid };
+	p->events[p->nevents++] = (struct open_event){ fd, id, tid, sched };
+	return 0;
+}
+
+/* wall: the sched_switch event of (tid, CPU ci) into that CPU's ring,
+ * enabled at once (unless enable_on_exec). */
+static int open_beside(struct recorder *r, pid_t tid, unsigned ci, struct diag *d)
+{
+	struct recorder_private *p = r->priv;
+	struct perf_event_attr a = p->sched_attr;
+	int fd = engine_perf_event_open(&a, tid, p->cpus[ci], -1, PERF_FLAG_FD_CLOEXEC);
+	int err;
+
+	if (fd < 0)
+		return fd == -ESRCH ? fd
+				    : diag_set(d, fd, "sched:sched_switch: perf_event_open on "
+					       "thread %d, CPU %d: %s", (int)tid, p->cpus[ci],
+					       strerror(-fd));
+	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, p->rings[ci]->fd) < 0) {
+		err = -errno;
+		close(fd);
+		return diag_set(d, err, "sched:sched_switch: PERF_EVENT_IOC_SET_OUTPUT: %s",
+				strerror(-err));
+	}
+	err = add_event(p, fd, tid, true);
+	if (err < 0) {
+		close(fd);
+		return err;
+	}
+	r->stats.events_opened++;
+	if (!p->c.enable_on_exec && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
+		return diag_set(d, -errno, "sched:sched_switch: PERF_EVENT_IOC_ENABLE: %s",
+				strerror(errno));
 	return 0;
 }
 
@@ -504,12 +641,22 @@ int recorder_open_thread(struct recorder *r, pid_t tid, bool *ret_gone,
 				       strerror(-fd));
 			goto out;
 		}
-		err = add_event(p, fd, tid);
+		err = add_event(p, fd, tid, r->offcpu && !p->has_sched_attr);
 		if (err < 0) {
 			close(fd);
 			goto out;
 		}
 		r->stats.events_opened++;
+		if (p->has_sched_attr) {
+			err = open_beside(r, tid, ci, d);
+			if (err == -ESRCH) {
+				*ret_gone = true;
+				err = 0;
+				goto out;
+			}
+			if (err < 0)
+				goto out;
+		}
 		if (!p->c.enable_on_exec && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
 			err = diag_set(d, -errno, "%s: PERF_EVENT_IOC_ENABLE: %s",
 				       p->c.event->def->name, strerror(errno));

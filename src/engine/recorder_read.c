@@ -23,15 +23,16 @@
 #include "base/hash.h"
 #include "base/id_index.h"
 #include "engine/perf_ring.h"
+#include "profile/events.h"
 
-/* Parses a sample by our sample_type; -EBADMSG when it is cut short. */
-static int parse_sample(const struct recorder_private *p,
+/* Parses a sample by a's sample_type; -EBADMSG when it is cut short. */
+static int parse_sample(const struct perf_event_attr *a,
 			const struct perf_event_header *h,
 			struct raw_sample *s)
 {
 	const uint64_t *w = (const uint64_t *)(h + 1);
 	const uint64_t *end = (const uint64_t *)((const char *)h + h->size);
-	uint64_t t = p->attr.sample_type;
+	uint64_t t = a->sample_type;
 
 #define NEED(k)                                              \
 	do {                                                 \
@@ -71,7 +72,7 @@ static int parse_sample(const struct recorder_private *p,
 		NEED(1);
 		s->period = *w++;
 	}
-	if (t & (PERF_SAMPLE_READ | PERF_SAMPLE_RAW | PERF_SAMPLE_BRANCH_STACK))
+	if (t & (PERF_SAMPLE_READ | PERF_SAMPLE_BRANCH_STACK))
 		return -EBADMSG; /* never requested */
 	if (t & PERF_SAMPLE_CALLCHAIN) {
 		NEED(1);
@@ -80,12 +81,23 @@ static int parse_sample(const struct recorder_private *p,
 		s->callchain = w;
 		w += s->nr;
 	}
+	if (t & PERF_SAMPLE_RAW) {
+		uint32_t size;
+
+		/* u32 size, then size bytes; the two padded to 8 bytes. */
+		NEED(1);
+		memcpy(&size, w, sizeof(size));
+		NEED(((uint64_t)size + 4 + 7) / 8);
+		s->raw = (const uint8_t *)w + 4;
+		s->raw_size = size;
+		w += ((uint64_t)size + 4 + 7) / 8;
+	}
 	if (t & PERF_SAMPLE_REGS_USER) {
 		NEED(1);
 		s->regs_abi = *w++;
 		if (s->regs_abi) {
 			s->nregs = (unsigned)__builtin_popcountll(
-				p->attr.sample_regs_user);
+				a->sample_regs_user);
 			NEED(s->nregs);
 			s->regs = w;
 			w += s->nregs;
@@ -111,13 +123,16 @@ struct stack_key {
 	bool truncated;
 	uint32_t n, nkernel;
 	const uint64_t *ips;
+	char state;	/* RAW_OFFCPU */
+	bool unknown;	/* RAW_OFFCPU */
 };
 
 static uint64_t stack_hash(const struct stack_key *k)
 {
 	uint64_t seed = ((uint64_t)(uint32_t)k->tid << 32) ^
 			((uint64_t)k->kind << 24) ^
-			((uint64_t)k->truncated << 20) ^ k->nkernel;
+			((uint64_t)k->truncated << 20) ^ k->nkernel ^
+			((uint64_t)(uint8_t)k->state << 40) ^ ((uint64_t)k->unknown << 48);
 
 	return hash_bytes(k->n ? k->ips : (const void *)&seed,
 			  k->n * sizeof(*k->ips), seed);
@@ -131,12 +146,13 @@ static int stack_match(const void *ctx, uint32_t id, const void *key)
 
 	return s->tid == k->tid && s->kind == k->kind && s->n == k->n &&
 	       s->nkernel == k->nkernel && s->truncated == k->truncated &&
+	       s->state == k->state && s->unknown == k->unknown &&
 	       (!k->n || !memcmp(r->ips + s->first, k->ips,
 				 k->n * sizeof(*k->ips)));
 }
 
 /* Notes when the sample happened, for the timeline. */
-static void timeline_add(struct recorder *r, uint64_t time_ns, uint32_t stack)
+static void timeline_add(struct recorder *r, uint64_t time_ns, uint32_t stack, uint64_t value)
 {
 	struct recorder_private *p = r->priv;
 
@@ -148,14 +164,14 @@ static void timeline_add(struct recorder *r, uint64_t time_ns, uint32_t stack)
 		r->stats.events_dropped++;
 		return;
 	}
-	r->events[r->nevents++] = (struct raw_event){ time_ns, stack };
+	r->events[r->nevents++] = (struct raw_event){ time_ns, stack, value };
 }
 
 /* The per-sample work: one hash of the chain and, for a chain seen
- * before, two additions. Returns the raw stack's id, or ID_NONE when the
- * tables are full. */
-static uint32_t aggregate(struct recorder *r, const struct stack_key *k,
-			  uint64_t period)
+ * before, two additions (count samples, 0 or 1). Returns the raw
+ * stack's id, or ID_NONE when the tables are full. */
+static uint32_t aggregate_n(struct recorder *r, const struct stack_key *k,
+			    uint64_t period, unsigned count)
 {
 	struct recorder_private *p = r->priv;
 	uint64_t h = stack_hash(k);
@@ -163,9 +179,9 @@ static uint32_t aggregate(struct recorder *r, const struct stack_key *k,
 	struct raw_stack *s;
 
 	if (id != ID_NONE) {
-		r->stacks[id].samples++;
+		r->stacks[id].samples += count;
 		r->stacks[id].period += period;
-		r->stats.samples++;
+		r->stats.samples += count;
 		return id;
 	}
 	if (r->nstacks >= RECORDER_MAX_STACKS ||
@@ -180,16 +196,64 @@ static uint32_t aggregate(struct recorder *r, const struct stack_key *k,
 	*s = (struct raw_stack){
 		.first = r->nips, .n = k->n, .nkernel = k->nkernel,
 		.tid = k->tid, .kind = k->kind, .truncated = k->truncated,
-		.samples = 1, .period = period,
+		.state = k->state, .unknown = k->unknown,
+		.samples = count, .period = period,
 	};
 	if (k->n)
 		memcpy(r->ips + r->nips, k->ips, k->n * sizeof(*k->ips));
 	r->nips += k->n;
-	r->stats.samples++;
+	r->stats.samples += count;
 	return (uint32_t)(r->nstacks - 1);
 full:
 	r->stats.table_full++;
 	return ID_NONE;
+}
+
+static uint32_t aggregate(struct recorder *r, const struct stack_key *k, uint64_t period)
+{
+	return aggregate_n(r, k, period, 1);
+}
+
+uint32_t recorder_offcpu_stack(struct recorder *r, pid_t tid, char state, bool unknown,
+			       const uint64_t *ips, unsigned n, unsigned nkernel, bool truncated)
+{
+	struct stack_key k = { tid, RAW_OFFCPU, truncated, n, nkernel, ips, state, unknown };
+
+	return aggregate_n(r, &k, 0, 0);
+}
+
+void recorder_on_span(void *ctx, const struct offcpu_span *s)
+{
+	struct recorder *r = ctx;
+
+	if (s->stack == ID_NONE || s->stack >= r->nstacks)
+		return;
+	r->stacks[s->stack].period += s->ns;
+	timeline_add(r, s->start_ns, s->stack, s->ns);
+}
+
+/* A sched_switch sample: where and in which state the thread left the
+ * CPU; its span opens here (offcpu.c) and closes at its switch-in. */
+static void on_switch_out(struct recorder *r, const struct raw_sample *s,
+			  const struct unwound *u)
+{
+	struct recorder_private *p = r->priv;
+	struct offcpu_switch sw = { .time_ns = s->time, .tid = (pid_t)s->tid,
+				    .kind = OFFCPU_OUT, .stack = ID_NONE };
+	char state = sched_switch_state(&p->sched, s->raw, s->raw_size);
+
+	/* The scheduler's R (preempted, or yielded): runnable, waiting
+	 * for a CPU; the wall state frames keep 'R' for running. */
+	sw.state = state == 'R' ? EVENT_STATE_RUNNABLE : state;
+	if (state != 'X') {
+		struct stack_key k = { (pid_t)s->tid, RAW_OFFCPU, u->truncated, u->n,
+				       u->nkernel, p->scratch, sw.state, false };
+
+		sw.stack = aggregate(r, &k, 0);
+		if (sw.stack == ID_NONE)
+			return;
+	}
+	offcpu_add(&p->off, &sw);
 }
 
 static void on_sample(struct recorder *r, const struct perf_event_header *h)
@@ -200,7 +264,20 @@ static void on_sample(struct recorder *r, const struct perf_event_header *h)
 	struct stack_key k;
 	uint32_t id;
 
-	if (parse_sample(p, h, &s) < 0 || r->switch_records)
+	const struct open_event *ev;
+	const struct perf_event_attr *a = &p->attr;
+
+	/* The identifier comes first whatever the sample_type: it says
+	 * which event (and so which layout) this is. */
+	if (h->size >= sizeof(*h) + 8 && p->has_sched_attr) {
+		uint64_t ident;
+
+		memcpy(&ident, h + 1, sizeof(ident));
+		ev = recorder_event_of(r, ident);
+		if (ev && ev->sched)
+			a = &p->sched_attr;
+	}
+	if (parse_sample(a, h, &s) < 0 || r->switch_records)
 		return;
 	if ((pid_t)s.pid != p->pid) {
 		r->stats.other_process++;
@@ -217,11 +294,15 @@ static void on_sample(struct recorder *r, const struct perf_event_header *h)
 		r->stats.truncated++;
 		r->stats.truncated_by[u.end < UNWOUND_NEND ? u.end : UNWOUND_FAULT]++;
 	}
+	if (r->offcpu && (a->sample_type & PERF_SAMPLE_RAW)) {
+		on_switch_out(r, &s, &u);
+		return;
+	}
 	k = (struct stack_key){ (pid_t)s.tid, RAW_SAMPLE, u.truncated, u.n,
-				u.nkernel, p->scratch };
+				u.nkernel, p->scratch, 0, false };
 	id = aggregate(r, &k, s.period);
 	if (id != ID_NONE)
-		timeline_add(r, s.time, id);
+		timeline_add(r, s.time, id, 1);
 }
 
 static const struct id_trailer *trailer(const struct perf_event_header *h,
@@ -239,6 +320,15 @@ static void on_switch(struct recorder *r, const struct perf_event_header *h)
 	struct stack_key k = { 0 };
 	uint32_t id;
 
+	if (r->offcpu && t && !(h->misc & PERF_RECORD_MISC_SWITCH_OUT)) {
+		struct offcpu_switch sw = { .time_ns = t->time, .tid = (pid_t)t->tid,
+					    .kind = OFFCPU_IN };
+
+		/* Back on a CPU: closes the span its switch-out opened. */
+		if ((pid_t)t->pid == r->priv->pid && recorder_keep_record(r, t->id, (pid_t)t->tid))
+			offcpu_add(&r->priv->off, &sw);
+		return;
+	}
 	if (!r->switch_records || !t || !(h->misc & PERF_RECORD_MISC_SWITCH_OUT))
 		return;
 	if ((pid_t)t->pid != r->priv->pid) {
@@ -253,7 +343,7 @@ static void on_switch(struct recorder *r, const struct perf_event_header *h)
 			 : RAW_SWITCH_VOLUNTARY;
 	id = aggregate(r, &k, 1);
 	if (id != ID_NONE)
-		timeline_add(r, t->time, id);
+		timeline_add(r, t->time, id, 1);
 }
 
 /* A NUL-terminated string starting at s inside the record, or NULL. */

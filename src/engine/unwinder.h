@@ -44,6 +44,8 @@ struct raw_sample {
 	uint64_t stack_size;	/* bytes at stack, copied from the user sp */
 	const uint8_t *stack;
 	uint64_t stack_dyn_size;/* bytes of stack actually valid */
+	const uint8_t *raw;	/* PERF_SAMPLE_RAW: a tracepoint's record */
+	uint32_t raw_size;
 };
 
 /* Why a stack ends where it does. Every reason but COMPLETE makes the

@@ -32,12 +32,22 @@ const struct event_def event_defs[EVENT_COUNT] = {
 		.what = "on-CPU time from per-thread CPU timers, where perf events are denied",
 	},
 	[EVENT_WALL] = {
-		.name = "wall", .runs = EVENT_IN_AGENT,
+		/* The engine's on-CPU period is cpu's 10 ms default
+		 * (src/engine/events.c); off-CPU time comes from every switch. */
+		.name = "wall", .runs = EVENT_IN_ENGINE | EVENT_IN_AGENT, .scheduler = true,
 		.interval_kind = EVENT_INTERVAL_TIME, .default_interval = 50000000,
 		.agent_min_interval = 100000,
 		.interval_unit = "nanoseconds", .values = TIME_VALUES("wall"),
 		.execution_sample = true,
+		.min_interval = 10000,
 		.what = "wall-clock time of every thread, running or not",
+	},
+	[EVENT_OFFCPU] = {
+		.name = "offcpu", .runs = EVENT_IN_ENGINE, .scheduler = true,
+		.interval_kind = EVENT_INTERVAL_COUNT, .default_interval = 1,
+		.interval_unit = "events",
+		.values = { { "offcpu", "nanoseconds" }, { "switches", "count" } }, .nvalues = 2,
+		.what = "time off a CPU (blocked, sleeping, waiting for a CPU), from every context switch",
 	},
 	[EVENT_ALLOC] = {
 		.name = "alloc", .runs = EVENT_IN_AGENT, .interposed = true,
@@ -82,6 +92,19 @@ const struct event_def event_defs[EVENT_COUNT] = {
 	HW_EVENT(EVENT_CACHE_MISSES, "cache-misses"),
 	HW_EVENT(EVENT_BRANCH_MISSES, "branch-misses"),
 };
+
+const char *event_state_frame(char state)
+{
+	switch (state) {
+	case 'R': return "[running]";
+	case EVENT_STATE_RUNNABLE: return "[runnable]";
+	case 'S': return "[sleeping]";
+	case 'D': return "[uninterruptible]";
+	case 'T': case 't': return "[stopped]";
+	case 'Z': return "[zombie]";
+	default: return "[unknown state]";
+	}
+}
 
 const struct event_def *event_find(const char *name)
 {

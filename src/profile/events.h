@@ -16,7 +16,7 @@
 #include "profile/profile.h"
 
 enum event_id {
-	EVENT_CPU, EVENT_ITIMER, EVENT_WALL, EVENT_ALLOC, EVENT_HEAP, EVENT_LOCK,
+	EVENT_CPU, EVENT_ITIMER, EVENT_WALL, EVENT_OFFCPU, EVENT_ALLOC, EVENT_HEAP, EVENT_LOCK,
 	EVENT_PAGE_FAULTS, EVENT_CONTEXT_SWITCHES,
 	EVENT_CYCLES, EVENT_INSTRUCTIONS, EVENT_CACHE_MISSES, EVENT_BRANCH_MISSES,
 	EVENT_COUNT
@@ -40,6 +40,8 @@ struct event_def {
 	const char *name;
 	unsigned runs;		    /* EVENT_IN_ENGINE | EVENT_IN_AGENT */
 	bool interposed;	    /* agent: sampled by interposing libc calls */
+	bool scheduler;		    /* engine: needs the scheduler's tracepoint
+				       (root or CAP_PERFMON) */
 	enum event_interval interval_kind;
 	uint64_t default_interval;  /* in the interval's unit */
 	uint64_t min_interval;	    /* the engine's floor (the kernel's); 0: none */
@@ -63,6 +65,13 @@ static inline bool event_interposed(enum event_id e)
 {
 	return (unsigned)e < EVENT_COUNT && event_defs[e].interposed;
 }
+
+/* The state frame that ends a wall or off-CPU stack, for a state as
+ * /proc's letter ('R' running, 'S', 'D', 'T', 't', 'Z') or
+ * EVENT_STATE_RUNNABLE: ready to run, waiting for a CPU (preempted). The
+ * agent and the engine both end their stacks with these. */
+#define EVENT_STATE_RUNNABLE 'r'
+const char *event_state_frame(char state);
 
 /* The row named name, or NULL. */
 const struct event_def *event_find(const char *name);

@@ -162,10 +162,10 @@ check "core_file switched off (the default): 403 naming it" \
 api POST "/api/v1/workers/$(worker_of "$UP")/attach"
 check "attach switched off (the default): 403 naming [actions] attach" \
 	bash -c "[ $CODE = 403 ] && grep -q 'actions] attach' '$TMP/api.out'"
-api GET "/api/v1/workers/$(worker_of "$UP")"
+api -u "setpriv --reuid=$U --regid=$U --init-groups" GET "/api/v1/workers/$(worker_of "$UP")"
 why=$(json "$TMP/api.out" 'j["unavailable"]["modes"]["wall"]')
-[[ $why == *LD_PRELOAD* && $why != *"Attach agent"* ]]
-check "a worker without the agent: wall unavailable, naming the agent and LD_PRELOAD only (attach off): $why" [ $? -eq 0 ]
+[[ $why == *LD_PRELOAD* && $why == *admin* && $why != *"Attach agent"* ]]
+check "$U's worker without the agent: wall unavailable, naming an admin, the agent and LD_PRELOAD only (attach off): $why" [ $? -eq 0 ]
 cat >"$D/attach.conf" <<CONF
 [actions]
 attach = on

@@ -52,9 +52,14 @@ api GET "/api/v1/workers/$W"
 check "worker $W: pid, name, user root, threads, agent false" \
 	[ "$(json "$TMP/api.out" 'j["pid"], j["name"], j["user"], j["threads"] >= 2, j["agent"]')" = \
 	  "($SPLIT, 'split', 'root', True, False)" ]
-check "worker $W: cpu available; wall and alloc not, saying they need the agent" \
-	[ "$(json "$TMP/api.out" '"cpu" in j["modes"], "wall" in j["modes"], "alloc" in j["modes"], "agent" in j["unavailable"]["modes"]["wall"], "agent" in j["unavailable"]["modes"]["alloc"]')" = \
-	  "(True, False, False, True, True)" ]
+check "worker $W: cpu and (for root, from outside) wall and offcpu available; alloc not, saying it needs the agent" \
+	[ "$(json "$TMP/api.out" '"cpu" in j["modes"], "wall" in j["modes"], "offcpu" in j["modes"], "alloc" in j["modes"], "agent" in j["unavailable"]["modes"]["alloc"]')" = \
+	  "(True, True, True, False, True)" ]
+start_instance "{\"worker\": \"$W\", \"mode\": \"wall\", \"duration\": \"2s\", \"format\": \"collapsed\"}"
+wait_instance "$INST" 30
+api GET "/api/v1/artifacts/$(artifact_of)?format=collapsed"
+check "a wall instance on a worker without the agent FINISHED ($STATUS), its stacks ending in [running]" \
+	bash -c "[ '$STATUS' = FINISHED ] && grep -q 'running\]' '$TMP/api.out'"
 api GET /api/v1/workers
 check "the list is light: no reasons unless ?detail=1" \
 	[ "$(json "$TMP/api.out" 'any("unavailable" in w for w in j["workers"])')" = False ]

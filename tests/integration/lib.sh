@@ -274,12 +274,13 @@ state_of() {
 		END { for (x in w) if (w[x] > best) { best = w[x]; b = x }; print b }' "$1"
 }
 
-# wall_split_check LABEL PROFILE TRUTH: tests/progs/wall_split's worker in a
-# per-thread wall profile (collapsed) held to the truth of its window: each
-# of wall_compute, wall_sleep and wall_read within 5 points of its measured
-# share of the worker's wall time, each in its state, and the chain to read.
+# wall_split_check LABEL PROFILE TRUTH [POINTS]: tests/progs/wall_split's
+# worker in a per-thread wall profile (collapsed) held to the truth of its
+# window: each of wall_compute, wall_sleep and wall_read within POINTS
+# (default 5) of its measured share of the worker's wall time, each in its
+# state, and the chain to read.
 wall_split_check() {
-	local label=$1 f=$2 truth=$3 w=$TMP/worker.collapsed fn got want st
+	local label=$1 f=$2 truth=$3 tol=${4:-5} w=$TMP/worker.collapsed fn got want st
 	if ! is_collapsed "$f" || ! [ -s "$truth" ]; then
 		not_ok "$label: a per-thread wall profile and the truth of its window"
 		diag_file "$f" 5
@@ -291,14 +292,17 @@ wall_split_check() {
 	for fn in wall_compute wall_sleep wall_read; do
 		got=$(share "$w" "$fn")
 		want=$(truth_share "$truth" "$fn")
-		if within "$got" "$want" 5; then
-			ok "$label: $fn has ${got}% of the worker's wall time, measured ${want}% (±5)"
+		if within "$got" "$want" "$tol"; then
+			ok "$label: $fn has ${got}% of the worker's wall time, measured ${want}% (±$tol)"
 		else
-			not_ok "$label: $fn has ${got}% of the worker's wall time, measured ${want}% (±5)"
+			not_ok "$label: $fn has ${got}% of the worker's wall time, measured ${want}% (±$tol)"
 		fi
 	done
 	st=$(state_of "$w" wall_compute)
-	check "$label: wall_compute is [running] ($st)" [ "$st" = "[running]" ]
+	# [runnable]: waiting for a CPU, which the engine tells (the
+	# scheduler says so) and a busy machine makes the larger part.
+	check "$label: wall_compute is [running] or [runnable] ($st)" \
+		[ "$st" = "[running]" -o "$st" = "[runnable]" ]
 	st=$(state_of "$w" wall_sleep)
 	check "$label: wall_sleep is [sleeping] ($st)" [ "$st" = "[sleeping]" ]
 	st=$(state_of "$w" wall_read)

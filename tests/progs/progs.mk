@@ -63,7 +63,7 @@ $(PROGS_DIR)/debuglink $(PROGS_DIR)/debuglink.debug &: tests/progs/debuglink.c $
 # -DNPROF_NOFP turns KEEP_FRAME() off (progs.h).
 PROGS_NOFP_CFLAGS   := -O2 -g -fomit-frame-pointer -DNPROF_NOFP -pthread
 PROGS_NOFP_CXXFLAGS := $(PROGS_NOFP_CFLAGS) -std=gnu++17
-PROGS_NOFP_NAMES    := split qsort_burn cxx_sort syscalls threads_zoo spin eight_threads
+PROGS_NOFP_NAMES    := split qsort_burn cxx_sort syscalls threads_zoo spin eight_threads wall_split wall_crowd
 PROGS_NOFP          := $(PROGS_NOFP_NAMES:%=$(PROGS_DIR)/nofp/%)
 
 $(PROGS_DIR)/nofp/%: tests/progs/%.c $(PROGS_HDR)

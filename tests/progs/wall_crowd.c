@@ -2,16 +2,18 @@
  * a service's thread pool for the wall engine, whose signals per tick are
  * capped (wall_threads) while every thread must still get its share.
  *
- *   wall_crowd [--seconds N]
+ *   wall_crowd [--seconds N] [--threads T] [--busy B] [--nappers P]
  *
- * Threads "crowd-000" .. "crowd-199", all living the whole run:
+ * Threads "crowd-000" .. "crowd-199" (by default: T 200, B 4, P 98), all
+ * living the whole run:
  *   crowd-000..003  burn CPU in crowd_burn                        (running)
  *   crowd-004..101  sleep in crowd_nap, nanosleep of 50-500 ms at random,
  *                   so each now and then wakes and sleeps again   (sleeping)
  *   crowd-102..199  wait on one condition variable in crowd_wait  (sleeping)
  * The main thread waits for the end in sigtimedwait: after N seconds
  * (default 30), or at SIGTERM or SIGINT; it then joins every thread in
- * crowd_join and the process exits with status 0. Sleeps interrupted by
+ * crowd_join and the process exits with status 0. --threads 201 --busy 1
+ * --nappers 0 is one busy thread among 200 that never wake. Sleeps interrupted by
  * a sampling signal (EINTR) are resumed. "ready" is printed once all 200
  * threads run. */
 #define _GNU_SOURCE
@@ -28,9 +30,9 @@
 
 #include "progs.h"
 
-#define NTHREADS 200
-#define NBUSY 4
-#define NNAP 98
+#define MAX_THREADS 4096
+
+static int nthreads = 200, nbusy = 4, nnap = 98;
 
 static _Atomic int stop, started;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -96,9 +98,9 @@ static void *thread_main(void *arg)
 	snprintf(name, sizeof(name), "crowd-%03d", i);
 	pthread_setname_np(pthread_self(), name);
 	atomic_fetch_add(&started, 1);
-	if (i < NBUSY)
+	if (i < nbusy)
 		crowd_burn();
-	else if (i < NBUSY + NNAP)
+	else if (i < nbusy + nnap)
 		crowd_nap((uint64_t)i);
 	else
 		crowd_wait();
@@ -107,14 +109,14 @@ static void *thread_main(void *arg)
 
 NOINLINE static void crowd_join(pthread_t *t)
 {
-	for (int i = 0; i < NTHREADS; i++)
+	for (int i = 0; i < nthreads; i++)
 		pthread_join(t[i], NULL);
 	KEEP_FRAME();
 }
 
 int main(int argc, char **argv)
 {
-	static pthread_t t[NTHREADS];
+	static pthread_t t[MAX_THREADS];
 	double seconds = 30;
 	uint64_t end;
 	sigset_t sigs;
@@ -122,10 +124,22 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--seconds") && i + 1 < argc) {
 			seconds = atof(argv[++i]);
+		} else if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
+			nthreads = atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--busy") && i + 1 < argc) {
+			nbusy = atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--nappers") && i + 1 < argc) {
+			nnap = atoi(argv[++i]);
 		} else {
-			fprintf(stderr, "usage: wall_crowd [--seconds N]\n");
+			fprintf(stderr, "usage: wall_crowd [--seconds N] [--threads T] [--busy B] "
+				"[--nappers P]\n");
 			return 2;
 		}
+	}
+	if (nthreads < 1 || nthreads > MAX_THREADS || nbusy < 0 || nnap < 0) {
+		fprintf(stderr, "wall_crowd: --threads 1..%d, --busy and --nappers >= 0\n",
+			MAX_THREADS);
+		return 2;
 	}
 	/* Blocked in every thread (inherited): only the timer below takes
 	 * them, with sigtimedwait. */
@@ -133,7 +147,7 @@ int main(int argc, char **argv)
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-	for (int i = 0; i < NTHREADS; i++) {
+	for (int i = 0; i < nthreads; i++) {
 		int err = pthread_create(&t[i], NULL, thread_main, (void *)(intptr_t)i);
 
 		if (err) {
@@ -141,7 +155,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	while (atomic_load(&started) < NTHREADS)
+	while (atomic_load(&started) < nthreads)
 		usleep(1000);
 	printf("ready\n");
 	fflush(stdout);

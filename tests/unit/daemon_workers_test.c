@@ -628,21 +628,27 @@ static void test_modes(void)
 	bool sw, hw, sw2, hw2;
 	int fd;
 
-	worker_modes(&w, true, false, m);
+	worker_modes(&w, true, false, false, m);
 	CHECK(mode_ok(m, EVENT_CPU) && mode_ok(m, EVENT_PAGE_FAULTS) &&
 	      mode_ok(m, EVENT_CONTEXT_SWITCHES), "perf, no agent: cpu, software events");
-	CHECK(mode_not(m, EVENT_ITIMER, "LD_PRELOAD=libnprof.so") && mode_not(m, EVENT_WALL, "agent") &&
+	CHECK(mode_not(m, EVENT_ITIMER, "LD_PRELOAD=libnprof.so") &&
 	      mode_not(m, EVENT_ALLOC, "agent") && mode_not(m, EVENT_HEAP, "agent") &&
-	      mode_not(m, EVENT_LOCK, "agent"), "no agent: itimer, wall, alloc, heap, lock need it (the events table: agent only)");
+	      mode_not(m, EVENT_LOCK, "agent"), "no agent: itimer, alloc, heap, lock need it (the events table: agent only)");
+	CHECK(mode_not(m, EVENT_WALL, "scheduler's tracepoint") && mode_not(m, EVENT_WALL, "admin") &&
+	      m[EVENT_WALL].needs_agent && mode_not(m, EVENT_OFFCPU, "admin"),
+	      "no agent, not an admin: wall and offcpu need the scheduler (wall: or the agent)");
+	worker_modes(&w, true, true, false, m);
+	CHECK(mode_ok(m, EVENT_WALL) && mode_ok(m, EVENT_OFFCPU),
+	      "no agent, an admin where the tracepoint opens: wall and offcpu from outside");
 	CHECK(mode_not(m, EVENT_CYCLES, "no PMU") && mode_not(m, EVENT_INSTRUCTIONS, "no PMU") &&
 	      mode_not(m, EVENT_CACHE_MISSES, "no PMU") && mode_not(m, EVENT_BRANCH_MISSES, "no PMU"),
 	      "no PMU: no hardware events");
 
-	worker_modes(&w, true, true, m);
+	worker_modes(&w, true, false, true, m);
 	CHECK(mode_ok(m, EVENT_CYCLES) && mode_ok(m, EVENT_BRANCH_MISSES), "a PMU: hardware events");
 
 	w.agent = true;
-	worker_modes(&w, false, false, m);
+	worker_modes(&w, false, false, false, m);
 	CHECK(mode_ok(m, EVENT_CPU) && mode_ok(m, EVENT_ITIMER) && mode_ok(m, EVENT_WALL) &&
 	      mode_ok(m, EVENT_ALLOC) && mode_ok(m, EVENT_HEAP) && mode_ok(m, EVENT_LOCK),
 	      "agent, no perf: cpu (itimer), wall and the agent's events");
@@ -650,9 +656,9 @@ static void test_modes(void)
 	      mode_not(m, EVENT_CYCLES, "perf_events denied"), "no perf: no engine events");
 
 	w.agent = false;
-	worker_modes(&w, false, false, m);
+	worker_modes(&w, false, false, false, m);
 	CHECK(mode_not(m, EVENT_CPU, "perf_events denied; load nprof's agent for itimer") &&
-	      mode_not(m, EVENT_WALL, "LD_PRELOAD"), "neither: no cpu, no wall");
+	      mode_not(m, EVENT_WALL, "admin") && m[EVENT_WALL].needs_agent, "neither: no cpu, no wall");
 	{
 		bool all = true;
 

@@ -10,7 +10,8 @@ const { h, $, api, fmt, setText, showErr, clear } = NP;
 const MODES = {
 	'cpu': 'CPU time: samples threads while they run on a CPU (perf_events cpu-clock). Where the CPU goes.',
 	'itimer': 'CPU time through setitimer signals (ITIMER_PROF), for hosts where perf_events is denied. Coarser; needs no perf access.',
-	'wall': 'Wall-clock time: samples every thread at a fixed rate, running or blocked (sleeping, waiting on I/O or locks). Needs the agent.',
+	'wall': 'Wall-clock time of every thread, running, waiting for a CPU or blocked (sleeping, waiting on I/O or locks), each stack ending in its state. Through the agent when loaded; without it, from the scheduler (admins: it needs root).',
+	'offcpu': 'Off-CPU time: where threads wait (blocked, sleeping, preempted), in nanoseconds, from every context switch. Needs root: admins only.',
 	'alloc': 'Allocations: samples malloc and friends every N bytes allocated, with their stacks. Where memory is allocated. Needs the agent.',
 	'heap': 'Live heap: sampled allocations still not freed at the end; what holds memory now (leaks, growth). Needs the agent.',
 	'lock': 'Lock contention: time threads spend waiting for pthread mutexes, by the stack that waited. Needs the agent.',

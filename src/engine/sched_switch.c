@@ -1,0 +1,143 @@
+/* sched_switch: see sched_switch.h. */
+#include "engine/sched_switch.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbolize/procfs.h"
+
+static const char *const tracefs_dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+
+#define FORMAT_MAX (16u << 10)
+
+/* The unsigned number after key inside [s, end), or -1. */
+static long long field_number(const char *s, const char *end, const char *key)
+{
+	size_t klen = strlen(key);
+	long long v = 0;
+	const char *p;
+
+	for (p = s; p + klen <= end; p++)
+		if (!memcmp(p, key, klen))
+			break;
+	if (p + klen > end)
+		return -1;
+	p += klen;
+	if (p >= end || *p < '0' || *p > '9')
+		return -1;
+	for (; p < end && *p >= '0' && *p <= '9'; p++) {
+		v = v * 10 + (*p - '0');
+		if (v > 1 << 20)
+			return -1;
+	}
+	return v;
+}
+
+int sched_switch_parse_format(const char *text, size_t len, struct sched_switch_format *ret)
+{
+	static const char key[] = " prev_state;";
+	const size_t klen = sizeof(key) - 1;
+	const char *p = text, *end = text + len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *eol = nl ? nl : end;
+
+		/* "field:long prev_state;\toffset:32;\tsize:8;\tsigned:1;" */
+		for (const char *q = p; q + klen <= eol; q++) {
+			long long off, size;
+
+			if (memcmp(q, key, klen))
+				continue;
+			off = field_number(q, eol, "offset:");
+			size = field_number(q, eol, "size:");
+			if (off < 0 || (size != 4 && size != 8))
+				return -EPROTO;
+			ret->state_offset = (unsigned)off;
+			ret->state_size = (unsigned)size;
+			return 0;
+		}
+		p = eol + 1;
+	}
+	return -EPROTO;
+}
+
+static int read_file(const char *dir, const char *name, char **ret, size_t *ret_len)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/events/sched/sched_switch/%s", dir, name);
+	return procfs_read_file(path, FORMAT_MAX, ret, ret_len);
+}
+
+int sched_switch_load(struct sched_switch_format *ret, struct diag *d)
+{
+	struct sched_switch_format f = { 0 };
+	const char *dir = NULL;
+	char *buf = NULL, *end;
+	size_t len = 0;
+	int err = -ENOENT;
+
+	for (size_t i = 0; i < sizeof(tracefs_dirs) / sizeof(tracefs_dirs[0]) && !dir; i++) {
+		int r = read_file(tracefs_dirs[i], "id", &buf, &len);
+
+		if (r == 0)
+			dir = tracefs_dirs[i];
+		else if (r == -EACCES || r == -EPERM)
+			err = -EACCES;
+	}
+	if (!dir) {
+		err = diag_set(d, err, err == -EACCES
+			       ? "tracefs is root's"
+			       : "the kernel has no sched:sched_switch tracepoint (no tracefs "
+				 "at /sys/kernel/tracing)");
+		goto out;
+	}
+	f.id = strtoull(buf, &end, 10);
+	if (end == buf) {
+		err = diag_set(d, -EPROTO, "%s/events/sched/sched_switch/id is not a number", dir);
+		goto out;
+	}
+	free(buf);
+	buf = NULL;
+	err = read_file(dir, "format", &buf, &len);
+	if (err < 0 || sched_switch_parse_format(buf, len, &f) < 0) {
+		err = diag_set(d, -EPROTO, "%s/events/sched/sched_switch/format has no prev_state "
+			       "field of 4 or 8 bytes", dir);
+		goto out;
+	}
+	*ret = f;
+	err = 0;
+out:
+	free(buf);
+	return err;
+}
+
+char sched_switch_state(const struct sched_switch_format *f, const void *raw, size_t len)
+{
+	uint64_t v = 0;
+
+	if (f->state_offset + f->state_size > len)
+		return '?';
+	if (f->state_size == 8)
+		memcpy(&v, (const char *)raw + f->state_offset, 8);
+	else {
+		uint32_t w;
+
+		memcpy(&w, (const char *)raw + f->state_offset, 4);
+		v = w;
+	}
+	/* TASK_REPORT_MAX (0x100): preempted; 0: yielded, still runnable.
+	 * Else one bit of TASK_REPORT: S D T t X Z P I. */
+	if (!v || (v & 0x100))
+		return 'R';
+	if (v & 0x1) return 'S';
+	if (v & 0x2) return 'D';
+	if (v & 0x4) return 'T';
+	if (v & 0x8) return 't';
+	if (v & 0x30) return 'X';
+	if (v & 0x40) return 'S'; /* parked (kernel threads) */
+	return 'D';		  /* 0x80 idle: an uninterruptible sleep that does not load */
+}
