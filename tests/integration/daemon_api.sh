@@ -209,6 +209,7 @@ agent_running() {
 	return 1
 }
 start_prog wsplit env LD_PRELOAD="$AGENT" "$PROGS/wall_split" --seconds 600 || bail "wall_split starts with the agent"
+wait_agent "$PID"
 start_instance "{\"worker\": \"$(worker_of "$PID")\", \"mode\": \"wall\", \"duration\": \"3s\"}"
 wait_instance "$INST" 20
 api GET "/api/v1/artifacts/$(artifact_of)?format=collapsed"
@@ -338,6 +339,7 @@ start_prog spin "$PROGS/split" --seconds 600 || true
 SPIN=$PID
 start_prog wallagent env LD_PRELOAD="$AGENT" "$PROGS/split" --seconds 600 || true
 AGENTED=$PID
+wait_agent "$AGENTED"
 start_instance "{\"worker\": \"$W\", \"mode\": \"cpu\", \"duration\": \"20s\"}"
 K1=$INST
 start_instance "{\"worker\": \"$(worker_of "$AGENTED")\", \"mode\": \"wall\", \"duration\": \"8s\"}"

@@ -102,6 +102,21 @@ start_prog() {
 	return 1
 }
 
+# wait_agent PID: up to 10 s for the agent preloaded in PID to answer on
+# its socket (nprof list shows PID). The program's "ready" can come first:
+# the agent's control thread binds its socket on its own time, and an
+# event nprof can also record from outside (wall, as root) would quietly
+# be taken from outside meanwhile.
+wait_agent() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		"$NPROF" list "$1" 2>/dev/null | awk -v p="$1" '$1 == p' | grep -q . && return 0
+		sleep 0.1
+	done
+	diag "the agent in $1 did not answer in 10 s"
+	return 1
+}
+
 # wait_for_line FILE LINE [SECONDS]: waits until FILE has LINE.
 wait_for_line() {
 	local i
