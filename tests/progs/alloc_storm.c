@@ -395,6 +395,27 @@ static void alloc_cycle(unsigned i, const char *dir)
 	}
 }
 
+/* Until every worker has taken steps more steps (at most 20 s): a heap
+ * dump holds the live blocks made since heap profiling was enabled, and on
+ * a loaded host the workers may not have run at all in a short pause. */
+static void wait_for_steps(unsigned long long steps)
+{
+	unsigned long long from[MAX_THREADS];
+	struct timespec ms = { 0, 1000000 };
+
+	for (unsigned i = 0; i < nthreads; i++)
+		from[i] = atomic_load(&workers[i].ops);
+	for (unsigned t = 0; t < 20000; t++) {
+		unsigned behind = 0;
+
+		for (unsigned i = 0; i < nthreads; i++)
+			behind += atomic_load(&workers[i].ops) - from[i] < steps;
+		if (!behind)
+			return;
+		nanosleep(&ms, NULL);
+	}
+}
+
 static void heap_cycle(unsigned i, const char *dir)
 {
 	char opts[4200], status[512];
@@ -407,6 +428,8 @@ static void heap_cycle(unsigned i, const char *dir)
 		expect(nprof.stop(), "nprof_stop (alloc, heap on)", i);
 	}
 	if (i % 50 == 0) {
+		/* Twice the slots: most blocks made anew, sampled ones among them. */
+		wait_for_steps(2 * SLOTS);
 		snprintf(opts, sizeof(opts), "file=%s/heap.collapsed,output=collapsed", dir);
 		expect(nprof.heap_dump(opts), "nprof_heap_dump", i);
 		expect(nprof.heap_status(status, sizeof(status)) || !strstr(status, "on since"),
