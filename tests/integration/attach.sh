@@ -55,8 +55,9 @@ sleep 0.2
 [ "$NP_RC" -eq 0 ] && ! answers "$WS" && has_agent "$WS"
 check "detach PID: the agent's thread and socket are gone, the library stays" [ $? -eq 0 ]
 agent_thread "$WS" && not_ok "no nprof-control thread after detach" || ok "no nprof-control thread after detach"
-run_nprof 30 record -e wall -d 1 -o collapsed "$WS"
-check "after detach, record -e wall says there is no agent, in one line" one_error_line
+# alloc: only the agent has it (wall is now recorded from outside as well).
+run_nprof 30 record -e alloc -d 1 -o collapsed "$WS"
+check "after detach, record -e alloc says there is no agent, in one line" one_error_line
 maps_before=$(grep -c 'libnprof.so' "/proc/$WS/maps")
 run_nprof 30 attach "$WS"
 check "attach again wakes the agent (its control restarted, the library not mapped again)" \
@@ -165,9 +166,9 @@ check "a sleep 2 attached to while in clock_nanosleep exits 0 after ${took}s (>=
 sleep 30 &
 SL=$!
 sleep 0.2
-run_nprof 30 record -e wall -d 1 -o collapsed "$SL"
+run_nprof 30 record -e lock -d 1 -o collapsed "$SL"
 one_error_line && grep -q -- '--attach' "$TMP/np.err"
-check "record -e wall PID without the agent: one line offering --attach" [ $? -eq 0 ]
+check "record -e lock PID without the agent: one line offering --attach" [ $? -eq 0 ]
 run_nprof 30 record --attach -e wall -d 1 -o collapsed "$SL"
 check "record --attach -e wall PID: the agent loaded, then the profile (the sleep in clock_nanosleep)" \
 	bash -c "[ $NP_RC -eq 0 ] && grep -q 'agent loaded' '$TMP/np.err' && grep -q 'nanosleep' '$TMP/np.out'"

@@ -277,7 +277,7 @@ truth_mark() {
 # snapshots (each "fn NAME NS" of AFTER less BEFORE's; the rest as AFTER).
 truth_window() {
 	awk 'NR == FNR { if ($1 == "fn") b[$2] = $3; next }
-		$1 == "fn" { print "fn", $2, $3 - b[$2]; next } { print }' "$1" "$2"
+		$1 == "fn" { printf "fn %s %.0f\n", $2, $3 - b[$2]; next } { print }' "$1" "$2"
 }
 
 # state_of FILE FN: the state frame ending most of FILE's stacks through FN.
