@@ -113,13 +113,14 @@ int main(int argc, char **argv)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "socket", required_argument, NULL, 's' },
 		{ "state-dir", required_argument, NULL, 'd' },
+		{ "etcd", required_argument, NULL, 'e' },
 		{ "check-config", no_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct daemon d;
-	const char *config = NULL, *listen = NULL, *sock = NULL, *state = NULL;
+	const char *config = NULL, *listen = NULL, *sock = NULL, *state = NULL, *etcd = NULL;
 	bool check_only = false;
 	struct server *srv = NULL;
 	char err[1024];
@@ -132,6 +133,7 @@ int main(int argc, char **argv)
 		case 'l': listen = optarg; break;
 		case 's': sock = optarg; break;
 		case 'd': state = optarg; break;
+		case 'e': etcd = optarg; break;
 		case 'C': check_only = true; break;
 		case 'h': fputs(nprofd_help, stdout); return 0;
 		case 'V': printf("nprofd %s\n", NPROF_VERSION); return 0;
@@ -148,8 +150,20 @@ int main(int argc, char **argv)
 	}
 	if ((listen && copy_opt(d.cfg.listen, sizeof(d.cfg.listen), "--listen", listen)) ||
 	    (sock && copy_opt(d.cfg.socket_path, sizeof(d.cfg.socket_path), "--socket", sock)) ||
-	    (state && copy_opt(d.cfg.state_dir, sizeof(d.cfg.state_dir), "--state-dir", state)))
+	    (state && copy_opt(d.cfg.state_dir, sizeof(d.cfg.state_dir), "--state-dir", state)) ||
+	    (etcd && copy_opt(d.cfg.etcd, sizeof(d.cfg.etcd), "--etcd", etcd)))
 		return 2;
+	if (etcd) {
+		const char *why = config_check_urls(etcd, true);
+
+		if (*why)
+			return usage_error("--etcd %s: %s; write for example http://10.0.0.2:2379", etcd,
+					   why);
+		if (etcd[0] && !d.cfg.cluster_key_file[0])
+			return usage_error("--etcd needs the cluster's shared key: set [cluster] key_file "
+					   "in nprofd.conf (head -c 32 /dev/urandom "
+					   ">/etc/nprof/cluster.key; chmod 600 it)");
+	}
 	if (listen && listen[0]) {
 		bool loopback;
 
