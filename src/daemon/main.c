@@ -18,6 +18,8 @@
 #include "base/clock.h"
 #include "daemon/api.h"
 #include "daemon/artifacts.h"
+#include "daemon/cluster.h"
+#include "daemon/cluster_auth.h"
 #include "daemon/db.h"
 #include "daemon/jobs.h"
 #include "daemon/log.h"
@@ -221,6 +223,21 @@ int main(int argc, char **argv)
 			 server_http_port(srv));
 		log_info("listening on %s", d.http_url);
 	}
+	if (d.cfg.cluster_key_file[0]) {
+		d.cluster_auth = cluster_auth_new(d.cfg.cluster_key_file, geteuid(),
+						  d.cfg.signature_window_ns / 1000000, err, sizeof(err));
+		if (!d.cluster_auth) {
+			log_error("%s", err);
+			goto out;
+		}
+	}
+	if (d.cfg.etcd[0]) {
+		d.cluster = cluster_start(&d, err, sizeof(err));
+		if (!d.cluster) {
+			log_error("%s", err);
+			goto out;
+		}
+	}
 	do {
 		sig = 0;
 		sigwait(&stop, &sig);
@@ -229,6 +246,8 @@ int main(int argc, char **argv)
 	status = 0;
 out:
 	server_stop(srv);
+	/* no request reads it any more: out of the registry at once */
+	cluster_stop(d.cluster);
 	if (d.jobs) {
 		uint64_t end = clock_ns(CLOCK_MONOTONIC) + SHUTDOWN_GRACE_NS;
 		json_t *running = d.db ? db_query(d.db, "SELECT id FROM instances WHERE status = "
@@ -247,6 +266,7 @@ out:
 	worker_scanner_free(d.scanner);
 	reply_cache_free(d.replies);
 	signin_limit_free(d.signin_limit);
+	cluster_auth_free(d.cluster_auth);
 	db_close(d.db);
 	return status;
 }

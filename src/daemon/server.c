@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "base/utf8.h"
+#include "daemon/cluster_auth.h"
 #include "daemon/daemon.h"
 #include "daemon/db.h"
 #include "daemon/log.h"
@@ -526,6 +527,49 @@ static bool csrf_ok(struct MHD_Connection *c, const struct user *u)
 	return sent && u->csrf[0] && token_equal(sent, u->csrf);
 }
 
+/* A request another daemon of the cluster signed for one of its users
+ * (docs/cluster.md): served as that user, by name in this host's
+ * accounts, under this host's rules; refused (and audited) when the
+ * signature does not hold, whatever else the request carries. */
+static void signed_request(struct daemon *d, struct MHD_Connection *c, struct request *rq,
+			   struct reply *rp, const char *header)
+{
+	struct args args = { .len = 0 };
+	struct cluster_request cr;
+	struct cluster_claim claim;
+	struct passwd pw, *p = NULL;
+	char why[512], buf[4096];
+	int status;
+
+	rq->user.via = "cluster";
+	rq->user.uid = (uid_t)-1;
+	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, add_arg, &args);
+	if (args.too_long) {
+		reply_error(rp, 400, NULL, "the query is too long for a signed request; shorten it");
+		return;
+	}
+	cr = (struct cluster_request){ rq->method, rq->path, args.text, rq->body, rq->body_len };
+	status = cluster_auth_verify(d->cluster_auth, &cr, header, now_ms(), &claim, why,
+				     sizeof(why));
+	if (status) {
+		reply_error(rp, (unsigned)status, NULL, "%s", why);
+		return;
+	}
+	if (getpwnam_r(claim.user, &pw, buf, sizeof(buf), &p) != 0 || !p) {
+		snprintf(rq->user.name, sizeof(rq->user.name), "%s", claim.user);
+		reply_error(rp, 401, NULL, "user %s (signed by %s) has no account on this host; "
+			    "nothing here is theirs", claim.user, claim.host);
+		return;
+	}
+	rq->user.uid = p->pw_uid;
+	if (!user_complete(d, &rq->user)) {
+		reply_error(rp, 401, NULL, "user %s has no account on this host", claim.user);
+		return;
+	}
+	rq->args = args.text;
+	api_handle(d, rq, rp);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
 				  const char *method, const char *version,
 				  const char *upload_data, size_t *upload_size, void **state)
@@ -536,6 +580,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	struct request rq = { .method = method, .path = url, .query = query_of, .conn = c };
 	struct reply rp = { .status = 200, .fd = -1 };
 	enum MHD_Result ret;
+	const char *signed_by;
 	bool trim;
 
 	if (!p) {
@@ -585,6 +630,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		reply_error(&rp, 403, NULL, "the request came from a page of another origin (%.100s); "
 			    "use nprofd's own page, or a client that sends no Origin",
 			    MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin"));
+	} else if (!door->is_unix &&
+		   (signed_by = MHD_lookup_connection_value(c, MHD_HEADER_KIND, CLUSTER_HEADER))) {
+		signed_request(d, c, &rq, &rp, signed_by);
 	} else if (!door->is_unix && !strcmp(url, "/api/v1/session") && !strcmp(method, "POST")) {
 		char addr[INET6_ADDRSTRLEN];
 

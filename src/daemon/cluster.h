@@ -1,0 +1,42 @@
+/* cluster: this daemon in the cluster's registry (docs/cluster.md).
+ * A thread of its own puts /nprof/v1/hosts/NAME in etcd under a lease
+ * and keeps the lease alive; when etcd does not answer it tries again,
+ * from 0.5 s doubling up to lease_ttl, and says so in cluster_status.
+ * Nothing here ever stops the daemon from serving its own host.
+ *
+ * cluster_status, cluster_hosts and cluster_name may be called from any
+ * request thread. */
+#ifndef NPROF_DAEMON_CLUSTER_H
+#define NPROF_DAEMON_CLUSTER_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#define CLUSTER_PREFIX "/nprof/v1/hosts/"
+
+struct daemon;
+
+/* Starts registering d (its [cluster] settings; d->http_url set): NULL
+ * with one line in err when the settings cannot work (no HTTP listener
+ * to be reached at, a bad TLS certificate). etcd not answering is not an
+ * error: the thread retries. */
+struct cluster *cluster_start(struct daemon *d, char *err, size_t errlen);
+/* Stops the thread and revokes the lease (the host leaves the list at
+ * once); accepts NULL. */
+void cluster_stop(struct cluster *c);
+
+/* This host's name in the cluster. */
+const char *cluster_name(const struct cluster *c);
+
+/* {"etcd", "name", "state": "connecting"|"registered"|"retrying",
+ *  "error", "since", "lease_ttl"}: a new reference. */
+json_t *cluster_status(struct cluster *c);
+
+/* The registered hosts, read from etcd now (no host is contacted): an
+ * array of their records (name, url, version, tls_fingerprint, started,
+ * capabilities), sorted by name, at most [cluster] max_hosts; records
+ * that are not JSON objects naming a URL are left out. 0, or -errno and
+ * one line in err. */
+int cluster_hosts(struct cluster *c, json_t **ret, char *err, size_t errlen);
+
+#endif
