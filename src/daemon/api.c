@@ -461,7 +461,9 @@ static bool filter_takes(const struct request *rq, const struct worker *w, const
 	return true;
 }
 
-static void workers_list(struct daemon *d, const struct request *rq, struct reply *rp)
+/* cache: the rendered reply is kept, and taken from the cache, under
+ * rq's user and query. */
+static void workers_list(struct daemon *d, const struct request *rq, struct reply *rp, bool cache)
 {
 	struct worker_list *all;
 	struct capabilities caps = { .n = 0 };
@@ -484,7 +486,7 @@ static void workers_list(struct daemon *d, const struct request *rq, struct repl
 		reply_error(rp, 500, NULL, "cannot read /proc: %s", strerror(-r));
 		return;
 	}
-	if (all->number && api_cached(d, rq, rp, all->number)) {
+	if (cache && all->number && api_cached(d, rq, rp, all->number)) {
 		worker_list_put(d, all);
 		return;
 	}
@@ -500,9 +502,14 @@ static void workers_list(struct daemon *d, const struct request *rq, struct repl
 	}
 	capabilities_release(&caps);
 	rp->json = json_pack("{so}", "workers", list);
-	if (all->number)
+	if (cache && all->number)
 		api_keep(d, rq, rp, all->number);
 	worker_list_put(d, all);
+}
+
+void api_workers_local(struct daemon *d, const struct request *rq, struct reply *rp)
+{
+	workers_list(d, rq, rp, false);
 }
 
 static void worker_one(struct daemon *d, const struct request *rq, struct reply *rp,
@@ -551,8 +558,10 @@ void api_handle(struct daemon *d, const struct request *rq, struct reply *rp)
 	char seg[128];
 	bool get = !strcmp(rq->method, "GET"), post = !strcmp(rq->method, "POST");
 
-	if (!strcmp(p, "/api/v1/workers") && get)
-		workers_list(d, rq, rp);
+	if (!strcmp(p, "/api/v1/workers") && get && rq->query(rq, "host"))
+		api_cluster_workers(d, rq, rp, rq->query(rq, "host"));
+	else if (!strcmp(p, "/api/v1/workers") && get)
+		workers_list(d, rq, rp, true);
 	else if (api_path(p, "/api/v1/workers", NULL, seg, sizeof(seg)) && get)
 		worker_one(d, rq, rp, seg);
 	else if (post && worker_action(p, seg, sizeof(seg), &action))
@@ -571,6 +580,8 @@ void api_handle(struct daemon *d, const struct request *rq, struct reply *rp)
 		api_diff(d, rq, rp);
 	else if (!strcmp(p, "/api/v1/host") && get)
 		api_host(d, rq, rp);
+	else if (!strcmp(p, "/api/v1/hosts") && get)
+		api_hosts(d, rq, rp);
 	else if (!strcmp(p, "/api/v1/session"))
 		api_session(d, rq, rp);
 	else if (!strcmp(p, "/api/v1/whoami") && get)

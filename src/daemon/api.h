@@ -89,6 +89,18 @@ void api_audit(struct daemon *d, const struct request *rq, struct reply *rp);
 /* GET /api/v1/host: the host's name, kernel, CPUs, and what its perf,
  * ptrace and agent settings allow the user. */
 void api_host(struct daemon *d, const struct request *rq, struct reply *rp);
+/* GET /api/v1/hosts (api_cluster.c): the hosts registered in etcd, or
+ * this one alone. */
+void api_hosts(struct daemon *d, const struct request *rq, struct reply *rp);
+/* GET /api/v1/workers?host=NAME|*: the workers of another host, or of
+ * every host, asked of their daemons for rq's user. */
+void api_cluster_workers(struct daemon *d, const struct request *rq, struct reply *rp,
+			 const char *host);
+/* GET /api/v1/workers on this host alone, as JSON (not from the reply
+ * cache, whatever the query): what api_cluster_workers adds its own
+ * host's from. */
+void api_workers_local(struct daemon *d, const struct request *rq, struct reply *rp);
+
 /* GET and DELETE /api/v1/session: the session's user and CSRF token;
  * signing out. */
 void api_session(struct daemon *d, const struct request *rq, struct reply *rp);

@@ -1,0 +1,236 @@
+/* api_cluster: the cluster's view (docs/cluster.md). GET /api/v1/hosts
+ * lists the hosts registered in etcd, contacting none of them; GET
+ * /api/v1/workers?host=NAME|* asks their daemons, at most [cluster]
+ * fanout at once, each within host_timeout, signed for the user asking,
+ * whom each daemon authorizes by its own rules. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon/api.h"
+#include "daemon/cluster.h"
+#include "daemon/remote.h"
+
+/* The filters of GET /api/v1/workers passed on to each host. */
+static const char *const FILTERS[] = { "q", "user", "service", "agent", "pid", "detail" };
+#define N_FILTERS (sizeof(FILTERS) / sizeof(FILTERS[0]))
+
+/* This host's name: its name in the cluster, else the host name. */
+static const char *self_name(struct daemon *d, char *buf, size_t len)
+{
+	if (d->cluster)
+		return cluster_name(d->cluster);
+	buf[0] = '\0';
+	gethostname(buf, len - 1);
+	buf[len - 1] = '\0';
+	return buf;
+}
+
+/* This host as the registry would list it, for when etcd cannot. */
+static json_t *self_record(struct daemon *d, const char *name)
+{
+	return json_pack("{ss ss? sb}", "name", name, "url", d->http_url[0] ? d->http_url : NULL,
+			 "self", 1);
+}
+
+void api_hosts(struct daemon *d, const struct request *rq, struct reply *rp)
+{
+	char buf[256], err[768];
+	const char *self = self_name(d, buf, sizeof(buf));
+	json_t *hosts = NULL, *h;
+	size_t i;
+
+	(void)rq;
+	if (!d->cluster) {
+		rp->json = json_pack("{s[o] so sb}", "hosts", self_record(d, self), "cluster",
+				     json_null(), "partial", 0);
+		return;
+	}
+	if (cluster_hosts(d->cluster, &hosts, err, sizeof(err)) < 0) {
+		/* etcd away: this host still serves, and says what it knows */
+		rp->json = json_pack("{s[o] so sb ss}", "hosts", self_record(d, self), "cluster",
+				     cluster_status(d->cluster), "partial", 1, "error", err);
+		return;
+	}
+	json_array_foreach(hosts, i, h) {
+		/* in the registry: its lease is alive */
+		json_object_set_new(h, "health", json_string("registered"));
+		json_object_set_new(h, "self", json_boolean(!strcmp(
+			json_string_value(json_object_get(h, "name")), self)));
+	}
+	rp->json = json_pack("{so so sb}", "hosts", hosts, "cluster", cluster_status(d->cluster),
+			     "partial", 0);
+}
+
+/* One host of a fan-out, filled by the thread that asks it. */
+struct target {
+	const char *name, *url;
+	json_t *workers;		/* its list, each worker with its host */
+	char error[512];		/* why not, when workers is NULL */
+};
+
+struct fanout {
+	struct daemon *d;
+	const struct user *user;
+	const char *keys[N_FILTERS], *values[N_FILTERS];
+	size_t n_filters;
+	struct target *t;
+	size_t n;
+	size_t next;			/* the next target to ask: atomic */
+};
+
+static void with_host(json_t *workers, const char *name)
+{
+	size_t i;
+	json_t *w;
+
+	json_array_foreach(workers, i, w)
+		json_object_set_new(w, "host", json_string(name));
+}
+
+static void ask(struct fanout *f, struct target *t)
+{
+	struct remote_reply r;
+	json_t *j;
+
+	if (remote_get(f->d, t->url, "/api/v1/workers", f->keys, f->values, f->n_filters, f->user,
+		       f->d->cfg.host_timeout_ns / 1000000, f->d->cfg.max_reply, &r, t->error,
+		       sizeof(t->error)) < 0)
+		return;
+	j = r.body ? json_loadb(r.body, r.len, 0, NULL) : NULL;
+	if (r.status == 200 && json_is_array(json_object_get(j, "workers"))) {
+		t->workers = json_incref(json_object_get(j, "workers"));
+		with_host(t->workers, t->name);
+	} else if (json_is_string(json_object_get(j, "error"))) {
+		snprintf(t->error, sizeof(t->error), "HTTP %ld: %.400s", r.status,
+			 json_string_value(json_object_get(j, "error")));
+	} else {
+		snprintf(t->error, sizeof(t->error), "HTTP %ld, and not nprofd's list of workers",
+			 r.status);
+	}
+	json_decref(j);
+	free(r.body);
+}
+
+static void *asker(void *arg)
+{
+	struct fanout *f = arg;
+	size_t i;
+
+	while ((i = __atomic_fetch_add(&f->next, 1, __ATOMIC_RELAXED)) < f->n)
+		ask(f, &f->t[i]);
+	return NULL;
+}
+
+/* Asks every target, at most fanout at once (this thread among them
+ * when no other can be started). */
+static void ask_all(struct fanout *f)
+{
+	pthread_t th[256];
+	pthread_attr_t attr;
+	size_t want = f->n < f->d->cfg.fanout ? f->n : f->d->cfg.fanout, started = 0;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256u << 10);
+	while (started < want && started < sizeof(th) / sizeof(th[0]) &&
+	       pthread_create(&th[started], &attr, asker, f) == 0)
+		started++;
+	pthread_attr_destroy(&attr);
+	if (!started)
+		asker(f);
+	for (size_t i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+}
+
+void api_cluster_workers(struct daemon *d, const struct request *rq, struct reply *rp,
+			 const char *host)
+{
+	char buf[256], err[768] = "";
+	const char *self = self_name(d, buf, sizeof(buf));
+	bool all = !strcmp(host, "*"), local = all || !strcmp(host, self);
+	struct fanout f = { .d = d, .user = &rq->user };
+	json_t *hosts = NULL, *h, *list = json_array(), *answered = json_array(),
+	       *unanswered = json_array();
+	size_t i;
+
+	if (!strcmp(rq->user.via, "cluster") && !(local && !all)) {
+		/* a daemon asks each host itself: never one host for the others */
+		reply_error(rp, 400, "host", "host=%.64s in a request from another daemon; each "
+			    "daemon asks each host itself", host);
+		goto out;
+	}
+	for (i = 0; i < N_FILTERS; i++) {
+		const char *v = rq->query(rq, FILTERS[i]);
+
+		if (v) {
+			f.keys[f.n_filters] = FILTERS[i];
+			f.values[f.n_filters++] = v;
+		}
+	}
+	if (d->cluster && !(local && !all) &&
+	    cluster_hosts(d->cluster, &hosts, err, sizeof(err)) < 0)
+		hosts = NULL;
+	f.t = calloc(json_array_size(hosts) + 1, sizeof(*f.t));
+	if (!f.t || !list || !answered || !unanswered) {
+		reply_error(rp, 500, NULL, "out of memory");
+		goto out;
+	}
+	json_array_foreach(hosts, i, h) {
+		const char *name = json_string_value(json_object_get(h, "name"));
+
+		if (!strcmp(name, self) || (!all && strcmp(name, host)))
+			continue;
+		f.t[f.n].name = name;
+		f.t[f.n++].url = json_string_value(json_object_get(h, "url"));
+	}
+	if (!local && !f.n) {
+		if (err[0])
+			reply_error(rp, 503, "host", "cannot reach host %.64s: %s", host, err);
+		else
+			reply_error(rp, 404, "host", "no host %.64s in the cluster%s; see GET "
+				    "/api/v1/hosts", host, d->cluster ? "" : " (this nprofd is in none: "
+				    "[cluster] etcd)");
+		goto out;
+	}
+	ask_all(&f);
+	if (local) {
+		struct reply mine = { .status = 200, .fd = -1 };
+
+		api_workers_local(d, rq, &mine);
+		if (mine.status == 200 && json_object_get(mine.json, "workers")) {
+			json_array_extend(list, json_object_get(mine.json, "workers"));
+			json_array_append_new(answered, json_string(self));
+		} else {
+			json_array_append_new(unanswered, json_pack("{ss ss}", "host", self, "error",
+				json_string_value(json_object_get(mine.json, "error")) ?: "?"));
+		}
+		json_decref(mine.json);
+		free(mine.body);
+		with_host(list, self);
+	}
+	for (i = 0; i < f.n; i++) {
+		if (f.t[i].workers) {
+			json_array_extend(list, f.t[i].workers);
+			json_array_append_new(answered, json_string(f.t[i].name));
+		} else {
+			json_array_append_new(unanswered, json_pack("{ss ss}", "host", f.t[i].name,
+								   "error", f.t[i].error));
+		}
+	}
+	rp->json = json_pack("{sO sO sO sb}", "workers", list, "answered", answered,
+			     "unanswered", unanswered, "partial",
+			     json_array_size(unanswered) > 0 || (all && err[0]));
+	if (all && err[0])
+		json_object_set_new(rp->json, "error", json_string(err));
+out:
+	for (i = 0; f.t && i < f.n; i++)
+		json_decref(f.t[i].workers);
+	free(f.t);
+	json_decref(list);
+	json_decref(answered);
+	json_decref(unanswered);
+	json_decref(hosts);
+}

@@ -1,0 +1,29 @@
+/* remote: one request to another daemon of the cluster, signed for the
+ * user it is made for (cluster_auth.h), within a timeout and a bound on
+ * the reply's size. Safe to call from many threads at once. */
+#ifndef NPROF_DAEMON_REMOTE_H
+#define NPROF_DAEMON_REMOTE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct daemon;
+struct user;
+
+struct remote_reply {
+	long status;			/* HTTP status; 0 when none came */
+	char *body;			/* NUL-terminated (free it); NULL when none */
+	size_t len;
+};
+
+/* GET base_url (as registered: "http://10.0.0.2:9700/") + path with the
+ * query args (keys[i]=values[i], URL-escaped here), signed by this host
+ * for u. 0 and the reply (any status), or -errno with one line in err
+ * (the host did not answer within timeout_ms, its reply was larger than
+ * max_reply, the request could not be signed). */
+int remote_get(struct daemon *d, const char *base_url, const char *path,
+	       const char *const *keys, const char *const *values, size_t n,
+	       const struct user *u, uint64_t timeout_ms, size_t max_reply,
+	       struct remote_reply *ret, char *err, size_t errlen);
+
+#endif
