@@ -1,0 +1,272 @@
+#!/usr/bin/env bash
+# Several hosts, one view (docs/cluster.md): a real etcd on loopback and
+# three nprofd daemons, a, b and c, each in its own PID namespace
+# (unshare --pid --mount-proc: it sees only its own processes) with its
+# own workers, each on its own loopback address (127.0.0.2, .3, .4),
+# sharing a cluster key. Every host and every worker appears through
+# any one daemon, each worker with its host; a host registered but not
+# answering is named in unanswered and the list is partial; a user whose
+# only worker is on b sees it through a and nothing of a or c; c refuses
+# that user its worker, a request signed with the wrong key, a tampered
+# one and a replayed one (401, audited), and serves an admin; c killed
+# leaves the list within the lease's TTL (3 s) and the others still
+# answer; etcd stopped leaves each daemon serving its own host (partial,
+# "retrying"); etcd started again restores the view.
+# test-timeout: 240
+. "$(dirname "$0")/lib.sh"
+need_build
+need_daemon
+not_ok() { not_ok_reply "$@"; }
+if ! command -v etcd >/dev/null; then
+	skip "a cluster of nprofd through etcd" "etcd is not installed (scripts/install-deps: etcd-server)"
+	finish
+fi
+command -v unshare >/dev/null || bail "unshare is installed (util-linux)"
+TTL=3
+
+# free_port: a TCP port free on 127.0.0.1 now.
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+EPORT=$(free_port) PPORT=$(free_port)
+ETCD_URL=http://127.0.0.1:$EPORT
+
+# start_etcd: etcd on loopback, its data in $TMP/etcd (kept across a
+# restart); waits up to 30 s for it to answer.
+start_etcd() {
+	local i
+	etcd --name nprof-test --data-dir "$TMP/etcd" \
+		--listen-client-urls "$ETCD_URL" --advertise-client-urls "$ETCD_URL" \
+		--listen-peer-urls "http://127.0.0.1:$PPORT" \
+		--initial-advertise-peer-urls "http://127.0.0.1:$PPORT" \
+		--initial-cluster "nprof-test=http://127.0.0.1:$PPORT" >>"$TMP/etcd.log" 2>&1 &
+	ETCD=$!
+	bg_pids+=("$ETCD")
+	for ((i = 0; i < 300; i++)); do
+		curl -s --max-time 2 -X POST "$ETCD_URL/v3/kv/range" -d '{"key": "AA=="}' 2>/dev/null |
+			grep -q header && return 0
+		kill -0 "$ETCD" 2>/dev/null || break
+		sleep 0.1
+	done
+	diag_file "$TMP/etcd.log"
+	return 1
+}
+start_etcd || bail "etcd starts on $ETCD_URL"
+ok "etcd answers on $ETCD_URL"
+
+head -c 32 /dev/urandom >"$D/cluster.key"
+chmod 600 "$D/cluster.key"
+CU=nprofc$$
+test_user "$CU" || bail "useradd makes a test user"
+AS_CU="setpriv --reuid=$CU --regid=$CU --init-groups"
+
+# start_host NAME IP WORKER_ARG [USER_WORKER_ARG]: nprofd as PID 1 of a
+# namespace of its own, after a `sleep WORKER_ARG` of root's (and one of
+# the test user's) in it; sets NPROFD_PID_NAME (in this namespace).
+declare -A NPROFD_PID
+start_host() {
+	local name=$1 ip=$2 i u child
+	cat >"$D/$name.conf" <<CONF
+admin_users = root
+[cluster]
+etcd = $ETCD_URL
+name = $name
+key_file = $D/cluster.key
+lease_ttl = ${TTL}s
+host_timeout = 10s
+CONF
+	mkdir -p "$D/$name"
+	unshare --pid --fork --mount-proc --kill-child sh -c '
+		sleep "$1" & [ -n "$2" ] && setpriv --reuid="$3" --regid="$3" --init-groups sleep "$2" &
+		shift 3; exec "$@"' sh "$3" "${4:-}" "$CU" \
+		"$NPROFD" --config "$D/$name.conf" --socket "$D/$name.sock" --state-dir "$D/$name/state" \
+		--listen "$ip:0" 2>"$D/$name.log" &
+	u=$!
+	bg_pids+=("$u")
+	for ((i = 0; i < 200; i++)); do
+		child=$(cat /proc/"$u"/task/*/children 2>/dev/null | awk '{ print $1 }')
+		if [ -n "$child" ] && grep -q 'listening on' "$D/$name.log" 2>/dev/null; then
+			NPROFD_PID[$name]=$child
+			bg_pids+=("$child")
+			return 0
+		fi
+		kill -0 "$u" 2>/dev/null || break
+		sleep 0.05
+	done
+	diag_file "$D/$name.log"
+	return 1
+}
+start_host a 127.0.0.2 6001 || bail "daemon a starts in a PID namespace of its own on 127.0.0.2"
+start_host b 127.0.0.3 6002 6102 || bail "daemon b starts on 127.0.0.3"
+start_host c 127.0.0.4 6003 || bail "daemon c starts on 127.0.0.4"
+ok "three daemons, each PID 1 of its own namespace, on 127.0.0.2, .3 and .4"
+URL_C=$(sed -n 's|.*listening on \(http://[^/]*\)/.*|\1|p' "$D/c.log" | head -1)
+
+# on HOST METHOD PATH: api over HOST's socket (as root, or as $AS).
+on() {
+	local s=$1
+	shift
+	SOCK=$D/$s.sock api ${AS:+-u "$AS"} "$@"
+}
+# hosts_of HOST: the names HOST lists, space-separated.
+hosts_of() {
+	on "$1" GET /api/v1/hosts
+	json "$TMP/api.out" '" ".join(h["name"] for h in j["hosts"])'
+}
+# wait_hosts HOST WANT [SECONDS]: polls until HOST lists exactly WANT.
+wait_hosts() {
+	local i
+	for ((i = 0; i < ${3:-30} * 10; i++)); do
+		[ "$(hosts_of "$1")" = "$2" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# --- every host through any one daemon --------------------------------------
+for h in a b c; do
+	if wait_hosts "$h" "a b c" 30; then
+		ok "GET /api/v1/hosts through $h: a b c"
+	else
+		not_ok "GET /api/v1/hosts through $h: a b c (got: $(hosts_of "$h"))"
+	fi
+done
+on a GET /api/v1/hosts
+check "each host has its URL on its own address, health registered; a is self" \
+	[ "$(json "$TMP/api.out" '[(h["url"].split(":")[1], h["health"], h["self"]) for h in j["hosts"]]')" = \
+	  "[('//127.0.0.2', 'registered', True), ('//127.0.0.3', 'registered', False), ('//127.0.0.4', 'registered', False)]" ]
+check "the registration's status: registered, lease 3 s" \
+	[ "$(json "$TMP/api.out" 'j["cluster"]["state"], j["cluster"]["lease_ttl"], j["partial"]')" = \
+	  "('registered', 3, False)" ]
+
+# where WORKER_ARG: the host of the worker "sleep ARG" in the last list
+where() { json "$TMP/api.out" "' '.join(sorted(w['host'] for w in j['workers'] if w['cmdline'] == 'sleep $1'))"; }
+for h in a c; do
+	on "$h" GET "/api/v1/workers?host=*"
+	check "workers?host=* through $h: sleep 6001 on a, 6002 on b, 6003 on c, 6102 on b" \
+		[ "$(where 6001),$(where 6002),$(where 6003),$(where 6102)" = "a,b,c,b" ]
+	check "through $h: answered by a, b, c; nothing unanswered, not partial" \
+		[ "$(json "$TMP/api.out" 'sorted(j["answered"]), j["unanswered"], j["partial"]')" = \
+		  "(['a', 'b', 'c'], [], False)" ]
+done
+check "each namespace sees its own processes only: no worker of a is pid > 10" \
+	[ "$(json "$TMP/api.out" 'max(w["pid"] for w in j["workers"] if w["host"] == "a")')" -lt 10 ]
+on a GET "/api/v1/workers?host=b"
+check "workers?host=b through a: b's alone" \
+	[ "$(json "$TMP/api.out" 'sorted(set(w["host"] for w in j["workers"])), j["answered"]')" = "(['b'], ['b'])" ]
+on a GET "/api/v1/workers?host=zz"
+check "workers?host=zz: 404 naming host" error_names 404 host
+
+# --- a host registered that does not answer ------------------------------
+DEAD=$(printf '{"name":"zz","url":"http://127.0.0.5:%s/"}' "$(free_port)" | base64 -w0)
+curl -s -X POST "$ETCD_URL/v3/kv/put" \
+	-d "{\"key\": \"$(printf /nprof/v1/hosts/zz | base64 -w0)\", \"value\": \"$DEAD\"}" >/dev/null
+on a GET "/api/v1/workers?host=*"
+check "a registered host that does not answer: named in unanswered, the list partial, the others there" \
+	[ "$(json "$TMP/api.out" '[u["host"] for u in j["unanswered"]], j["partial"], sorted(j["answered"])')" = \
+	  "(['zz'], True, ['a', 'b', 'c'])" ]
+curl -s -X POST "$ETCD_URL/v3/kv/deleterange" -d "{\"key\": \"$(printf /nprof/v1/hosts/zz | base64 -w0)\"}" >/dev/null
+
+# --- a user is who they are on each host -----------------------------------
+AS=$AS_CU on a GET "/api/v1/workers?host=*"
+check "$CU through a: their sleep 6102 on b and nothing else, a b c answering" \
+	[ "$(json "$TMP/api.out" '[(w["host"], w["cmdline"]) for w in j["workers"]], sorted(j["answered"])')" = \
+	  "([('b', 'sleep 6102')], ['a', 'b', 'c'])" ]
+
+# sign METHOD PATH USER [KEYFILE]: the X-Nprof-Cluster header a daemon
+# named a would send (docs/cluster.md), in SIG.
+sign() {
+	SIG=$(python3 - "$1" "$2" "$3" "${4:-$D/cluster.key}" <<'PY'
+import hashlib, hmac, os, sys, time
+method, path, user, keyfile = sys.argv[1:5]
+key = open(keyfile, "rb").read()
+if key.endswith(b"\n"):
+    key = key[:-1]
+ts, nonce = str(int(time.time() * 1000)), os.urandom(16).hex()
+text = "\n".join(["nprof-cluster-v1", method, path, "", "a", user, "0", ts, nonce,
+                  hashlib.sha256(b"").hexdigest()])
+sig = hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
+print(f"v=1;host=a;user={user};uid=0;ts={ts};nonce={nonce};sig={sig}")
+PY
+)
+}
+signed() { CODE=$(curl -s -o "$TMP/api.out" -w '%{http_code}' --max-time 30 -H "X-Nprof-Cluster: $1" "$URL_C$2"); }
+on c GET "/api/v1/workers?q=6003"
+WC=$(json "$TMP/api.out" 'j["workers"][0]["id"]')
+sign GET "/api/v1/workers/$WC" "$CU"
+signed "$SIG" "/api/v1/workers/$WC"
+check "c: $CU, who owns nothing there, asking for c's worker $WC: 404" error_names 404 worker
+sign GET "/api/v1/workers/$WC" root
+signed "$SIG" "/api/v1/workers/$WC"
+check "c: root (an admin on c) asking for it: 200" [ "$CODE" = 200 ]
+signed "$SIG" "/api/v1/workers/$WC"
+check "c: the same signed request again (a replay): 401" [ "$CODE" = 401 ]
+head -c 32 /dev/urandom >"$TMP/other.key"
+sign GET "/api/v1/workers/$WC" root "$TMP/other.key"
+signed "$SIG" "/api/v1/workers/$WC"
+check "c: signed with another key: 401 naming the key file" \
+	bash -c "[ $CODE = 401 ] && grep -q key_file '$TMP/api.out'"
+sign GET "/api/v1/workers" root
+signed "$SIG" "/api/v1/workers/$WC"
+check "c: a signature for another path: 401" [ "$CODE" = 401 ]
+CODE=$(curl -s -o "$TMP/api.out" -w '%{http_code}' --max-time 30 -H "X-Nprof-Cluster: v=1;host=a;user=root" "$URL_C/api/v1/workers")
+check "c: a client claiming to be a daemon without a signature: 401" [ "$CODE" = 401 ]
+on c GET "/api/v1/audit?limit=20"
+check "c's audit log has the refused signed requests (via cluster, 401)" \
+	[ "$(json "$TMP/api.out" 'len([a for a in j["audit"] if a["via"] == "cluster" and a["status"] == 401]) >= 4')" = True ]
+
+# --- c dies ----------------------------------------------------------------------
+t0=$(date +%s.%N)
+kill -KILL "${NPROFD_PID[c]}"
+if wait_hosts a "a b" 30; then
+	t1=$(date +%s.%N)
+	took=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+	check "c killed: gone from a's list in ${took} s (the lease: ${TTL} s; at most 2 s more for etcd's expiry check and the polling)" \
+		less_than "$took" $((TTL + 2))
+else
+	not_ok "c killed: gone from a's list within 30 s (got: $(hosts_of a))"
+fi
+on a GET "/api/v1/workers?host=*"
+check "a still answers for a and b, not partial" \
+	[ "$(json "$TMP/api.out" 'sorted(j["answered"]), j["partial"], sorted(set(w["host"] for w in j["workers"]))')" = \
+	  "(['a', 'b'], False, ['a', 'b'])" ]
+
+# --- etcd stops: each daemon serves its own host ---------------------------------
+kill -TERM "$ETCD"
+wait_pid "$ETCD" 30 || kill -KILL "$ETCD"
+for h in a b; do
+	on "$h" GET "/api/v1/workers"
+	n=$(json "$TMP/api.out" "len([w for w in j['workers'] if w['cmdline'].startswith('sleep 600')])")
+	check "etcd stopped: $h still lists its own workers (its sleep: $n)" [ "$CODE,$n" = "200,1" ]
+	on "$h" GET "/api/v1/hosts"
+	check "etcd stopped: $h's hosts is itself alone, partial, naming etcd" \
+		[ "$(json "$TMP/api.out" '[x["name"] for x in j["hosts"]], j["partial"], "etcd" in j["error"]')" = \
+		  "(['$h'], True, True)" ]
+	on "$h" GET "/api/v1/workers?host=*"
+	check "etcd stopped: $h's workers?host=* is its own, partial" \
+		[ "$(json "$TMP/api.out" 'j["answered"], j["partial"]')" = "(['$h'], True)" ]
+done
+state=
+for ((i = 0; i < 300; i++)); do
+	on a GET /api/v1/hosts
+	state=$(json "$TMP/api.out" 'j["cluster"]["state"]')
+	[ "$state" = retrying ] && break
+	sleep 0.1
+done
+check "a's registration says retrying, with the error" \
+	[ "$state,$(json "$TMP/api.out" 'bool(j["cluster"]["error"])')" = "retrying,True" ]
+check "a logged the loss once, in one line" \
+	[ "$(grep -c 'cluster: etcd did not answer' "$D/a.log")" = 1 ]
+
+# --- etcd back: the view comes back -----------------------------------------------
+start_etcd || bail "etcd starts again on $ETCD_URL"
+if wait_hosts a "a b" 60; then
+	ok "etcd back: a lists a and b again"
+else
+	not_ok "etcd back: a lists a and b again (got: $(hosts_of a))"
+fi
+wait_hosts b "a b" 60
+on b GET "/api/v1/workers?host=*"
+check "etcd back: workers?host=* through b: a's and b's, not partial" \
+	[ "$(where 6001),$(where 6002),$(json "$TMP/api.out" 'j["partial"]')" = "a,b,False" ]
+finish
