@@ -134,7 +134,7 @@ static void ask_all(struct fanout *f)
 	size_t want = f->n < f->d->cfg.fanout ? f->n : f->d->cfg.fanout, started = 0;
 
 	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, 256u << 10);
+	pthread_attr_setstacksize(&attr, 1u << 20); /* curl and a TLS handshake */
 	while (started < want && started < sizeof(th) / sizeof(th[0]) &&
 	       pthread_create(&th[started], &attr, asker, f) == 0)
 		started++;

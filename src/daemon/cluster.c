@@ -161,16 +161,14 @@ static void *registration(void *arg)
 	return NULL;
 }
 
-struct cluster *cluster_start(struct daemon *d, char *err, size_t errlen)
+struct cluster *cluster_new(struct daemon *d)
 {
 	const struct daemon_config *cfg = &d->cfg;
 	struct cluster *c = calloc(1, sizeof(*c));
-	char fp[80], started[32], url[CONFIG_VALUE_MAX];
 	pthread_condattr_t ca;
-	json_t *rec;
 
 	if (!c) {
-		snprintf(err, errlen, "out of memory");
+		errno = ENOMEM;
 		return NULL;
 	}
 	c->d = d;
@@ -179,36 +177,13 @@ struct cluster *cluster_start(struct daemon *d, char *err, size_t errlen)
 	if (cfg->cluster_name[0]) {
 		snprintf(c->name, sizeof(c->name), "%s", cfg->cluster_name);
 	} else {
-		char *dot;
-
 		gethostname(c->name, sizeof(c->name) - 1);
-		/* a host name is what the config's name would take */
-		for (dot = c->name; *dot; dot++)
-			if (*dot == '/')
-				*dot = '_';
+		/* the name is part of a key: no '/' in it */
+		for (char *s = c->name; *s; s++)
+			if (*s == '/')
+				*s = '_';
 	}
 	snprintf(c->key, sizeof(c->key), "%s%s", CLUSTER_PREFIX, c->name);
-	snprintf(url, sizeof(url), "%s", cfg->cluster_url[0] ? cfg->cluster_url : d->http_url);
-	if (!url[0]) {
-		snprintf(err, errlen, "[cluster] etcd is set but nprofd has no HTTP listener for the "
-			 "other daemons to reach; set listen (or --listen), or [cluster] url");
-		goto fail;
-	}
-	if (!cert_fingerprint(cfg->tls_cert, fp, sizeof(fp))) {
-		snprintf(err, errlen, "tls_cert = %s: not a PEM certificate; fix the file",
-			 cfg->tls_cert);
-		goto fail;
-	}
-	rec = json_pack("{ss ss ss ss? ss s[ss]}", "name", c->name, "url", url, "version",
-			NPROF_VERSION, "tls_fingerprint", fp[0] ? fp : NULL, "started",
-			iso_time(d->started_ms, started, sizeof(started)), "capabilities", "workers",
-			"signed-requests");
-	c->record = rec ? json_dumps(rec, JSON_COMPACT) : NULL;
-	json_decref(rec);
-	if (!c->record) {
-		snprintf(err, errlen, "out of memory");
-		goto fail;
-	}
 	c->opts = (struct etcd_options){
 		.endpoints = cfg->etcd,
 		.timeout_ms = cfg->etcd_timeout_ns / 1000000,
@@ -220,19 +195,51 @@ struct cluster *cluster_start(struct daemon *d, char *err, size_t errlen)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&c->wake, &ca);
 	pthread_condattr_destroy(&ca);
-	if (pthread_create(&c->thread, NULL, registration, c) != 0) {
-		snprintf(err, errlen, "cannot start the cluster's thread: %s", strerror(errno));
-		goto fail;
-	}
-	c->started = true;
 	return c;
-fail:
-	free(c->record);
-	free(c);
-	return NULL;
 }
 
-void cluster_stop(struct cluster *c)
+int cluster_start(struct cluster *c, char *err, size_t errlen)
+{
+	const struct daemon_config *cfg = &c->d->cfg;
+	char fp[80], started[32], url[CONFIG_VALUE_MAX];
+	json_t *rec;
+
+	snprintf(url, sizeof(url), "%s", cfg->cluster_url[0] ? cfg->cluster_url : c->d->http_url);
+	if (!url[0]) {
+		snprintf(err, errlen, "[cluster] etcd is set but nprofd has no HTTP listener for the "
+			 "other daemons to reach; set listen (or --listen), or [cluster] url");
+		return -EINVAL;
+	}
+	/* listening on every address says nothing of the one to be reached at */
+	if (strstr(url, "://0.0.0.0:") || strstr(url, "://[::]:")) {
+		snprintf(err, errlen, "listen = %s is every address: set [cluster] url to the one the "
+			 "other daemons reach this host at (https://NAME:PORT)", cfg->listen);
+		return -EINVAL;
+	}
+	if (!cert_fingerprint(cfg->tls_cert, fp, sizeof(fp))) {
+		snprintf(err, errlen, "tls_cert = %s: not a PEM certificate; fix the file",
+			 cfg->tls_cert);
+		return -EINVAL;
+	}
+	rec = json_pack("{ss ss ss ss? ss s[ss]}", "name", c->name, "url", url, "version",
+			NPROF_VERSION, "tls_fingerprint", fp[0] ? fp : NULL, "started",
+			iso_time(c->d->started_ms, started, sizeof(started)), "capabilities",
+			"workers", "signed-requests");
+	c->record = rec ? json_dumps(rec, JSON_COMPACT) : NULL;
+	json_decref(rec);
+	if (!c->record) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	if (pthread_create(&c->thread, NULL, registration, c) != 0) {
+		snprintf(err, errlen, "cannot start the cluster's thread: %s", strerror(errno));
+		return -EAGAIN;
+	}
+	c->started = true;
+	return 0;
+}
+
+void cluster_free(struct cluster *c)
 {
 	if (!c)
 		return;

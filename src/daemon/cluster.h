@@ -16,14 +16,17 @@
 
 struct daemon;
 
-/* Starts registering d (its [cluster] settings; d->http_url set): NULL
- * with one line in err when the settings cannot work (no HTTP listener
- * to be reached at, a bad TLS certificate). etcd not answering is not an
- * error: the thread retries. */
-struct cluster *cluster_start(struct daemon *d, char *err, size_t errlen);
+/* The cluster as d's [cluster] settings say, before the daemon serves
+ * (requests then find d->cluster set): NULL with errno (ENOMEM). */
+struct cluster *cluster_new(struct daemon *d);
+/* Starts registering, once the HTTP listener is up (d->http_url set): 0,
+ * or -errno with one line in err when the settings cannot work (no URL
+ * the others can reach, a bad TLS certificate). etcd not answering is
+ * not an error: the thread retries. */
+int cluster_start(struct cluster *c, char *err, size_t errlen);
 /* Stops the thread and revokes the lease (the host leaves the list at
- * once); accepts NULL. */
-void cluster_stop(struct cluster *c);
+ * once), once no request uses c any more; accepts NULL. */
+void cluster_free(struct cluster *c);
 
 /* This host's name in the cluster. */
 const char *cluster_name(const struct cluster *c);

@@ -208,6 +208,18 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	worker_perf_probe(&d.perf_ok, &d.hw_ok);
+	if (d.cfg.cluster_key_file[0]) {
+		d.cluster_auth = cluster_auth_new(d.cfg.cluster_key_file, geteuid(),
+						  d.cfg.signature_window_ns / 1000000, err, sizeof(err));
+		if (!d.cluster_auth) {
+			log_error("%s", err);
+			goto out;
+		}
+	}
+	if (d.cfg.etcd[0] && !(d.cluster = cluster_new(&d))) {
+		log_error("out of memory at start");
+		goto out;
+	}
 	srv = server_start(&d, err, sizeof(err));
 	if (!srv) {
 		log_error("%s", err);
@@ -223,20 +235,9 @@ int main(int argc, char **argv)
 			 server_http_port(srv));
 		log_info("listening on %s", d.http_url);
 	}
-	if (d.cfg.cluster_key_file[0]) {
-		d.cluster_auth = cluster_auth_new(d.cfg.cluster_key_file, geteuid(),
-						  d.cfg.signature_window_ns / 1000000, err, sizeof(err));
-		if (!d.cluster_auth) {
-			log_error("%s", err);
-			goto out;
-		}
-	}
-	if (d.cfg.etcd[0]) {
-		d.cluster = cluster_start(&d, err, sizeof(err));
-		if (!d.cluster) {
-			log_error("%s", err);
-			goto out;
-		}
+	if (d.cluster && cluster_start(d.cluster, err, sizeof(err)) < 0) {
+		log_error("%s", err);
+		goto out;
 	}
 	do {
 		sig = 0;
@@ -247,7 +248,7 @@ int main(int argc, char **argv)
 out:
 	server_stop(srv);
 	/* no request reads it any more: out of the registry at once */
-	cluster_stop(d.cluster);
+	cluster_free(d.cluster);
 	if (d.jobs) {
 		uint64_t end = clock_ns(CLOCK_MONOTONIC) + SHUTDOWN_GRACE_NS;
 		json_t *running = d.db ? db_query(d.db, "SELECT id FROM instances WHERE status = "
