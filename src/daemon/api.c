@@ -554,12 +554,15 @@ static bool worker_action(const char *path, char *seg, size_t len, const char **
 
 void api_handle(struct daemon *d, const struct request *rq, struct reply *rp)
 {
-	const char *p = rq->path, *action;
+	const char *p = rq->path, *action, *host = rq->query(rq, "host");
 	char seg[128];
 	bool get = !strcmp(rq->method, "GET"), post = !strcmp(rq->method, "POST");
 
-	if (!strcmp(p, "/api/v1/workers") && get && rq->query(rq, "host"))
-		api_cluster_workers(d, rq, rp, rq->query(rq, "host"));
+	if (host && strcmp(p, "/api/v1/workers") && strcmp(p, "/api/v1/hosts") &&
+	    !strncmp(p, "/api/v1/", 8) && !api_cluster_is_self(d, host))
+		api_cluster_forward(d, rq, rp, host);
+	else if (!strcmp(p, "/api/v1/workers") && get && host)
+		api_cluster_workers(d, rq, rp, host);
 	else if (!strcmp(p, "/api/v1/workers") && get)
 		workers_list(d, rq, rp, true);
 	else if (api_path(p, "/api/v1/workers", NULL, seg, sizeof(seg)) && get)

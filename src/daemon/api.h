@@ -96,6 +96,13 @@ void api_hosts(struct daemon *d, const struct request *rq, struct reply *rp);
  * every host, asked of their daemons for rq's user. */
 void api_cluster_workers(struct daemon *d, const struct request *rq, struct reply *rp,
 			 const char *host);
+/* Whether host names this daemon. */
+bool api_cluster_is_self(struct daemon *d, const char *host);
+/* Any request with ?host=NAME of another host (but the workers list,
+ * which api_cluster_workers fans out): passed to that host's daemon,
+ * signed for rq's user, and its reply passed back as it came. */
+void api_cluster_forward(struct daemon *d, const struct request *rq, struct reply *rp,
+			 const char *host);
 /* GET /api/v1/workers on this host alone, as JSON (not from the reply
  * cache, whatever the query): what api_cluster_workers adds its own
  * host's from. */

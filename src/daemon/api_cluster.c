@@ -96,9 +96,9 @@ static void ask(struct fanout *f, struct target *t)
 	struct remote_reply r;
 	json_t *j;
 
-	if (remote_get(f->d, t->url, "/api/v1/workers", f->keys, f->values, f->n_filters, f->user,
-		       f->d->cfg.host_timeout_ns / 1000000, f->d->cfg.max_reply, &r, t->error,
-		       sizeof(t->error)) < 0)
+	if (remote_call(f->d, t->url, "GET", "/api/v1/workers", f->keys, f->values, f->n_filters,
+			NULL, 0, f->user, f->d->cfg.host_timeout_ns / 1000000, f->d->cfg.max_reply,
+			&r, t->error, sizeof(t->error)) < 0)
 		return;
 	j = r.body ? json_loadb(r.body, r.len, 0, NULL) : NULL;
 	if (r.status == 200 && json_is_array(json_object_get(j, "workers"))) {
@@ -232,5 +232,134 @@ out:
 	json_decref(list);
 	json_decref(answered);
 	json_decref(unanswered);
+	json_decref(hosts);
+}
+
+bool api_cluster_is_self(struct daemon *d, const char *host)
+{
+	char buf[256];
+
+	return !strcmp(host, self_name(d, buf, sizeof(buf)));
+}
+
+/* rq->args ("LEN:KEY=LEN:VALUE;" or "LEN:KEY;" each) back into pairs,
+ * host left out: their count, or -1 when they do not fit. */
+#define FORWARD_ARGS 32
+static int split_args(const char *args, char keys[][128], char values[][256], bool *has_value)
+{
+	const char *s = args;
+	int n = 0;
+
+	while (*s) {
+		char *end;
+		unsigned long kl = strtoul(s, &end, 10), vl;
+
+		if (*end != ':' || kl >= 128 || strlen(end + 1) < kl || n == FORWARD_ARGS)
+			return -1;
+		memcpy(keys[n], end + 1, kl);
+		keys[n][kl] = '\0';
+		s = end + 1 + kl;
+		has_value[n] = *s == '=';
+		values[n][0] = '\0';
+		if (has_value[n]) {
+			vl = strtoul(s + 1, &end, 10);
+			if (*end != ':' || vl >= 256 || strlen(end + 1) < vl)
+				return -1;
+			memcpy(values[n], end + 1, vl);
+			values[n][vl] = '\0';
+			s = end + 1 + vl;
+		}
+		if (*s++ != ';')
+			return -1;
+		if (strcmp(keys[n], "host"))
+			n++;
+	}
+	return n;
+}
+
+/* "attachment; filename=\"x\"" into rp's filename and inline_view. */
+static void pass_disposition(struct reply *rp, const char *disposition)
+{
+	const char *name = strstr(disposition, "filename=\"");
+
+	if (!disposition[0])
+		return;
+	rp->inline_view = !strncmp(disposition, "inline", 6);
+	if (name) {
+		name += 10;
+		snprintf(rp->filename, sizeof(rp->filename), "%.*s",
+			 (int)(strcspn(name, "\"") < sizeof(rp->filename) - 1 ? strcspn(name, "\"")
+									  : sizeof(rp->filename) - 1),
+			 name);
+	}
+	/* a name is never empty; send_reply keeps only safe characters */
+	if (!rp->filename[0])
+		snprintf(rp->filename, sizeof(rp->filename), "download");
+}
+
+void api_cluster_forward(struct daemon *d, const struct request *rq, struct reply *rp,
+			 const char *host)
+{
+	char keys[FORWARD_ARGS][128], values[FORWARD_ARGS][256], err[768] = "";
+	const char *kp[FORWARD_ARGS], *vp[FORWARD_ARGS], *url = NULL;
+	bool has_value[FORWARD_ARGS];
+	struct remote_reply r;
+	json_t *hosts = NULL, *h, *j;
+	int n;
+	size_t i;
+
+	if (!strcmp(rq->user.via, "cluster")) {
+		reply_error(rp, 400, "host", "host=%.64s in a request from another daemon; each "
+			    "daemon asks each host itself", host);
+		return;
+	}
+	n = rq->args ? split_args(rq->args, keys, values, has_value) : -1;
+	if (n < 0) {
+		reply_error(rp, 400, NULL, "the query has too many or too long arguments to pass to "
+			    "host %.64s; shorten it", host);
+		return;
+	}
+	if (!d->cluster) {
+		reply_error(rp, 404, "host", "no host %.64s: this nprofd is in no cluster ([cluster] "
+			    "etcd)", host);
+		return;
+	}
+	if (cluster_hosts(d->cluster, &hosts, err, sizeof(err)) < 0) {
+		reply_error(rp, 503, "host", "cannot find host %.64s: %s", host, err);
+		return;
+	}
+	json_array_foreach(hosts, i, h)
+		if (!strcmp(json_string_value(json_object_get(h, "name")), host))
+			url = json_string_value(json_object_get(h, "url"));
+	if (!url) {
+		reply_error(rp, 404, "host", "no host %.64s in the cluster; see GET /api/v1/hosts",
+			    host);
+		goto out;
+	}
+	for (int k = 0; k < n; k++) {
+		kp[k] = keys[k];
+		vp[k] = has_value[k] ? values[k] : NULL;
+	}
+	if (remote_call(d, url, rq->method, rq->path, kp, vp, (size_t)n, rq->body, rq->body_len,
+			&rq->user, d->cfg.forward_timeout_ns / 1000000, d->cfg.max_reply, &r, err,
+			sizeof(err)) < 0) {
+		reply_error(rp, 502, "host", "host %.64s: %s", host, err);
+		goto out;
+	}
+	/* its reply, as it came: status, type, body, file name */
+	rp->status = r.status >= 200 && r.status < 600 ? (unsigned)r.status : 502;
+	rp->body = r.body ? r.body : strdup("");
+	rp->body_len = r.body ? r.len : 0;
+	snprintf(rp->content_type, sizeof(rp->content_type), "%s",
+		 r.content_type[0] ? r.content_type : "application/octet-stream");
+	pass_disposition(rp, r.disposition);
+	if (rp->status >= 400 && (j = json_loadb(rp->body, rp->body_len, 0, NULL))) {
+		snprintf(rp->result, sizeof(rp->result), "host %.64s: %.180s", host,
+			 json_string_value(json_object_get(j, "error")) ?: "?");
+		json_decref(j);
+	} else {
+		snprintf(rp->result, sizeof(rp->result), "on host %.64s", host);
+	}
+out:
 	json_decref(hosts);
 }

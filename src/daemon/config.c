@@ -112,6 +112,7 @@ void config_defaults(struct daemon_config *c)
 	c->lease_ttl_ns = 10 * SEC;
 	c->etcd_timeout_ns = 3 * SEC;
 	c->host_timeout_ns = 5 * SEC;
+	c->forward_timeout_ns = 120 * SEC;
 	c->fanout = 16;
 	c->max_hosts = 1000;
 	c->max_reply = 32 * MIB;
@@ -246,6 +247,7 @@ static const struct key_def cluster_keys[] = {
 	{ "lease_ttl", V_DURATION, TOP(lease_ttl_ns), 2 * SEC, 300 * SEC, "2s", "5m" },
 	{ "etcd_timeout", V_DURATION, TOP(etcd_timeout_ns), SEC / 10, 60 * SEC, "100ms", "60s" },
 	{ "host_timeout", V_DURATION, TOP(host_timeout_ns), SEC / 10, 300 * SEC, "100ms", "5m" },
+	{ "forward_timeout", V_DURATION, TOP(forward_timeout_ns), SEC, 3600 * SEC, "1s", "1h" },
 	{ "fanout", V_COUNT, TOP(fanout), 1, 256, "1", "256" },
 	{ "max_hosts", V_COUNT, TOP(max_hosts), 1, 100000, "1", "100000" },
 	{ "max_reply", V_SIZE, TOP(max_reply), KIB, 1024 * MIB, "1k", "1G" },

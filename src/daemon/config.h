@@ -20,7 +20,7 @@
  *                         overrides for that service's workers
  *   [command NAME]        run, timeout, output, description
  *   [cluster]             etcd, name, url, key_file, lease_ttl, etcd_timeout,
- *                         host_timeout, fanout, max_hosts, max_reply,
+ *                         host_timeout, forward_timeout, fanout, max_hosts, max_reply,
  *                         signature_window, etcd_ca, etcd_cert, etcd_key
  * An unknown section or key, a malformed value or a value past its limit
  * stops start-up with "FILE:LINE: what is wrong; the fix"; so does a
@@ -141,6 +141,7 @@ struct daemon_config {
 	uint64_t lease_ttl_ns;			/* default 10 s, 2 s .. 5 min */
 	uint64_t etcd_timeout_ns;		/* default 3 s: one call to etcd */
 	uint64_t host_timeout_ns;		/* default 5 s: one host of a fan-out */
+	uint64_t forward_timeout_ns;		/* default 2 min: an action or download routed */
 	unsigned fanout;			/* default 16 hosts asked at once */
 	unsigned max_hosts;			/* default 1000 read from etcd */
 	uint64_t max_reply;			/* default 32 MiB from one host */

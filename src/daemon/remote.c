@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "daemon/cluster.h"
 #include "daemon/cluster_auth.h"
@@ -52,12 +53,14 @@ static bool build(CURL *c, const char *base_url, const char *path, const char *c
 	used = (size_t)snprintf(url, URL_MAX, "%.*s%s", (int)base, base_url, path);
 	args[0] = '\0';
 	for (size_t i = 0; i < n && used < URL_MAX; i++) {
-		char *k = curl_easy_escape(c, keys[i], 0), *v = curl_easy_escape(c, values[i], 0);
-		bool ok = k && v && request_args_add(args, args_size, &args_len, keys[i], values[i]);
+		char *k = curl_easy_escape(c, keys[i], 0);
+		char *v = values[i] ? curl_easy_escape(c, values[i], 0) : NULL;
+		bool ok = k && (v || !values[i]) &&
+			  request_args_add(args, args_size, &args_len, keys[i], values[i]);
 
 		if (ok)
-			used += (size_t)snprintf(url + used, URL_MAX - used, "%c%s=%s", i ? '&' : '?',
-						 k, v);
+			used += (size_t)snprintf(url + used, URL_MAX - used, "%c%s%s%s", i ? '&' : '?',
+						 k, v ? "=" : "", v ? v : "");
 		curl_free(k);
 		curl_free(v);
 		if (!ok)
@@ -66,10 +69,38 @@ static bool build(CURL *c, const char *base_url, const char *path, const char *c
 	return used < URL_MAX;
 }
 
-int remote_get(struct daemon *d, const char *base_url, const char *path,
-	       const char *const *keys, const char *const *values, size_t n,
-	       const struct user *u, uint64_t timeout_ms, size_t max_reply,
-	       struct remote_reply *ret, char *err, size_t errlen)
+/* Content-Type and Content-Disposition, kept to pass the reply on. */
+static size_t on_header(char *p, size_t size, size_t n, void *cls)
+{
+	struct remote_reply *r = cls;
+	size_t len = size * n, name;
+	char *field = NULL;
+
+	if (len > 14 && !strncasecmp(p, "Content-Type:", 13)) {
+		field = r->content_type;
+		name = 13;
+	} else if (len > 21 && !strncasecmp(p, "Content-Disposition:", 20)) {
+		field = r->disposition;
+		name = 20;
+	} else {
+		return len;
+	}
+	while (name < len && p[name] == ' ')
+		name++;
+	while (len > name && (p[len - 1] == '\r' || p[len - 1] == '\n'))
+		len--;
+	if (len - name < (field == r->content_type ? sizeof(r->content_type)
+						     : sizeof(r->disposition))) {
+		memcpy(field, p + name, len - name);
+		field[len - name] = '\0';
+	}
+	return size * n;
+}
+
+int remote_call(struct daemon *d, const char *base_url, const char *method, const char *path,
+		const char *const *keys, const char *const *values, size_t n, const char *body,
+		size_t body_len, const struct user *u, uint64_t timeout_ms, size_t max_reply,
+		struct remote_reply *ret, char *err, size_t errlen)
 {
 	char url[URL_MAX], args[512], header[CLUSTER_HEADER_MAX + 32], signature[CLUSTER_HEADER_MAX];
 	char cerr[CURL_ERROR_SIZE] = "";
@@ -90,7 +121,7 @@ int remote_get(struct daemon *d, const char *base_url, const char *path,
 		goto out;
 	}
 	{
-		struct cluster_request cr = { "GET", path, args, "", 0 };
+		struct cluster_request cr = { method, path, args, body ? body : "", body_len };
 
 		if (cluster_auth_sign(d->cluster_auth, &cr, cluster_name(d->cluster), u->name,
 				      (int64_t)u->uid, now_ms(), signature) < 0) {
@@ -100,6 +131,8 @@ int remote_get(struct daemon *d, const char *base_url, const char *path,
 	}
 	snprintf(header, sizeof(header), "%s: %s", CLUSTER_HEADER, signature);
 	h = curl_slist_append(NULL, header);
+	if (h && body_len)
+		h = curl_slist_append(h, "Content-Type: application/json");
 	if (!h) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
@@ -110,6 +143,14 @@ int remote_get(struct daemon *d, const char *base_url, const char *path,
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)timeout_ms);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+	if (!strcmp(method, "POST")) {
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body ? body : "");
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
+	} else if (strcmp(method, "GET")) {
+		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+	}
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, ret);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);

@@ -14,16 +14,19 @@ struct remote_reply {
 	long status;			/* HTTP status; 0 when none came */
 	char *body;			/* NUL-terminated (free it); NULL when none */
 	size_t len;
+	char content_type[64];		/* as sent; "" when none or longer */
+	char disposition[256];		/* Content-Disposition as sent; "" when none */
 };
 
-/* GET base_url (as registered: "http://10.0.0.2:9700/") + path with the
- * query args (keys[i]=values[i], URL-escaped here), signed by this host
- * for u. 0 and the reply (any status), or -errno with one line in err
- * (the host did not answer within timeout_ms, its reply was larger than
- * max_reply, the request could not be signed). */
-int remote_get(struct daemon *d, const char *base_url, const char *path,
-	       const char *const *keys, const char *const *values, size_t n,
-	       const struct user *u, uint64_t timeout_ms, size_t max_reply,
-	       struct remote_reply *ret, char *err, size_t errlen);
+/* METHOD base_url (as registered: "http://10.0.0.2:9700/") + path with
+ * the query args (keys[i]=values[i], URL-escaped here; a NULL value: the
+ * key alone) and body, signed by this host for u. 0 and the reply (any
+ * status), or -errno with one line in err (the host did not answer
+ * within timeout_ms, its reply was larger than max_reply, the request
+ * could not be signed). */
+int remote_call(struct daemon *d, const char *base_url, const char *method, const char *path,
+		const char *const *keys, const char *const *values, size_t n, const char *body,
+		size_t body_len, const struct user *u, uint64_t timeout_ms, size_t max_reply,
+		struct remote_reply *ret, char *err, size_t errlen);
 
 #endif

@@ -60,9 +60,10 @@ CU=nprofc$$
 test_user "$CU" || bail "useradd makes a test user"
 AS_CU="setpriv --reuid=$CU --regid=$CU --init-groups"
 
-# start_host NAME IP WORKER_ARG [USER_WORKER_ARG]: nprofd as PID 1 of a
-# namespace of its own, after a `sleep WORKER_ARG` of root's (and one of
-# the test user's) in it; sets NPROFD_PID_NAME (in this namespace).
+# start_host NAME IP WORKER_ARG [USER_WORKER_ARG [BUSY]]: nprofd as PID 1
+# of a namespace of its own, after a `sleep WORKER_ARG` of root's (and
+# one of the test user's, and the program BUSY) in it; sets
+# NPROFD_PID[NAME] (its pid in this namespace).
 declare -A NPROFD_PID
 start_host() {
 	local name=$1 ip=$2 i u child
@@ -78,7 +79,8 @@ CONF
 	mkdir -p "$D/$name"
 	unshare --pid --fork --mount-proc --kill-child sh -c '
 		sleep "$1" & [ -n "$2" ] && setpriv --reuid="$3" --regid="$3" --init-groups sleep "$2" &
-		shift 3; exec "$@"' sh "$3" "${4:-}" "$CU" \
+		[ -n "$4" ] && "$4" --seconds 600 >/dev/null &
+		shift 4; exec "$@"' sh "$3" "${4:-}" "$CU" "${5:-}" \
 		"$NPROFD" --config "$D/$name.conf" --socket "$D/$name.sock" --state-dir "$D/$name/state" \
 		--listen "$ip:0" 2>"$D/$name.log" &
 	u=$!
@@ -98,7 +100,7 @@ CONF
 }
 start_host a 127.0.0.2 6001 || bail "daemon a starts in a PID namespace of its own on 127.0.0.2"
 start_host b 127.0.0.3 6002 6102 || bail "daemon b starts on 127.0.0.3"
-start_host c 127.0.0.4 6003 || bail "daemon c starts on 127.0.0.4"
+start_host c 127.0.0.4 6003 "" "$PROGS/split" || bail "daemon c starts on 127.0.0.4"
 ok "three daemons, each PID 1 of its own namespace, on 127.0.0.2, .3 and .4"
 URL_C=$(sed -n 's|.*listening on \(http://[^/]*\)/.*|\1|p' "$D/c.log" | head -1)
 
@@ -214,6 +216,38 @@ check "c: a client claiming to be a daemon without a signature: 401" [ "$CODE" =
 on c GET "/api/v1/audit?limit=20"
 check "c's audit log has the refused signed requests (via cluster, 401)" \
 	[ "$(json "$TMP/api.out" 'len([a for a in j["audit"] if a["via"] == "cluster" and a["status"] == 401]) >= 4')" = True ]
+
+# --- an instance on c's worker, started and downloaded through a ---------------
+on a GET "/api/v1/workers?host=c&q=split"
+WS=$(json "$TMP/api.out" 'j["workers"][0]["id"]')
+SPLIT_PID=$(json "$TMP/api.out" 'j["workers"][0]["pid"]')
+on a POST "/api/v1/instances?host=c" "{\"worker\": \"$WS\", \"mode\": \"cpu\", \"duration\": \"2s\", \"interval\": \"5ms\"}"
+RI=$(json "$TMP/api.out" 'j["id"]')
+check "POST /api/v1/instances?host=c through a, on c's split ($WS): 201 RUNNING" \
+	[ "$CODE,$(json "$TMP/api.out" 'j["status"]')" = "201,RUNNING" ]
+for ((i = 0; i < 600; i++)); do
+	on a GET "/api/v1/instances/$RI?host=c"
+	STATUS=$(json "$TMP/api.out" 'j["status"]')
+	[ "$STATUS" != RUNNING ] && break
+	sleep 0.1
+done
+cp "$TMP/api.out" "$TMP/remote_inst.json"
+check "its status through a: FINISHED" [ "$STATUS" = FINISHED ]
+on c GET "/api/v1/instances/$RI"
+check "it ran on c: c's own socket has instance $RI, of split's pid there ($SPLIT_PID)" \
+	[ "$CODE,$(json "$TMP/api.out" 'j["pid"]')" = "200,$SPLIT_PID" ]
+on a GET "/api/v1/instances/$RI"
+check "and not on a: a's own instance $RI is 404" [ "$CODE" = 404 ]
+RA=$(json "$TMP/remote_inst.json" 'j["artifacts"][0]["id"]')
+curl -s --unix-socket "$D/a.sock" -o "$TMP/remote.html" -D "$TMP/remote.h" \
+	"http://nprofd/api/v1/artifacts/$RA?host=c&format=flamegraph"
+check "its flame graph downloads through a: text/html, an attachment, naming burn_sixty" \
+	bash -c "grep -qi '^content-type: text/html' '$TMP/remote.h' &&
+		grep -qi '^content-disposition: attachment; filename=\"cpu-' '$TMP/remote.h' &&
+		grep -q burn_sixty '$TMP/remote.html'"
+AS=$AS_CU on a POST "/api/v1/instances?host=c" "{\"worker\": \"$WS\", \"mode\": \"cpu\", \"duration\": \"2s\"}"
+check "$CU (workers only on b) starting one on c's worker through a: refused by c, 404" \
+	error_names 404 worker
 
 # --- c dies ----------------------------------------------------------------------
 t0=$(date +%s.%N)
