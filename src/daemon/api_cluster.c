@@ -353,6 +353,10 @@ void api_cluster_forward(struct daemon *d, const struct request *rq, struct repl
 	snprintf(rp->content_type, sizeof(rp->content_type), "%s",
 		 r.content_type[0] ? r.content_type : "application/octet-stream");
 	pass_disposition(rp, r.disposition);
+	/* Only JSON is shown as it came: anything else the other daemon did
+	 * not name as a file is saved, never rendered in this daemon's origin. */
+	if (!r.disposition[0] && strncmp(rp->content_type, "application/json", 16))
+		snprintf(rp->filename, sizeof(rp->filename), "download");
 	if (rp->status >= 400 && (j = json_loadb(rp->body, rp->body_len, 0, NULL))) {
 		snprintf(rp->result, sizeof(rp->result), "host %.64s: %.180s", host,
 			 json_string_value(json_object_get(j, "error")) ?: "?");
