@@ -145,12 +145,37 @@ static void ask_all(struct fanout *f)
 		pthread_join(th[i], NULL);
 }
 
+/* host=*'s batch: after=NAME (the hosts named after it) and batch=N (at
+ * most N hosts; default and limit max_hosts). false when it replied 400. */
+static bool batch_of(const struct request *rq, struct reply *rp, size_t max,
+		     const char **ret_after, size_t *ret_batch)
+{
+	const char *b = rq->query(rq, "batch");
+	char *end;
+	unsigned long n = max;
+
+	if (b) {
+		n = strtoul(b, &end, 10);
+		if (!*b || *end || n < 1 || n > max) {
+			reply_error(rp, 400, "batch", "batch=%.32s: give a number of hosts from 1 to "
+				    "%zu ([cluster] max_hosts)", b, max);
+			return false;
+		}
+	}
+	*ret_after = rq->query(rq, "after");
+	*ret_batch = n;
+	return true;
+}
+
 void api_cluster_workers(struct daemon *d, const struct request *rq, struct reply *rp,
 			 const char *host)
 {
 	char buf[256], err[768] = "";
 	const char *self = self_name(d, buf, sizeof(buf));
-	bool all = !strcmp(host, "*"), local = all || !strcmp(host, self);
+	bool all = !strcmp(host, "*"), local = all || !strcmp(host, self), self_done = false;
+	bool more = false;
+	const char *after = NULL, *last = NULL;
+	size_t batch = 0, taken = 0;
 	struct fanout f = { .d = d, .user = &rq->user };
 	json_t *hosts = NULL, *h, *list = json_array(), *answered = json_array(),
 	       *unanswered = json_array();
@@ -178,15 +203,40 @@ void api_cluster_workers(struct daemon *d, const struct request *rq, struct repl
 		reply_error(rp, 500, NULL, "out of memory");
 		goto out;
 	}
-	json_array_foreach(hosts, i, h) {
-		const char *name = json_string_value(json_object_get(h, "name"));
+	if (all && !batch_of(rq, rp, d->cfg.max_hosts, &after, &batch))
+		goto out;
+	/* In name order, self among them (it serves, registered or not):
+	 * those after "after", at most batch of them. */
+	local = !all && local;
+	for (i = 0; i <= json_array_size(hosts); i++) {
+		h = json_array_get(hosts, i);
+		const char *name = h ? json_string_value(json_object_get(h, "name")) : NULL;
+		bool self_now = all && !self_done && (!name || strcmp(self, name) <= 0);
 
-		if (!strcmp(name, self) || (!all && strcmp(name, host)))
+		if (self_now) {
+			self_done = true;
+			if ((!after || strcmp(self, after) > 0) && taken < batch) {
+				local = true;
+				taken++;
+				last = self;
+			} else if (!after || strcmp(self, after) > 0) {
+				more = true;
+			}
+		}
+		if (!name || !strcmp(name, self) || (!all && strcmp(name, host)))
 			continue;
+		if (all && after && strcmp(name, after) <= 0)
+			continue;
+		if (all && taken == batch) {
+			more = true;
+			continue;
+		}
+		taken++;
+		last = name;
 		f.t[f.n].name = name;
 		f.t[f.n++].url = json_string_value(json_object_get(h, "url"));
 	}
-	if (!local && !f.n) {
+	if (!all && !local && !f.n) {
 		if (err[0])
 			reply_error(rp, 503, "host", "cannot reach host %.64s: %s", host, err);
 		else
@@ -225,6 +275,8 @@ void api_cluster_workers(struct daemon *d, const struct request *rq, struct repl
 			     json_array_size(unanswered) > 0 || (all && err[0]));
 	if (all && err[0])
 		json_object_set_new(rp->json, "error", json_string(err));
+	if (more && last)
+		json_object_set_new(rp->json, "next", json_string(last));
 out:
 	for (i = 0; f.t && i < f.n; i++)
 		json_decref(f.t[i].workers);

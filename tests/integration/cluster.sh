@@ -156,6 +156,16 @@ check "each namespace sees its own processes only: no worker of a is pid > 10" \
 on a GET "/api/v1/workers?host=b"
 check "workers?host=b through a: b's alone" \
 	[ "$(json "$TMP/api.out" 'sorted(set(w["host"] for w in j["workers"])), j["answered"]')" = "(['b'], ['b'])" ]
+on a GET "/api/v1/workers?host=*&batch=2"
+check "host=*&batch=2 through a: a and b, next=b" \
+	[ "$(json "$TMP/api.out" 'sorted(j["answered"]), j.get("next"), sorted(set(w["host"] for w in j["workers"]))')" = \
+	  "(['a', 'b'], 'b', ['a', 'b'])" ]
+on a GET "/api/v1/workers?host=*&batch=2&after=b"
+check "then after=b: c alone, no next" \
+	[ "$(json "$TMP/api.out" 'j["answered"], j.get("next"), sorted(set(w["host"] for w in j["workers"]))')" = \
+	  "(['c'], None, ['c'])" ]
+on a GET "/api/v1/workers?host=*&batch=0"
+check "batch=0: 400 naming batch" error_names 400 batch
 on a GET "/api/v1/workers?host=zz"
 check "workers?host=zz: 404 naming host" error_names 404 host
 
@@ -269,6 +279,7 @@ check "a still answers for a and b, not partial" \
 	  "(['a', 'b'], False, ['a', 'b'])" ]
 
 # --- etcd stops: each daemon serves its own host ---------------------------------
+before=$(wc -l <"$D/a.log")
 kill -TERM "$ETCD"
 wait_pid "$ETCD" 30 || kill -KILL "$ETCD"
 for h in a b; do
@@ -292,8 +303,13 @@ for ((i = 0; i < 300; i++)); do
 done
 check "a's registration says retrying, with the error" \
 	[ "$state,$(json "$TMP/api.out" 'bool(j["cluster"]["error"])')" = "retrying,True" ]
-check "a logged the loss once, in one line" \
-	[ "$(grep -c 'cluster: etcd did not answer' "$D/a.log")" = 1 ]
+# (a loaded machine may have made an earlier call time out: its own line)
+if [ "$(tail -n +$((before + 1)) "$D/a.log" | grep -c 'cluster: etcd did not answer')" = 1 ]; then
+	ok "a logged the loss once, in one line, for all its retries"
+else
+	not_ok "a logged the loss once, in one line, for all its retries"
+	diag "$(grep 'cluster:' "$D/a.log")"
+fi
 
 # --- etcd back: the view comes back -----------------------------------------------
 start_etcd || bail "etcd starts again on $ETCD_URL"
