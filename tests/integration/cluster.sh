@@ -10,9 +10,13 @@
 # that user its worker, a request signed with the wrong key, a tampered
 # one and a replayed one (401, audited), and serves an admin; c killed
 # leaves the list within the lease's TTL (3 s) and the others still
-# answer; etcd stopped leaves each daemon serving its own host (partial,
-# "retrying"); etcd started again restores the view.
-# test-timeout: 240
+# answer; an instance started through a on c's worker runs on c and its
+# flame graph downloads through a; etcd stopped leaves each daemon
+# serving its own host (partial, "retrying"), and one started meanwhile
+# serves its own; etcd started again restores the view; b stopped leaves
+# it at once (its lease revoked). Timeouts are a minute: the checks wait
+# for conditions, never for a speed.
+# test-timeout: 400
 . "$(dirname "$0")/lib.sh"
 need_build
 need_daemon
@@ -74,7 +78,8 @@ etcd = $ETCD_URL
 name = $name
 key_file = $D/cluster.key
 lease_ttl = ${TTL}s
-host_timeout = 10s
+host_timeout = 60s
+etcd_timeout = 10s
 CONF
 	mkdir -p "$D/$name"
 	unshare --pid --fork --mount-proc --kill-child sh -c '
@@ -311,15 +316,27 @@ else
 	diag "$(grep 'cluster:' "$D/a.log")"
 fi
 
+start_host d 127.0.0.5 6004 || bail "daemon d starts while etcd is away"
+on d GET "/api/v1/workers"
+check "d, started while etcd is away, serves its own host" \
+	[ "$CODE,$(json "$TMP/api.out" "len([w for w in j['workers'] if w['cmdline'] == 'sleep 6004'])")" = "200,1" ]
+
 # --- etcd back: the view comes back -----------------------------------------------
 start_etcd || bail "etcd starts again on $ETCD_URL"
-if wait_hosts a "a b" 60; then
-	ok "etcd back: a lists a and b again"
+if wait_hosts a "a b d" 60; then
+	ok "etcd back: a lists a, b and d (which registers now)"
 else
-	not_ok "etcd back: a lists a and b again (got: $(hosts_of a))"
+	not_ok "etcd back: a lists a, b and d (got: $(hosts_of a))"
 fi
-wait_hosts b "a b" 60
+wait_hosts b "a b d" 60
 on b GET "/api/v1/workers?host=*"
-check "etcd back: workers?host=* through b: a's and b's, not partial" \
-	[ "$(where 6001),$(where 6002),$(json "$TMP/api.out" 'j["partial"]')" = "a,b,False" ]
+check "etcd back: workers?host=* through b: a's, b's and d's, not partial" \
+	[ "$(where 6001),$(where 6002),$(where 6004),$(json "$TMP/api.out" 'j["partial"]')" = "a,b,d,False" ]
+
+# --- b stops: it leaves at once -----------------------------------------------------
+# Its lease is revoked before it exits: a's next look no longer has it.
+kill -TERM "${NPROFD_PID[b]}"
+wait_pid "${NPROFD_PID[b]}" 30
+check "b stopped (SIGTERM): gone from a's list as soon as it has exited (lease revoked)" \
+	[ "$(hosts_of a)" = "a d" ]
 finish
