@@ -60,8 +60,9 @@ ok "etcd answers on $ETCD_URL"
 
 head -c 32 /dev/urandom >"$D/cluster.key"
 chmod 600 "$D/cluster.key"
-CU=nprofc$$
+CU=nprofc$$ UI=nprofu$$ UIPW="pw-$$-Cluster"
 test_user "$CU" || bail "useradd makes a test user"
+test_user "$UI" "$UIPW" || bail "useradd and chpasswd make the UI's user"
 AS_CU="setpriv --reuid=$CU --regid=$CU --init-groups"
 
 # start_host NAME IP WORKER_ARG [USER_WORKER_ARG [BUSY]]: nprofd as PID 1
@@ -72,7 +73,7 @@ declare -A NPROFD_PID
 start_host() {
 	local name=$1 ip=$2 i u child
 	cat >"$D/$name.conf" <<CONF
-admin_users = root
+admin_users = root, $UI
 [cluster]
 etcd = $ETCD_URL
 name = $name
@@ -263,6 +264,15 @@ check "its flame graph downloads through a: text/html, an attachment, naming bur
 AS=$AS_CU on a POST "/api/v1/instances?host=c" "{\"worker\": \"$WS\", \"mode\": \"cpu\", \"duration\": \"2s\"}"
 check "$CU (workers only on b) starting one on c's worker through a: refused by c, 404" \
 	error_names 404 worker
+
+# --- the page: a host column, a host filter, an instance on c from a ----------
+if need_browser; then
+	URL_A=$(sed -n 's|.*listening on \(http://[^/]*/\).*|\1|p' "$D/a.log" | head -1)
+	NPROF_E2E_DIR=$TMP NPROF_E2E_URL=$URL_A NPROF_E2E_USER=$UI NPROF_E2E_PASSWORD=$UIPW \
+		run_js cluster_ui.js
+else
+	skip "the page with several hosts" "$BROWSER_WHY"
+fi
 
 # --- c dies ----------------------------------------------------------------------
 t0=$(date +%s.%N)
