@@ -67,7 +67,7 @@ void api_hosts(struct daemon *d, const struct request *rq, struct reply *rp)
 
 /* One host of a fan-out, filled by the thread that asks it. */
 struct target {
-	const char *name, *url;
+	const char *name, *url, *pin;
 	json_t *workers;		/* its list, each worker with its host */
 	char error[512];		/* why not, when workers is NULL */
 };
@@ -96,7 +96,7 @@ static void ask(struct fanout *f, struct target *t)
 	struct remote_reply r;
 	json_t *j;
 
-	if (remote_call(f->d, t->url, "GET", "/api/v1/workers", f->keys, f->values, f->n_filters,
+	if (remote_call(f->d, t->url, t->pin, "GET", "/api/v1/workers", f->keys, f->values, f->n_filters,
 			NULL, 0, f->user, f->d->cfg.host_timeout_ns / 1000000, f->d->cfg.max_reply,
 			&r, t->error, sizeof(t->error)) < 0)
 		return;
@@ -234,6 +234,7 @@ void api_cluster_workers(struct daemon *d, const struct request *rq, struct repl
 		taken++;
 		last = name;
 		f.t[f.n].name = name;
+		f.t[f.n].pin = json_string_value(json_object_get(h, "tls_pin"));
 		f.t[f.n++].url = json_string_value(json_object_get(h, "url"));
 	}
 	if (!all && !local && !f.n) {
@@ -353,7 +354,7 @@ void api_cluster_forward(struct daemon *d, const struct request *rq, struct repl
 			 const char *host)
 {
 	char keys[FORWARD_ARGS][128], values[FORWARD_ARGS][256], err[768] = "";
-	const char *kp[FORWARD_ARGS], *vp[FORWARD_ARGS], *url = NULL;
+	const char *kp[FORWARD_ARGS], *vp[FORWARD_ARGS], *url = NULL, *pin = NULL;
 	bool has_value[FORWARD_ARGS];
 	struct remote_reply r;
 	json_t *hosts = NULL, *h, *j;
@@ -380,9 +381,12 @@ void api_cluster_forward(struct daemon *d, const struct request *rq, struct repl
 		reply_error(rp, 503, "host", "cannot find host %.64s: %s", host, err);
 		return;
 	}
-	json_array_foreach(hosts, i, h)
-		if (!strcmp(json_string_value(json_object_get(h, "name")), host))
+	json_array_foreach(hosts, i, h) {
+		if (!strcmp(json_string_value(json_object_get(h, "name")), host)) {
 			url = json_string_value(json_object_get(h, "url"));
+			pin = json_string_value(json_object_get(h, "tls_pin"));
+		}
+	}
 	if (!url) {
 		reply_error(rp, 404, "host", "no host %.64s in the cluster; see GET /api/v1/hosts",
 			    host);
@@ -392,7 +396,7 @@ void api_cluster_forward(struct daemon *d, const struct request *rq, struct repl
 		kp[k] = keys[k];
 		vp[k] = has_value[k] ? values[k] : NULL;
 	}
-	if (remote_call(d, url, rq->method, rq->path, kp, vp, (size_t)n, rq->body, rq->body_len,
+	if (remote_call(d, url, pin, rq->method, rq->path, kp, vp, (size_t)n, rq->body, rq->body_len,
 			&rq->user, d->cfg.forward_timeout_ns / 1000000, d->cfg.max_reply, &r, err,
 			sizeof(err)) < 0) {
 		reply_error(rp, 502, "host", "host %.64s: %s", host, err);

@@ -46,26 +46,34 @@ const char *cluster_name(const struct cluster *c)
 	return c->name;
 }
 
-/* "sha256:HEX" of the listener's certificate (the first of tls_cert), or
- * "" when TLS is off; false when the file is not a certificate. */
-static bool cert_fingerprint(const char *pem_path, char *out, size_t len)
+/* The listener's certificate (the first of tls_cert) as the others
+ * check it: fp "sha256:HEX" of the certificate, pin "sha256//BASE64" of
+ * its public key (curl's CURLOPT_PINNEDPUBLICKEY); both "" when TLS is
+ * off. false when the file is not a certificate. */
+static bool cert_identity(const char *pem_path, char *fp, size_t fp_size, char *pin,
+			  size_t pin_size)
 {
 	gnutls_datum_t pem = { NULL, 0 };
 	gnutls_x509_crt_t crt = NULL;
-	unsigned char fp[32];
-	size_t fp_len = sizeof(fp);
-	char hex[65];
+	unsigned char digest[32], key_id[32];
+	size_t digest_len = sizeof(digest), key_id_len = sizeof(key_id);
+	char hex[65], b64[48];
 	bool ok = false;
 
-	out[0] = '\0';
+	fp[0] = pin[0] = '\0';
 	if (!pem_path[0])
 		return true;
 	if (gnutls_load_file(pem_path, &pem) == 0 && gnutls_x509_crt_init(&crt) == 0 &&
 	    gnutls_x509_crt_import(crt, &pem, GNUTLS_X509_FMT_PEM) == 0 &&
-	    gnutls_x509_crt_get_fingerprint(crt, GNUTLS_DIG_SHA256, fp, &fp_len) == 0 &&
-	    fp_len == sizeof(fp)) {
-		hex_encode(fp, sizeof(fp), hex);
-		snprintf(out, len, "sha256:%s", hex);
+	    gnutls_x509_crt_get_fingerprint(crt, GNUTLS_DIG_SHA256, digest, &digest_len) == 0 &&
+	    digest_len == sizeof(digest) &&
+	    /* SHA-256 of the DER SubjectPublicKeyInfo */
+	    gnutls_x509_crt_get_key_id(crt, GNUTLS_KEYID_USE_SHA256, key_id, &key_id_len) == 0 &&
+	    key_id_len == sizeof(key_id)) {
+		hex_encode(digest, sizeof(digest), hex);
+		snprintf(fp, fp_size, "sha256:%s", hex);
+		etcd_base64_encode(key_id, sizeof(key_id), b64);
+		snprintf(pin, pin_size, "sha256//%s", b64);
 		ok = true;
 	}
 	if (crt)
@@ -201,7 +209,7 @@ struct cluster *cluster_new(struct daemon *d)
 int cluster_start(struct cluster *c, char *err, size_t errlen)
 {
 	const struct daemon_config *cfg = &c->d->cfg;
-	char fp[80], started[32], url[CONFIG_VALUE_MAX];
+	char fp[80], pin[80], started[32], url[CONFIG_VALUE_MAX];
 	json_t *rec;
 
 	snprintf(url, sizeof(url), "%s", cfg->cluster_url[0] ? cfg->cluster_url : c->d->http_url);
@@ -216,13 +224,14 @@ int cluster_start(struct cluster *c, char *err, size_t errlen)
 			 "other daemons reach this host at (https://NAME:PORT)", cfg->listen);
 		return -EINVAL;
 	}
-	if (!cert_fingerprint(cfg->tls_cert, fp, sizeof(fp))) {
+	if (!cert_identity(cfg->tls_cert, fp, sizeof(fp), pin, sizeof(pin))) {
 		snprintf(err, errlen, "tls_cert = %s: not a PEM certificate; fix the file",
 			 cfg->tls_cert);
 		return -EINVAL;
 	}
-	rec = json_pack("{ss ss ss ss? ss s[ss]}", "name", c->name, "url", url, "version",
-			NPROF_VERSION, "tls_fingerprint", fp[0] ? fp : NULL, "started",
+	rec = json_pack("{ss ss ss ss? ss? ss s[ss]}", "name", c->name, "url", url, "version",
+			NPROF_VERSION, "tls_fingerprint", fp[0] ? fp : NULL, "tls_pin",
+			pin[0] ? pin : NULL, "started",
 			iso_time(c->d->started_ms, started, sizeof(started)), "capabilities",
 			"workers", "signed-requests");
 	c->record = rec ? json_dumps(rec, JSON_COMPACT) : NULL;

@@ -23,8 +23,11 @@ struct remote_reply {
  * key alone) and body, signed by this host for u. 0 and the reply (any
  * status), or -errno with one line in err (the host did not answer
  * within timeout_ms, its reply was larger than max_reply, the request
- * could not be signed). */
-int remote_call(struct daemon *d, const char *base_url, const char *method, const char *path,
+ * could not be signed). An https base_url is checked against pin, the
+ * public key the host registered ("sha256//BASE64"), when it registered
+ * one; else against the system's certificate authorities. */
+int remote_call(struct daemon *d, const char *base_url, const char *pin, const char *method,
+		const char *path,
 		const char *const *keys, const char *const *values, size_t n, const char *body,
 		size_t body_len, const struct user *u, uint64_t timeout_ms, size_t max_reply,
 		struct remote_reply *ret, char *err, size_t errlen);

@@ -71,9 +71,13 @@ AS_CU="setpriv --reuid=$CU --regid=$CU --init-groups"
 # NPROFD_PID[NAME] (its pid in this namespace).
 declare -A NPROFD_PID
 start_host() {
-	local name=$1 ip=$2 i u child
+	local name=$1 ip=$2 i u child tls=""
+	# b serves HTTPS with a self-signed certificate: the others pin its key
+	[ "$name" = b ] && tls="tls_cert = $D/b.cert.pem
+tls_key = $D/b.key.pem"
 	cat >"$D/$name.conf" <<CONF
 admin_users = root, $UI
+$tls
 [cluster]
 etcd = $ETCD_URL
 name = $name
@@ -104,6 +108,10 @@ CONF
 	diag_file "$D/$name.log"
 	return 1
 }
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=b \
+	-keyout "$D/b.key.pem" -out "$D/b.cert.pem" >/dev/null 2>&1 || bail "openssl makes b's certificate"
+B_PIN="sha256//$(openssl x509 -in "$D/b.cert.pem" -pubkey -noout | openssl pkey -pubin -outform der |
+	openssl dgst -sha256 -binary | base64 -w0)"
 start_host a 127.0.0.2 6001 || bail "daemon a starts in a PID namespace of its own on 127.0.0.2"
 start_host b 127.0.0.3 6002 6102 || bail "daemon b starts on 127.0.0.3"
 start_host c 127.0.0.4 6003 "" "$PROGS/split" || bail "daemon c starts on 127.0.0.4"
@@ -143,6 +151,9 @@ on a GET /api/v1/hosts
 check "each host has its URL on its own address, health registered; a is self" \
 	[ "$(json "$TMP/api.out" '[(h["url"].split(":")[1], h["health"], h["self"]) for h in j["hosts"]]')" = \
 	  "[('//127.0.0.2', 'registered', True), ('//127.0.0.3', 'registered', False), ('//127.0.0.4', 'registered', False)]" ]
+check "b, on TLS, registered https and its key's pin (as openssl computes it); the others none" \
+	[ "$(json "$TMP/api.out" '[(h["url"].split(":")[0], h.get("tls_pin")) for h in j["hosts"]]')" = \
+	  "[('http', None), ('https', '$B_PIN'), ('http', None)]" ]
 check "the registration's status: registered, lease 3 s" \
 	[ "$(json "$TMP/api.out" 'j["cluster"]["state"], j["cluster"]["lease_ttl"], j["partial"]')" = \
 	  "('registered', 3, False)" ]
@@ -184,6 +195,16 @@ check "a registered host that does not answer: named in unanswered, the list par
 	[ "$(json "$TMP/api.out" '[u["host"] for u in j["unanswered"]], j["partial"], sorted(j["answered"])')" = \
 	  "(['zz'], True, ['a', 'b', 'c'])" ]
 curl -s -X POST "$ETCD_URL/v3/kv/deleterange" -d "{\"key\": \"$(printf /nprof/v1/hosts/zz | base64 -w0)\"}" >/dev/null
+
+B_URL=$(sed -n 's|.*listening on \(https://[^/]*/\).*|\1|p' "$D/b.log" | head -1)
+FAKE=$(printf '{"name":"zy","url":"%s","tls_pin":"sha256//%s"}' "$B_URL" "$(head -c 32 /dev/zero | base64 -w0)" | base64 -w0)
+curl -s -X POST "$ETCD_URL/v3/kv/put" \
+	-d "{\"key\": \"$(printf /nprof/v1/hosts/zy | base64 -w0)\", \"value\": \"$FAKE\"}" >/dev/null
+on a GET "/api/v1/workers?host=zy"
+check "a host registered at b's https URL with another key's pin: unanswered, the error naming the pin" \
+	[ "$(json "$TMP/api.out" 'j["answered"], [u["host"] for u in j["unanswered"]], "pin" in j["unanswered"][0]["error"].lower()')" = \
+	  "([], ['zy'], True)" ]
+curl -s -X POST "$ETCD_URL/v3/kv/deleterange" -d "{\"key\": \"$(printf /nprof/v1/hosts/zy | base64 -w0)\"}" >/dev/null
 
 # --- a user is who they are on each host -----------------------------------
 AS=$AS_CU on a GET "/api/v1/workers?host=*"
