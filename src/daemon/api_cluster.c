@@ -402,6 +402,16 @@ void api_cluster_forward(struct daemon *d, const struct request *rq, struct repl
 		reply_error(rp, 502, "host", "host %.64s: %s", host, err);
 		goto out;
 	}
+	/* A 401 there is about this daemon's signature or the user's account
+	 * there, not the user's sign-in here (which a 401 would end). */
+	if (r.status == 401) {
+		j = r.body ? json_loadb(r.body, r.len, 0, NULL) : NULL;
+		reply_error(rp, 502, "host", "host %.64s refused the request passed on for you: %.300s",
+			    host, json_string_value(json_object_get(j, "error")) ?: "401");
+		json_decref(j);
+		free(r.body);
+		goto out;
+	}
 	/* its reply, as it came: status, type, body, file name */
 	rp->status = r.status >= 200 && r.status < 600 ? (unsigned)r.status : 502;
 	rp->body = r.body ? r.body : strdup("");
