@@ -4,6 +4,7 @@
  * fanout at once, each within host_timeout, signed for the user asking,
  * whom each daemon authorizes by its own rules. */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -350,6 +351,49 @@ static void pass_disposition(struct reply *rp, const char *disposition)
 		snprintf(rp->filename, sizeof(rp->filename), "download");
 }
 
+/* What may be a file of any size: an artifact, a comparison. */
+static bool downloads(const struct request *rq)
+{
+	return !strcmp(rq->method, "GET") && (!strncmp(rq->path, "/api/v1/artifacts/", 18) ||
+					       !strcmp(rq->path, "/api/v1/diff"));
+}
+
+/* fd to its end, at most max bytes, into *ret (NUL-terminated): 0 or -1. */
+static int read_all(int fd, size_t max, char **ret, size_t *ret_len)
+{
+	size_t len = 0, cap = 4096;
+	char *buf = malloc(cap + 1);
+	ssize_t got = 0;
+
+	while (buf && len <= max) {
+		if (len == cap) {
+			char *grown = realloc(buf, cap * 2 + 1);
+
+			if (!grown) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = grown;
+			cap *= 2;
+		}
+		got = read(fd, buf + len, cap - len);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		len += (size_t)got;
+	}
+	if (!buf || got < 0 || len > max) {
+		free(buf);
+		return -1;
+	}
+	buf[len] = '\0';
+	*ret = buf;
+	*ret_len = len;
+	return 0;
+}
+
 void api_cluster_forward(struct daemon *d, const struct request *rq, struct reply *rp,
 			 const char *host)
 {
@@ -396,9 +440,38 @@ void api_cluster_forward(struct daemon *d, const struct request *rq, struct repl
 		kp[k] = keys[k];
 		vp[k] = has_value[k] ? values[k] : NULL;
 	}
-	if (remote_call(d, url, pin, rq->method, rq->path, kp, vp, (size_t)n, rq->body, rq->body_len,
-			&rq->user, d->cfg.forward_timeout_ns / 1000000, d->cfg.max_reply, &r, err,
-			sizeof(err)) < 0) {
+	if (downloads(rq)) {
+		int fd;
+
+		if (remote_stream(d, url, pin, rq->path, kp, vp, (size_t)n, &rq->user,
+				  d->cfg.forward_timeout_ns / 1000000, &r, &fd, err, sizeof(err)) < 0) {
+			reply_error(rp, 502, "host", "host %.64s: %s", host, err);
+			goto out;
+		}
+		if (r.status == 200 && strncmp(r.content_type, "application/json", 16)) {
+			/* a file: through as it comes, however large */
+			rp->fd = fd;
+			rp->fd_is_pipe = true;
+			rp->size = r.length;
+			snprintf(rp->content_type, sizeof(rp->content_type), "%s",
+				 r.content_type[0] ? r.content_type : "application/octet-stream");
+			pass_disposition(rp, r.disposition);
+			if (!r.disposition[0])
+				snprintf(rp->filename, sizeof(rp->filename), "download");
+			snprintf(rp->result, sizeof(rp->result), "on host %.64s", host);
+			goto out;
+		}
+		/* JSON (an error, ?info=1): read whole, as any other reply */
+		if (read_all(fd, d->cfg.max_reply, &r.body, &r.len) < 0) {
+			close(fd);
+			reply_error(rp, 502, "host", "host %.64s: its reply is larger than [cluster] "
+				    "max_reply or could not be read", host);
+			goto out;
+		}
+		close(fd);
+	} else if (remote_call(d, url, pin, rq->method, rq->path, kp, vp, (size_t)n, rq->body,
+			       rq->body_len, &rq->user, d->cfg.forward_timeout_ns / 1000000,
+			       d->cfg.max_reply, &r, err, sizeof(err)) < 0) {
 		reply_error(rp, 502, "host", "host %.64s: %s", host, err);
 		goto out;
 	}

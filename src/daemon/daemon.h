@@ -77,6 +77,7 @@ struct reply {
 	char *body;			/* or that body rendered already (owned); NULL */
 	size_t body_len;
 	int fd;				/* or a file to send (owned); -1 */
+	bool fd_is_pipe;		/* fd is a stream: size bytes (0: unknown) as they come */
 	uint64_t size;
 	char content_type[64];
 	char filename[128];		/* Content-Disposition: attachment; filename= */

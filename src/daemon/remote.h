@@ -16,6 +16,7 @@ struct remote_reply {
 	size_t len;
 	char content_type[64];		/* as sent; "" when none or longer */
 	char disposition[256];		/* Content-Disposition as sent; "" when none */
+	uint64_t length;		/* Content-Length as sent; 0 when none */
 };
 
 /* METHOD base_url (as registered: "http://10.0.0.2:9700/") + path with
@@ -31,5 +32,16 @@ int remote_call(struct daemon *d, const char *base_url, const char *pin, const c
 		const char *const *keys, const char *const *values, size_t n, const char *body,
 		size_t body_len, const struct user *u, uint64_t timeout_ms, size_t max_reply,
 		struct remote_reply *ret, char *err, size_t errlen);
+
+/* The same for a download, streamed: once the reply's status and
+ * headers have come (within timeout_ms), ret (body NULL) and *ret_fd,
+ * the read end of a pipe its body flows into, from a thread of its own,
+ * as fast as the reader takes it; the transfer ends when it stalls for
+ * timeout_ms or the reader closes the fd. No bound on its size: the
+ * reader copies it out, never holds it. 0, or -errno and err. */
+int remote_stream(struct daemon *d, const char *base_url, const char *pin, const char *path,
+		  const char *const *keys, const char *const *values, size_t n,
+		  const struct user *u, uint64_t timeout_ms, struct remote_reply *ret,
+		  int *ret_fd, char *err, size_t errlen);
 
 #endif

@@ -364,13 +364,61 @@ static enum MHD_Result add_arg(void *cls, enum MHD_ValueKind kind, const char *k
 	return a->too_long ? MHD_NO : MHD_YES;
 }
 
+/* A stream (another host's download): read as it comes. One that ends
+ * before the size announced ends the connection, so that a client never
+ * takes a cut file for a whole one. */
+struct piped {
+	int fd;
+	uint64_t size, got;		/* size: MHD_SIZE_UNKNOWN when not announced */
+};
+
+static ssize_t read_piped(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct piped *p = cls;
+	ssize_t n;
+
+	(void)pos;
+	do
+		n = read(p->fd, buf, max);
+	while (n < 0 && errno == EINTR);
+	if (n > 0) {
+		p->got += (uint64_t)n;
+		return n;
+	}
+	return n == 0 && (p->size == MHD_SIZE_UNKNOWN || p->got == p->size)
+		       ? MHD_CONTENT_READER_END_OF_STREAM : MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+static void free_piped(void *cls)
+{
+	struct piped *p = cls;
+
+	close(p->fd);
+	free(p);
+}
+
+static struct MHD_Response *stream_response(struct reply *rp)
+{
+	struct piped *p = malloc(sizeof(*p));
+	struct MHD_Response *r;
+
+	if (!p)
+		return NULL;
+	*p = (struct piped){ .fd = rp->fd, .size = rp->size ? rp->size : MHD_SIZE_UNKNOWN };
+	r = MHD_create_response_from_callback(p->size, 64 * 1024, read_piped, p, free_piped);
+	if (!r)
+		free(p); /* the fd stays the reply's, closed with it */
+	return r;
+}
+
 static enum MHD_Result send_reply(struct MHD_Connection *c, struct reply *rp)
 {
 	struct MHD_Response *r;
 	enum MHD_Result ret;
 
 	if (rp->fd >= 0) {
-		r = MHD_create_response_from_fd64(rp->size, rp->fd);
+		r = rp->fd_is_pipe ? stream_response(rp)
+				   : MHD_create_response_from_fd64(rp->size, rp->fd);
 		if (r)
 			rp->fd = -1; /* the response closes it */
 	} else {

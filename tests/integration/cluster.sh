@@ -85,6 +85,7 @@ key_file = $D/cluster.key
 lease_ttl = ${TTL}s
 host_timeout = 60s
 etcd_timeout = 10s
+max_reply = 16k
 CONF
 	mkdir -p "$D/$name"
 	unshare --pid --fork --mount-proc --kill-child sh -c '
@@ -282,6 +283,15 @@ check "its flame graph downloads through a: text/html, an attachment, naming bur
 	bash -c "grep -qi '^content-type: text/html' '$TMP/remote.h' &&
 		grep -qi '^content-disposition: attachment; filename=\"cpu-' '$TMP/remote.h' &&
 		grep -q burn_sixty '$TMP/remote.html'"
+size=$(stat -c %s "$TMP/remote.html")
+check "streamed through a: $size bytes, above [cluster] max_reply (16k), which bounds what is held" \
+	[ "$size" -gt 16384 ]
+curl -s --unix-socket "$D/a.sock" -o "$TMP/via_a.pb.gz" "http://nprofd/api/v1/artifacts/$RA?host=c"
+curl -s --unix-socket "$D/c.sock" -o "$TMP/on_c.pb.gz" "http://nprofd/api/v1/artifacts/$RA"
+check "the profile as stored, through a, is c's byte for byte ($(stat -c %s "$TMP/on_c.pb.gz") bytes)" \
+	cmp -s "$TMP/via_a.pb.gz" "$TMP/on_c.pb.gz"
+on a GET "/api/v1/artifacts/999999?host=c"
+check "an artifact c does not have, through a: c's 404, as c said it" error_names 404 id
 AS=$AS_CU on a POST "/api/v1/instances?host=c" "{\"worker\": \"$WS\", \"mode\": \"cpu\", \"duration\": \"2s\"}"
 check "$CU (workers only on b) starting one on c's worker through a: refused by c, 404" \
 	error_names 404 worker
