@@ -558,11 +558,14 @@ void api_handle(struct daemon *d, const struct request *rq, struct reply *rp)
 	char seg[128];
 	bool get = !strcmp(rq->method, "GET"), post = !strcmp(rq->method, "POST");
 
-	if (host && strcmp(p, "/api/v1/workers") && strcmp(p, "/api/v1/hosts") &&
-	    !strncmp(p, "/api/v1/", 8) && !api_cluster_is_self(d, host))
+	bool list = get && (!strcmp(p, "/api/v1/workers") || !strcmp(p, "/api/v1/instances") ||
+			    !strcmp(p, "/api/v1/artifacts"));
+
+	if (host && list)
+		api_cluster_list(d, rq, rp, host);
+	else if (host && strcmp(p, "/api/v1/hosts") && !strncmp(p, "/api/v1/", 8) &&
+		 !api_cluster_is_self(d, host))
 		api_cluster_forward(d, rq, rp, host);
-	else if (!strcmp(p, "/api/v1/workers") && get && host)
-		api_cluster_workers(d, rq, rp, host);
 	else if (!strcmp(p, "/api/v1/workers") && get)
 		workers_list(d, rq, rp, true);
 	else if (api_path(p, "/api/v1/workers", NULL, seg, sizeof(seg)) && get)

@@ -92,19 +92,20 @@ void api_host(struct daemon *d, const struct request *rq, struct reply *rp);
 /* GET /api/v1/hosts (api_cluster.c): the hosts registered in etcd, or
  * this one alone. */
 void api_hosts(struct daemon *d, const struct request *rq, struct reply *rp);
-/* GET /api/v1/workers?host=NAME|*: the workers of another host, or of
- * every host, asked of their daemons for rq's user. */
-void api_cluster_workers(struct daemon *d, const struct request *rq, struct reply *rp,
-			 const char *host);
+/* GET /api/v1/{workers,instances,artifacts}?host=NAME|*: the list of
+ * another host, or of every host (in batches: batch=N, after=NAME), asked
+ * of their daemons for rq's user, each item with its host. */
+void api_cluster_list(struct daemon *d, const struct request *rq, struct reply *rp,
+		      const char *host);
 /* Whether host names this daemon. */
 bool api_cluster_is_self(struct daemon *d, const char *host);
-/* Any request with ?host=NAME of another host (but the workers list,
- * which api_cluster_workers fans out): passed to that host's daemon,
+/* Any request with ?host=NAME of another host (but the lists, which
+ * api_cluster_list fans out): passed to that host's daemon,
  * signed for rq's user, and its reply passed back as it came. */
 void api_cluster_forward(struct daemon *d, const struct request *rq, struct reply *rp,
 			 const char *host);
 /* GET /api/v1/workers on this host alone, as JSON (not from the reply
- * cache, whatever the query): what api_cluster_workers adds its own
+ * cache, whatever the query): what api_cluster_list adds its own
  * host's from. */
 void api_workers_local(struct daemon *d, const struct request *rq, struct reply *rp);
 

@@ -15,10 +15,6 @@
 #include "daemon/cluster.h"
 #include "daemon/remote.h"
 
-/* The filters of GET /api/v1/workers passed on to each host. */
-static const char *const FILTERS[] = { "q", "user", "service", "agent", "pid", "detail" };
-#define N_FILTERS (sizeof(FILTERS) / sizeof(FILTERS[0]))
-
 /* This host's name: its name in the cluster, else the host name. */
 static const char *self_name(struct daemon *d, char *buf, size_t len)
 {
@@ -66,18 +62,61 @@ void api_hosts(struct daemon *d, const struct request *rq, struct reply *rp)
 			     "partial", 0);
 }
 
+/* rq->args ("LEN:KEY=LEN:VALUE;" or "LEN:KEY;" each) back into pairs,
+ * host and the skip keys (NULL-terminated) left out: their count, or -1
+ * when they do not fit. */
+#define FORWARD_ARGS 32
+static int split_args(const char *args, const char *const *skip, char keys[][128],
+		      char values[][256], bool *has_value)
+{
+	const char *s = args;
+	int n = 0;
+
+	while (*s) {
+		char *end;
+		unsigned long kl = strtoul(s, &end, 10), vl;
+
+		if (*end != ':' || kl >= 128 || strlen(end + 1) < kl || n == FORWARD_ARGS)
+			return -1;
+		memcpy(keys[n], end + 1, kl);
+		keys[n][kl] = '\0';
+		s = end + 1 + kl;
+		has_value[n] = *s == '=';
+		values[n][0] = '\0';
+		if (has_value[n]) {
+			vl = strtoul(s + 1, &end, 10);
+			if (*end != ':' || vl >= 256 || strlen(end + 1) < vl)
+				return -1;
+			memcpy(values[n], end + 1, vl);
+			values[n][vl] = '\0';
+			s = end + 1 + vl;
+		}
+		if (*s++ != ';')
+			return -1;
+		bool skipped = !strcmp(keys[n], "host");
+
+		for (size_t i = 0; skip && skip[i]; i++)
+			skipped |= !strcmp(keys[n], skip[i]);
+		if (!skipped)
+			n++;
+	}
+	return n;
+}
+
 /* One host of a fan-out, filled by the thread that asks it. */
 struct target {
 	const char *name, *url, *pin;
-	json_t *workers;		/* its list, each worker with its host */
+	json_t *workers;		/* its list, each item with its host */
 	char error[512];		/* why not, when workers is NULL */
 };
 
 struct fanout {
 	struct daemon *d;
 	const struct user *user;
-	const char *keys[N_FILTERS], *values[N_FILTERS];
-	size_t n_filters;
+	const char *path, *list_key;	/* "/api/v1/workers", "workers" */
+	char key_text[FORWARD_ARGS][128], value_text[FORWARD_ARGS][256];
+	const char *keys[FORWARD_ARGS], *values[FORWARD_ARGS];
+	size_t n_filters;		/* the query passed on: all but host, batch, after */
 	struct target *t;
 	size_t n;
 	size_t next;			/* the next target to ask: atomic */
@@ -97,20 +136,20 @@ static void ask(struct fanout *f, struct target *t)
 	struct remote_reply r;
 	json_t *j;
 
-	if (remote_call(f->d, t->url, t->pin, "GET", "/api/v1/workers", f->keys, f->values, f->n_filters,
+	if (remote_call(f->d, t->url, t->pin, "GET", f->path, f->keys, f->values, f->n_filters,
 			NULL, 0, f->user, f->d->cfg.host_timeout_ns / 1000000, f->d->cfg.max_reply,
 			&r, t->error, sizeof(t->error)) < 0)
 		return;
 	j = r.body ? json_loadb(r.body, r.len, 0, NULL) : NULL;
-	if (r.status == 200 && json_is_array(json_object_get(j, "workers"))) {
-		t->workers = json_incref(json_object_get(j, "workers"));
+	if (r.status == 200 && json_is_array(json_object_get(j, f->list_key))) {
+		t->workers = json_incref(json_object_get(j, f->list_key));
 		with_host(t->workers, t->name);
 	} else if (json_is_string(json_object_get(j, "error"))) {
 		snprintf(t->error, sizeof(t->error), "HTTP %ld: %.400s", r.status,
 			 json_string_value(json_object_get(j, "error")));
 	} else {
-		snprintf(t->error, sizeof(t->error), "HTTP %ld, and not nprofd's list of workers",
-			 r.status);
+		snprintf(t->error, sizeof(t->error), "HTTP %ld, and not nprofd's list of %s",
+			 r.status, f->list_key);
 	}
 	json_decref(j);
 	free(r.body);
@@ -168,9 +207,37 @@ static bool batch_of(const struct request *rq, struct reply *rp, size_t max,
 	return true;
 }
 
-void api_cluster_workers(struct daemon *d, const struct request *rq, struct reply *rp,
-			 const char *host)
+/* Newest first, across hosts. */
+static int newest_first(const void *a, const void *b)
 {
+	const char *x = json_string_value(json_object_get(*(json_t *const *)a, "created"));
+	const char *y = json_string_value(json_object_get(*(json_t *const *)b, "created"));
+
+	return strcmp(y ? y : "", x ? x : "");
+}
+
+static void sort_newest_first(json_t *list)
+{
+	size_t n = json_array_size(list);
+	json_t **items = malloc((n ? n : 1) * sizeof(*items));
+
+	if (!items)
+		return;
+	for (size_t i = 0; i < n; i++)
+		items[i] = json_incref(json_array_get(list, i));
+	qsort(items, n, sizeof(*items), newest_first);
+	json_array_clear(list);
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(list, items[i]);
+	free(items);
+}
+
+void api_cluster_list(struct daemon *d, const struct request *rq, struct reply *rp,
+		      const char *host)
+{
+	static const char *const skip[] = { "batch", "after", NULL };
+	bool has_value[FORWARD_ARGS];
+	int nargs;
 	char buf[256], err[768] = "";
 	const char *self = self_name(d, buf, sizeof(buf));
 	bool all = !strcmp(host, "*"), local = all || !strcmp(host, self), self_done = false;
@@ -188,14 +255,19 @@ void api_cluster_workers(struct daemon *d, const struct request *rq, struct repl
 			    "daemon asks each host itself", host);
 		goto out;
 	}
-	for (i = 0; i < N_FILTERS; i++) {
-		const char *v = rq->query(rq, FILTERS[i]);
-
-		if (v) {
-			f.keys[f.n_filters] = FILTERS[i];
-			f.values[f.n_filters++] = v;
-		}
+	f.path = rq->path;
+	f.list_key = rq->path + 8; /* past "/api/v1/" */
+	nargs = rq->args ? split_args(rq->args, skip, f.key_text, f.value_text, has_value) : -1;
+	if (nargs < 0) {
+		reply_error(rp, 400, NULL, "the query has too many or too long arguments to pass on; "
+			    "shorten it");
+		goto out;
 	}
+	for (int k = 0; k < nargs; k++) {
+		f.keys[k] = f.key_text[k];
+		f.values[k] = has_value[k] ? f.value_text[k] : NULL;
+	}
+	f.n_filters = (size_t)nargs;
 	if (d->cluster && !(local && !all) &&
 	    cluster_hosts(d->cluster, &hosts, err, sizeof(err)) < 0)
 		hosts = NULL;
@@ -250,10 +322,18 @@ void api_cluster_workers(struct daemon *d, const struct request *rq, struct repl
 	ask_all(&f);
 	if (local) {
 		struct reply mine = { .status = 200, .fd = -1 };
+		/* no args: the list as JSON, neither from nor into the reply cache */
+		struct request here = *rq;
 
-		api_workers_local(d, rq, &mine);
-		if (mine.status == 200 && json_object_get(mine.json, "workers")) {
-			json_array_extend(list, json_object_get(mine.json, "workers"));
+		here.args = NULL;
+		if (!strcmp(f.list_key, "workers"))
+			api_workers_local(d, &here, &mine);
+		else if (!strcmp(f.list_key, "instances"))
+			api_instances(d, &here, &mine);
+		else
+			api_artifacts(d, &here, &mine);
+		if (mine.status == 200 && json_is_array(json_object_get(mine.json, f.list_key))) {
+			json_array_extend(list, json_object_get(mine.json, f.list_key));
 			json_array_append_new(answered, json_string(self));
 		} else {
 			json_array_append_new(unanswered, json_pack("{ss ss}", "host", self, "error",
@@ -272,7 +352,9 @@ void api_cluster_workers(struct daemon *d, const struct request *rq, struct repl
 								   "error", f.t[i].error));
 		}
 	}
-	rp->json = json_pack("{sO sO sO sb}", "workers", list, "answered", answered,
+	if (strcmp(f.list_key, "workers"))
+		sort_newest_first(list);
+	rp->json = json_pack("{sO sO sO sb}", f.list_key, list, "answered", answered,
 			     "unanswered", unanswered, "partial",
 			     json_array_size(unanswered) > 0 || (all && err[0]));
 	if (all && err[0])
@@ -294,41 +376,6 @@ bool api_cluster_is_self(struct daemon *d, const char *host)
 	char buf[256];
 
 	return !strcmp(host, self_name(d, buf, sizeof(buf)));
-}
-
-/* rq->args ("LEN:KEY=LEN:VALUE;" or "LEN:KEY;" each) back into pairs,
- * host left out: their count, or -1 when they do not fit. */
-#define FORWARD_ARGS 32
-static int split_args(const char *args, char keys[][128], char values[][256], bool *has_value)
-{
-	const char *s = args;
-	int n = 0;
-
-	while (*s) {
-		char *end;
-		unsigned long kl = strtoul(s, &end, 10), vl;
-
-		if (*end != ':' || kl >= 128 || strlen(end + 1) < kl || n == FORWARD_ARGS)
-			return -1;
-		memcpy(keys[n], end + 1, kl);
-		keys[n][kl] = '\0';
-		s = end + 1 + kl;
-		has_value[n] = *s == '=';
-		values[n][0] = '\0';
-		if (has_value[n]) {
-			vl = strtoul(s + 1, &end, 10);
-			if (*end != ':' || vl >= 256 || strlen(end + 1) < vl)
-				return -1;
-			memcpy(values[n], end + 1, vl);
-			values[n][vl] = '\0';
-			s = end + 1 + vl;
-		}
-		if (*s++ != ';')
-			return -1;
-		if (strcmp(keys[n], "host"))
-			n++;
-	}
-	return n;
 }
 
 /* "attachment; filename=\"x\"" into rp's filename and inline_view. */
@@ -410,7 +457,7 @@ void api_cluster_forward(struct daemon *d, const struct request *rq, struct repl
 			    "daemon asks each host itself", host);
 		return;
 	}
-	n = rq->args ? split_args(rq->args, keys, values, has_value) : -1;
+	n = rq->args ? split_args(rq->args, NULL, keys, values, has_value) : -1;
 	if (n < 0) {
 		reply_error(rp, 400, NULL, "the query has too many or too long arguments to pass to "
 			    "host %.64s; shorten it", host);

@@ -290,6 +290,13 @@ curl -s --unix-socket "$D/a.sock" -o "$TMP/via_a.pb.gz" "http://nprofd/api/v1/ar
 curl -s --unix-socket "$D/c.sock" -o "$TMP/on_c.pb.gz" "http://nprofd/api/v1/artifacts/$RA"
 check "the profile as stored, through a, is c's byte for byte ($(stat -c %s "$TMP/on_c.pb.gz") bytes)" \
 	cmp -s "$TMP/via_a.pb.gz" "$TMP/on_c.pb.gz"
+on a GET "/api/v1/instances?host=*&limit=5"
+check "instances?host=* through a: c's instance $RI there, with its host; answered by a, b, c" \
+	[ "$(json "$TMP/api.out" '[(i["host"], i["id"]) for i in j["instances"] if i["host"] == "c"], sorted(j["answered"])')" = \
+	  "([('c', $RI)], ['a', 'b', 'c'])" ]
+on a GET "/api/v1/artifacts?host=c"
+check "artifacts?host=c through a: its artifact $RA" \
+	[ "$(json "$TMP/api.out" '[(x["host"], x["id"]) for x in j["artifacts"]]')" = "[('c', $RA)]" ]
 on a GET "/api/v1/artifacts/999999?host=c"
 check "an artifact c does not have, through a: c's 404, as c said it" error_names 404 id
 AS=$AS_CU on a POST "/api/v1/instances?host=c" "{\"worker\": \"$WS\", \"mode\": \"cpu\", \"duration\": \"2s\"}"
