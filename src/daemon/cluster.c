@@ -2,12 +2,14 @@
 #include "daemon/cluster.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,6 +32,8 @@ struct cluster {
 	char key[KEY_MAX];		/* /nprof/v1/hosts/NAME */
 	char *record;			/* this host's JSON value */
 	struct etcd_options opts;
+	char password[1024];		/* etcd's auth, from etcd_password_file */
+	struct etcd_token token;	/* shared by every handle */
 	pthread_t thread;
 	bool started;
 
@@ -169,14 +173,43 @@ static void *registration(void *arg)
 	return NULL;
 }
 
-struct cluster *cluster_new(struct daemon *d)
+/* A password in a private file (as [cluster] key_file): 0, or -1 and err. */
+static int read_password(const char *path, char *out, size_t size, char *err, size_t errlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	struct stat st;
+	ssize_t n = -1;
+
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 077) || (n = read(fd, out, size - 1)) <= 0) {
+		snprintf(err, errlen, "[cluster] etcd_password_file = %s must be a non-empty regular "
+			 "file of nprofd's user with no permission for group or others (chmod 600)",
+			 path);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == '\r'))
+		n--;
+	out[n] = '\0';
+	return 0;
+}
+
+struct cluster *cluster_new(struct daemon *d, char *err, size_t errlen)
 {
 	const struct daemon_config *cfg = &d->cfg;
 	struct cluster *c = calloc(1, sizeof(*c));
 	pthread_condattr_t ca;
 
 	if (!c) {
-		errno = ENOMEM;
+		snprintf(err, errlen, "out of memory at start");
+		return NULL;
+	}
+	if (cfg->etcd_user[0] &&
+	    read_password(cfg->etcd_password_file, c->password, sizeof(c->password), err,
+			  errlen) < 0) {
+		free(c);
 		return NULL;
 	}
 	c->d = d;
@@ -197,7 +230,10 @@ struct cluster *cluster_new(struct daemon *d)
 		.timeout_ms = cfg->etcd_timeout_ns / 1000000,
 		.max_reply = cfg->max_reply,
 		.ca = cfg->etcd_ca, .cert = cfg->etcd_cert, .key = cfg->etcd_key,
+		.user = cfg->etcd_user[0] ? cfg->etcd_user : NULL,
+		.password = c->password, .token = &c->token,
 	};
+	pthread_mutex_init(&c->token.lock, NULL);
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -260,6 +296,8 @@ void cluster_free(struct cluster *c)
 		pthread_join(c->thread, NULL);
 	pthread_cond_destroy(&c->wake);
 	pthread_mutex_destroy(&c->lock);
+	pthread_mutex_destroy(&c->token.lock);
+	explicit_bzero(c->password, sizeof(c->password));
 	free(c->record);
 	free(c);
 }

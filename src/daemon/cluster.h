@@ -17,8 +17,9 @@
 struct daemon;
 
 /* The cluster as d's [cluster] settings say, before the daemon serves
- * (requests then find d->cluster set): NULL with errno (ENOMEM). */
-struct cluster *cluster_new(struct daemon *d);
+ * (requests then find d->cluster set): NULL with one line in err (the
+ * etcd_password_file unreadable or not private; out of memory). */
+struct cluster *cluster_new(struct daemon *d, char *err, size_t errlen);
 /* Starts registering, once the HTTP listener is up (d->http_url set): 0,
  * or -errno with one line in err when the settings cannot work (no URL
  * the others can reach, a bad TLS certificate). etcd not answering is

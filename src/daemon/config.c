@@ -255,6 +255,8 @@ static const struct key_def cluster_keys[] = {
 	{ "etcd_ca", V_PATH, TOP(etcd_ca), 0, 0, NULL, NULL },
 	{ "etcd_cert", V_PATH, TOP(etcd_cert), 0, 0, NULL, NULL },
 	{ "etcd_key", V_PATH, TOP(etcd_key), 0, 0, NULL, NULL },
+	{ "etcd_user", V_NAME, TOP(etcd_user), 0, 0, NULL, NULL },
+	{ "etcd_password_file", V_PATH, TOP(etcd_password_file), 0, 0, NULL, NULL },
 };
 
 enum section_kind {
@@ -262,7 +264,7 @@ enum section_kind {
 	SEC_CLUSTER, SEC_SERVICE, SEC_COMMAND, SEC_COUNT
 };
 
-#define MAX_SECTION_KEYS 16
+#define MAX_SECTION_KEYS 20
 _Static_assert(sizeof(top_keys) / sizeof(top_keys[0]) <= MAX_SECTION_KEYS &&
 		       sizeof(service_keys) / sizeof(service_keys[0]) <= MAX_SECTION_KEYS &&
 		       sizeof(cluster_keys) / sizeof(cluster_keys[0]) <= MAX_SECTION_KEYS,
@@ -777,9 +779,9 @@ static int set_value(struct parser *p, const struct key_def *k, char *v)
 			return fail(p, "%s = %s is not an HTTP header name; write one such as "
 				    "X-Forwarded-User", k->name, shown(v, buf));
 		if (k->kind == V_NAME && *v && !config_valid_name(v))
-			return fail(p, "%s = %s is not a group name; use A-Z a-z 0-9 _ . @ $ -, "
-				    "not starting with -",
-				    k->name, shown(v, buf));
+			return fail(p, "%s = %s is not a %s; use A-Z a-z 0-9 _ . @ $ -, "
+				    "not starting with -", k->name, shown(v, buf),
+				    strcmp(k->name, "admin_group") ? "name" : "group name");
 		break;
 	case V_NAMES:
 	case V_ADDRS: {
@@ -1189,6 +1191,10 @@ static int check_all(struct parser *p)
 			       "[cluster] etcd is set but key_file is not; create the cluster's "
 			       "shared key (head -c 32 /dev/urandom >/etc/nprof/cluster.key, mode "
 			       "0600) and set key_file to it");
+	if (!c->etcd_user[0] != !c->etcd_password_file[0])
+		return fail_at(p, p->line, "[cluster] %s is set but %s is not; set both, or neither",
+			       c->etcd_user[0] ? "etcd_user" : "etcd_password_file",
+			       c->etcd_user[0] ? "etcd_password_file" : "etcd_user");
 	if (!c->etcd_cert[0] != !c->etcd_key[0])
 		return fail_at(p, p->line, "[cluster] %s is set but %s is not; set both, or neither",
 			       c->etcd_cert[0] ? "etcd_cert" : "etcd_key",

@@ -22,6 +22,8 @@ struct etcd {
 	uint64_t timeout_ms;
 	size_t max_reply;
 	char *ca, *cert, *key;
+	char *user, *password;		/* etcd's auth; NULL: none */
+	struct etcd_token *token;
 };
 
 /* --- base64 ---------------------------------------------------------------- */
@@ -222,6 +224,24 @@ out:
 	return r;
 }
 
+int etcd_parse_token(const char *text, size_t len, char *token, size_t size)
+{
+	json_t *j = load(text, len);
+	const char *t = json_string_value(json_object_get(j, "token"));
+	int r = -EPROTO;
+
+	if (t && *t && strlen(t) < size) {
+		r = 0;
+		for (const char *s = t; *s; s++)
+			if ((unsigned char)*s <= 0x20 || (unsigned char)*s >= 0x7f)
+				r = -EPROTO; /* it goes into a header */
+		if (r == 0)
+			strcpy(token, t);
+	}
+	json_decref(j);
+	return r;
+}
+
 void etcd_kvs_free(struct etcd_kv *kvs, size_t n)
 {
 	for (size_t i = 0; kvs && i < n; i++) {
@@ -281,6 +301,13 @@ struct etcd *etcd_new(const struct etcd_options *o)
 	e->ca = dup_or_null(o->ca);
 	e->cert = dup_or_null(o->cert);
 	e->key = dup_or_null(o->key);
+	e->user = dup_or_null(o->user);
+	e->password = o->password ? strdup(o->password) : NULL;
+	e->token = o->token;
+	if (e->user && (!e->password || !e->token)) {
+		errno = EINVAL;
+		goto fail;
+	}
 	free(list);
 	return e;
 fail:
@@ -298,6 +325,10 @@ void etcd_free(struct etcd *e)
 	free(e->ca);
 	free(e->cert);
 	free(e->key);
+	free(e->user);
+	if (e->password)
+		explicit_bzero(e->password, strlen(e->password));
+	free(e->password);
 	free(e);
 }
 
@@ -328,8 +359,111 @@ static size_t on_data(char *p, size_t size, size_t n, void *cls)
 	return b->first_line && memchr(p, '\n', add) ? 0 : add; /* 0 ends the transfer */
 }
 
+/* POSTs request (JSON text) to url, with token ("" none): 0 and the 200
+ * body into *ret, or -errno with why (one line); *ret_status the status. */
+static int post_one(struct etcd *e, const char *url, const char *request, const char *token,
+		    bool first_line, struct body *ret, long *ret_status, char *why, size_t whylen)
+{
+	struct body b = { .max = e->max_reply, .first_line = first_line };
+	struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
+	char cerr[CURL_ERROR_SIZE] = "", auth[300];
+	CURL *c = curl_easy_init();
+	CURLcode rc;
+	long status = 0;
+
+	if (h && token[0]) {
+		snprintf(auth, sizeof(auth), "Authorization: %s", token);
+		h = curl_slist_append(h, auth);
+	}
+	if (!c || !h) {
+		curl_easy_cleanup(c);
+		curl_slist_free_all(h);
+		snprintf(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)e->timeout_ms);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)e->timeout_ms);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, request);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
+	if (e->ca)
+		curl_easy_setopt(c, CURLOPT_CAINFO, e->ca);
+	if (e->cert)
+		curl_easy_setopt(c, CURLOPT_SSLCERT, e->cert);
+	if (e->key)
+		curl_easy_setopt(c, CURLOPT_SSLKEY, e->key);
+	rc = curl_easy_perform(c);
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	curl_easy_cleanup(c);
+	curl_slist_free_all(h);
+	*ret_status = status;
+	/* a keepalive's first line ends the transfer on purpose */
+	if ((rc == CURLE_OK || (rc == CURLE_WRITE_ERROR && !b.too_big && b.data)) && status == 200) {
+		*ret = b;
+		return 0;
+	}
+	if (b.too_big)
+		snprintf(why, whylen, "%.300s: the reply is larger than %zu bytes", url, e->max_reply);
+	else if (rc != CURLE_OK && rc != CURLE_WRITE_ERROR)
+		snprintf(why, whylen, "%.300s: %.200s", url, cerr[0] ? cerr : curl_easy_strerror(rc));
+	else
+		snprintf(why, whylen, "%.300s: HTTP %ld %.100s", url, status, b.data ? b.data : "");
+	for (char *s = why; *s; s++)
+		if (*s == '\n' || *s == '\r')
+			*s = ' ';
+	free(b.data);
+	return -EIO;
+}
+
+/* The shared token, authenticating at base when there is none (or when
+ * stale, the one etcd refused): 0, or -errno and why. */
+static int get_token(struct etcd *e, const char *base, const char *stale, char *token,
+		     size_t size, char *why, size_t whylen)
+{
+	char url[1200];
+	struct body b;
+	json_t *q;
+	char *req;
+	long status;
+	int r = 0;
+
+	pthread_mutex_lock(&e->token->lock);
+	if (stale && !strcmp(e->token->text, stale))
+		e->token->text[0] = '\0';
+	if (!e->token->text[0]) {
+		q = json_pack("{ss ss}", "name", e->user, "password", e->password);
+		req = q ? json_dumps(q, JSON_COMPACT) : NULL;
+		json_decref(q);
+		snprintf(url, sizeof(url), "%s/v3/auth/authenticate", base);
+		r = req ? post_one(e, url, req, "", false, &b, &status, why, whylen) : -ENOMEM;
+		if (req) {
+			explicit_bzero(req, strlen(req));
+			free(req);
+		}
+		if (r == 0) {
+			r = etcd_parse_token(b.data, b.len, e->token->text, sizeof(e->token->text));
+			free(b.data);
+			if (r < 0)
+				snprintf(why, whylen, "%s: no token in etcd's reply to auth/authenticate",
+					 base);
+		} else if (status == 400 || status == 401) {
+			snprintf(why, whylen, "%s refused [cluster] etcd_user %s: check it and "
+				 "etcd_password_file", base, e->user);
+		}
+	}
+	snprintf(token, size, "%s", e->token->text);
+	pthread_mutex_unlock(&e->token->lock);
+	return r;
+}
+
 /* POSTs request (JSON text) to path at each endpoint in turn: the
- * answering endpoint's 200 body into *ret (free it), or -errno and err. */
+ * answering endpoint's 200 body into *ret (free it), or -errno and err.
+ * With etcd's auth, a token etcd no longer takes is renewed once. */
 static int call(struct etcd *e, const char *path, const char *request, bool first_line,
 		struct body *ret, char *err, size_t errlen)
 {
@@ -337,59 +471,23 @@ static int call(struct etcd *e, const char *path, const char *request, bool firs
 
 	for (size_t k = 0; k < e->n; k++) {
 		size_t i = (e->last_good + k) % e->n;
-		struct body b = { .max = e->max_reply, .first_line = first_line };
-		struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
-		char url[1200], cerr[CURL_ERROR_SIZE] = "";
-		CURL *c = curl_easy_init();
-		CURLcode rc;
+		char url[1200], token[256] = "";
 		long status = 0;
+		int r = 0;
 
-		if (!c || !h) {
-			curl_easy_cleanup(c);
-			curl_slist_free_all(h);
-			snprintf(err, errlen, "etcd: out of memory");
-			return -ENOMEM;
-		}
 		snprintf(url, sizeof(url), "%s%s", e->endpoint[i], path);
-		curl_easy_setopt(c, CURLOPT_URL, url);
-		curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-		curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-		curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)e->timeout_ms);
-		curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)e->timeout_ms);
-		curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, request);
-		curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-		curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
-		curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
-		if (e->ca)
-			curl_easy_setopt(c, CURLOPT_CAINFO, e->ca);
-		if (e->cert)
-			curl_easy_setopt(c, CURLOPT_SSLCERT, e->cert);
-		if (e->key)
-			curl_easy_setopt(c, CURLOPT_SSLKEY, e->key);
-		rc = curl_easy_perform(c);
-		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-		curl_easy_cleanup(c);
-		curl_slist_free_all(h);
-		/* a keepalive's first line ends the transfer on purpose */
-		if ((rc == CURLE_OK || (rc == CURLE_WRITE_ERROR && !b.too_big && b.data)) &&
-		    status == 200) {
+		for (int attempt = 0; attempt < 2; attempt++) {
+			if (e->user && (r = get_token(e, e->endpoint[i], attempt ? token : NULL, token,
+						      sizeof(token), why, sizeof(why))) < 0)
+				break;
+			r = post_one(e, url, request, token, first_line, ret, &status, why, sizeof(why));
+			if (r == 0 || !e->user || status != 401)
+				break;
+		}
+		if (r == 0) {
 			e->last_good = i;
-			*ret = b;
 			return 0;
 		}
-		if (b.too_big)
-			snprintf(why, sizeof(why), "%.300s: the reply is larger than %zu bytes", url,
-				 e->max_reply);
-		else if (rc != CURLE_OK && rc != CURLE_WRITE_ERROR)
-			snprintf(why, sizeof(why), "%.300s: %.200s", url, cerr[0] ? cerr : curl_easy_strerror(rc));
-		else
-			snprintf(why, sizeof(why), "%.300s: HTTP %ld %.100s", url, status,
-				 b.data ? b.data : "");
-		for (char *s = why; *s; s++)
-			if (*s == '\n' || *s == '\r')
-				*s = ' ';
-		free(b.data);
 	}
 	snprintf(err, errlen, "etcd did not answer (%s); check [cluster] etcd and that etcd runs",
 		 why);

@@ -10,16 +10,27 @@
 #ifndef NPROF_DAEMON_ETCD_H
 #define NPROF_DAEMON_ETCD_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #define ETCD_MAX_ENDPOINTS 16
+
+/* etcd's auth token, shared by the handles of one user: authenticating
+ * costs etcd a password hash, so it is done once, and again only when
+ * etcd no longer takes the token (it expired, etcd restarted). */
+struct etcd_token {
+	pthread_mutex_t lock;
+	char text[256];			/* "" until authenticated */
+};
 
 struct etcd_options {
 	const char *endpoints;		/* "http://127.0.0.1:2379,http://10.0.0.2:2379" */
 	uint64_t timeout_ms;		/* per endpoint and call, connecting included */
 	size_t max_reply;		/* bytes of a reply body */
 	const char *ca, *cert, *key;	/* PEM files for https endpoints; NULL: none */
+	const char *user, *password;	/* etcd's auth; NULL: none */
+	struct etcd_token *token;	/* with user: where its token is kept */
 };
 
 struct etcd_kv {
@@ -56,6 +67,9 @@ int etcd_parse_grant(const char *text, size_t len, int64_t *ret_id, int64_t *ret
 int etcd_parse_keepalive(const char *text, size_t len, int64_t *ret_ttl);
 int etcd_parse_range(const char *text, size_t len, size_t max, struct etcd_kv **ret_kvs,
 		     size_t *ret_n);
+/* auth/authenticate's reply: its token (printable, no blank) into
+ * token (size bytes). */
+int etcd_parse_token(const char *text, size_t len, char *token, size_t size);
 
 /* Standard base64 (with padding) of n bytes into out (4 * ((n + 2) / 3)
  * + 1 bytes); decoding: -EINVAL on anything else, at most outlen bytes. */

@@ -216,8 +216,8 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (d.cfg.etcd[0] && !(d.cluster = cluster_new(&d))) {
-		log_error("out of memory at start");
+	if (d.cfg.etcd[0] && !(d.cluster = cluster_new(&d, err, sizeof(err)))) {
+		log_error("%s", err);
 		goto out;
 	}
 	srv = server_start(&d, err, sizeof(err));

@@ -1,6 +1,7 @@
 /* etcd_reply_fuzz: what etcd (or whoever answers at its address) sends
  * nprofd: the replies to lease/grant, lease/keepalive and kv/range,
- * read by etcd_parse_*. The input is one reply body.
+ * and auth/authenticate, read by etcd_parse_*. The input is one reply
+ * body.
  *
  * Each reader refuses or returns what it promises: a positive lease id
  * and TTL; at most max pairs, each key text of at most 1 KiB with no NUL
@@ -34,6 +35,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (r < 0 && r != -EPROTO && r != -ENOENT)
 		abort();
+	{
+		char token[64];
+
+		if (etcd_parse_token(text, size, token, sizeof(token)) == 0 &&
+		    (!token[0] || strlen(token) >= sizeof(token) || strpbrk(token, " \r\n")))
+			abort(); /* a token that would break its header */
+	}
 	if (etcd_parse_range(text, size, 8, &kvs, &n) == 0) {
 		if (n > 8)
 			abort();

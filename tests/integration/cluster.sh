@@ -10,7 +10,8 @@
 # that user its worker, a request signed with the wrong key, a tampered
 # one and a replayed one (401, audited), and serves an admin; c killed
 # leaves the list within the lease's TTL (3 s) and the others still
-# answer; an instance started through a on c's worker runs on c and its
+# answer (etcd with its auth on: the daemons sign in to it, and again
+# after it restarts); an instance started through a on c's worker runs on c and its
 # flame graph downloads through a; etcd stopped leaves each daemon
 # serving its own host (partial, "retrying"), and one started meanwhile
 # serves its own; etcd started again restores the view; b stopped leaves
@@ -47,8 +48,9 @@ start_etcd() {
 	ETCD=$!
 	bg_pids+=("$ETCD")
 	for ((i = 0; i < 300; i++)); do
+		# (with auth on, the refusal is an answer too)
 		curl -s --max-time 2 -X POST "$ETCD_URL/v3/kv/range" -d '{"key": "AA=="}' 2>/dev/null |
-			grep -q header && return 0
+			grep -qE 'header|user name' && return 0
 		kill -0 "$ETCD" 2>/dev/null || break
 		sleep 0.1
 	done
@@ -57,6 +59,23 @@ start_etcd() {
 }
 start_etcd || bail "etcd starts on $ETCD_URL"
 ok "etcd answers on $ETCD_URL"
+
+# etcd with its auth on: the daemons sign in as root (etcd_user); this
+# script's own calls to etcd carry a token too (etcd_call PATH BODY).
+ETCD_PW="etcd-$$-pw"
+printf '%s\n' "$ETCD_PW" >"$D/etcd.password"
+chmod 600 "$D/etcd.password"
+curl -s -X POST "$ETCD_URL/v3/auth/user/add" -d "{\"name\": \"root\", \"password\": \"$ETCD_PW\"}" >/dev/null
+curl -s -X POST "$ETCD_URL/v3/auth/user/grant" -d '{"user": "root", "role": "root"}' >/dev/null
+curl -s -X POST "$ETCD_URL/v3/auth/enable" -d '{}' >/dev/null
+etcd_call() {
+	local token
+	token=$(curl -s -X POST "$ETCD_URL/v3/auth/authenticate" \
+		-d "{\"name\": \"root\", \"password\": \"$ETCD_PW\"}" | json /dev/stdin 'j["token"]')
+	curl -s -X POST -H "Authorization: $token" "$ETCD_URL$1" -d "$2"
+}
+check "etcd's auth is on: a call without a token is refused" \
+	bash -c "! curl -s -X POST '$ETCD_URL/v3/kv/range' -d '{\"key\": \"AA==\"}' | grep -q header"
 
 head -c 32 /dev/urandom >"$D/cluster.key"
 chmod 600 "$D/cluster.key"
@@ -83,6 +102,8 @@ etcd = $ETCD_URL
 name = $name
 key_file = $D/cluster.key
 lease_ttl = ${TTL}s
+etcd_user = root
+etcd_password_file = $D/etcd.password
 host_timeout = 60s
 etcd_timeout = 10s
 max_reply = 16k
@@ -189,23 +210,21 @@ check "workers?host=zz: 404 naming host" error_names 404 host
 
 # --- a host registered that does not answer ------------------------------
 DEAD=$(printf '{"name":"zz","url":"http://127.0.0.5:%s/"}' "$(free_port)" | base64 -w0)
-curl -s -X POST "$ETCD_URL/v3/kv/put" \
-	-d "{\"key\": \"$(printf /nprof/v1/hosts/zz | base64 -w0)\", \"value\": \"$DEAD\"}" >/dev/null
+etcd_call /v3/kv/put "{\"key\": \"$(printf /nprof/v1/hosts/zz | base64 -w0)\", \"value\": \"$DEAD\"}" >/dev/null
 on a GET "/api/v1/workers?host=*"
 check "a registered host that does not answer: named in unanswered, the list partial, the others there" \
 	[ "$(json "$TMP/api.out" '[u["host"] for u in j["unanswered"]], j["partial"], sorted(j["answered"])')" = \
 	  "(['zz'], True, ['a', 'b', 'c'])" ]
-curl -s -X POST "$ETCD_URL/v3/kv/deleterange" -d "{\"key\": \"$(printf /nprof/v1/hosts/zz | base64 -w0)\"}" >/dev/null
+etcd_call /v3/kv/deleterange "{\"key\": \"$(printf /nprof/v1/hosts/zz | base64 -w0)\"}" >/dev/null
 
 B_URL=$(sed -n 's|.*listening on \(https://[^/]*/\).*|\1|p' "$D/b.log" | head -1)
 FAKE=$(printf '{"name":"zy","url":"%s","tls_pin":"sha256//%s"}' "$B_URL" "$(head -c 32 /dev/zero | base64 -w0)" | base64 -w0)
-curl -s -X POST "$ETCD_URL/v3/kv/put" \
-	-d "{\"key\": \"$(printf /nprof/v1/hosts/zy | base64 -w0)\", \"value\": \"$FAKE\"}" >/dev/null
+etcd_call /v3/kv/put "{\"key\": \"$(printf /nprof/v1/hosts/zy | base64 -w0)\", \"value\": \"$FAKE\"}" >/dev/null
 on a GET "/api/v1/workers?host=zy"
 check "a host registered at b's https URL with another key's pin: unanswered, the error naming the pin" \
 	[ "$(json "$TMP/api.out" 'j["answered"], [u["host"] for u in j["unanswered"]], "pin" in j["unanswered"][0]["error"].lower()')" = \
 	  "([], ['zy'], True)" ]
-curl -s -X POST "$ETCD_URL/v3/kv/deleterange" -d "{\"key\": \"$(printf /nprof/v1/hosts/zy | base64 -w0)\"}" >/dev/null
+etcd_call /v3/kv/deleterange "{\"key\": \"$(printf /nprof/v1/hosts/zy | base64 -w0)\"}" >/dev/null
 
 # --- a user is who they are on each host -----------------------------------
 AS=$AS_CU on a GET "/api/v1/workers?host=*"

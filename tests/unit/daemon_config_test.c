@@ -688,6 +688,8 @@ static void test_cluster(void)
 		"set at least 2s", "a lease shorter than 2 s");
 	refused("[cluster]\nfanout = 0\n", "nprofd.conf:2: fanout = 0 is below", "at least 1",
 		"fanout 0");
+	refused("[cluster]\netcd_user = nprof\n", "nprofd.conf:2: [cluster] etcd_user is set but "
+		"etcd_password_file is not", "set both", "an etcd user without a password file");
 	refused("[cluster]\netcd_cert = /c.pem\n", "nprofd.conf:2: [cluster] etcd_cert is set but "
 		"etcd_key is not", "set both", "a client certificate without its key");
 }

@@ -57,6 +57,17 @@ int main(void)
 	CHECK_INT(etcd_parse_range(S("{\"kvs\":{}}"), 10, &kvs, &n), ==, -EPROTO,
 		  "range: kvs not a list is refused");
 
+	{
+		char token[32];
+
+		CHECK_INT(etcd_parse_token(S("{\"header\":{},\"token\":\"ozUeryTcDjOrOLvK.8\"}"), token,
+					   sizeof(token)), ==, 0, "authenticate: its token");
+		CHECK_STR(token, "ozUeryTcDjOrOLvK.8", "the token as sent");
+		CHECK_INT(etcd_parse_token(S("{\"token\":\"a\\r\\nX-Evil: 1\"}"), token, sizeof(token)),
+			  ==, -EPROTO, "a token with a line break (it goes into a header) is refused");
+		CHECK_INT(etcd_parse_token(S("{\"error\":\"etcdserver: authentication failed\"}"), token,
+					   sizeof(token)), ==, -EPROTO, "no token: refused");
+	}
 	etcd_base64_encode((const unsigned char *)"nprof", 5, enc);
 	CHECK_STR(enc, "bnByb2Y=", "base64 of nprof");
 	CHECK_INT(etcd_base64_decode(enc, strlen(enc), out, sizeof(out), &len), ==, 0, "and back");
