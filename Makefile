@@ -337,6 +337,18 @@ $(BUILD)/tests/fuzz/daemon_config_fuzz: tests/fuzz/daemon_config_fuzz.c $(FUZZ_C
 	$(call msg,FUZZLD,$@)
 	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_CORE) $(BUILD)/fuzz-obj/src/daemon/config.o $(LIBS)
 
+# etcd's replies, read by the registry's client (src/daemon/etcd.c).
+$(BUILD)/tests/fuzz/etcd_reply_fuzz: tests/fuzz/etcd_reply_fuzz.c $(FUZZ_CORE) $(BUILD)/fuzz-obj/src/daemon/etcd.o
+	@mkdir -p $(@D)
+	$(call msg,FUZZLD,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_CORE) $(BUILD)/fuzz-obj/src/daemon/etcd.o $(LIBS)
+
+# The header one daemon signs its requests to another with (src/daemon/cluster_auth.c).
+$(BUILD)/tests/fuzz/cluster_header_fuzz: tests/fuzz/cluster_header_fuzz.c $(FUZZ_CORE) $(BUILD)/fuzz-obj/src/daemon/cluster_auth.o
+	@mkdir -p $(@D)
+	$(call msg,FUZZLD,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_CORE) $(BUILD)/fuzz-obj/src/daemon/cluster_auth.o $(LIBS) -lgnutls
+
 # The API's request handling against a private daemon, every module but
 # main.c; jobs_start and jobs_run are wrapped so that nothing forks.
 FUZZ_DAEMON_OBJ := $(filter-out $(BUILD)/fuzz-obj/src/daemon/main.o,$(DAEMON_SRC:%.c=$(BUILD)/fuzz-obj/%.o))

@@ -472,7 +472,9 @@ static bool filter_takes(const struct request *rq, const struct worker *w, const
 	return true;
 }
 
-static void workers_list(struct daemon *d, const struct request *rq, struct reply *rp)
+/* cache: the rendered reply is kept, and taken from the cache, under
+ * rq's user and query. */
+static void workers_list(struct daemon *d, const struct request *rq, struct reply *rp, bool cache)
 {
 	struct worker_list *all;
 	struct capabilities caps = { .n = 0 };
@@ -496,7 +498,7 @@ static void workers_list(struct daemon *d, const struct request *rq, struct repl
 		reply_error(rp, 500, NULL, "cannot read /proc: %s", strerror(-r));
 		return;
 	}
-	if (all->number && api_cached(d, rq, rp, all->number)) {
+	if (cache && all->number && api_cached(d, rq, rp, all->number)) {
 		worker_list_put(d, all);
 		return;
 	}
@@ -512,9 +514,14 @@ static void workers_list(struct daemon *d, const struct request *rq, struct repl
 	}
 	capabilities_release(&caps);
 	rp->json = json_pack("{so}", "workers", list);
-	if (all->number)
+	if (cache && all->number)
 		api_keep(d, rq, rp, all->number);
 	worker_list_put(d, all);
+}
+
+void api_workers_local(struct daemon *d, const struct request *rq, struct reply *rp)
+{
+	workers_list(d, rq, rp, false);
 }
 
 static void worker_one(struct daemon *d, const struct request *rq, struct reply *rp,
@@ -560,12 +567,20 @@ static bool worker_action(const char *path, char *seg, size_t len, const char **
 
 void api_handle(struct daemon *d, const struct request *rq, struct reply *rp)
 {
-	const char *p = rq->path, *action;
+	const char *p = rq->path, *action, *host = rq->query(rq, "host");
 	char seg[128];
 	bool get = !strcmp(rq->method, "GET"), post = !strcmp(rq->method, "POST");
 
-	if (!strcmp(p, "/api/v1/workers") && get)
-		workers_list(d, rq, rp);
+	bool list = get && (!strcmp(p, "/api/v1/workers") || !strcmp(p, "/api/v1/instances") ||
+			    !strcmp(p, "/api/v1/artifacts"));
+
+	if (host && list)
+		api_cluster_list(d, rq, rp, host);
+	else if (host && strcmp(p, "/api/v1/hosts") && !strncmp(p, "/api/v1/", 8) &&
+		 !api_cluster_is_self(d, host))
+		api_cluster_forward(d, rq, rp, host);
+	else if (!strcmp(p, "/api/v1/workers") && get)
+		workers_list(d, rq, rp, true);
 	else if (api_path(p, "/api/v1/workers", NULL, seg, sizeof(seg)) && get)
 		worker_one(d, rq, rp, seg);
 	else if (post && worker_action(p, seg, sizeof(seg), &action))
@@ -584,6 +599,8 @@ void api_handle(struct daemon *d, const struct request *rq, struct reply *rp)
 		api_diff(d, rq, rp);
 	else if (!strcmp(p, "/api/v1/host") && get)
 		api_host(d, rq, rp);
+	else if (!strcmp(p, "/api/v1/hosts") && get)
+		api_hosts(d, rq, rp);
 	else if (!strcmp(p, "/api/v1/session"))
 		api_session(d, rq, rp);
 	else if (!strcmp(p, "/api/v1/whoami") && get)

@@ -92,6 +92,26 @@ void api_audit(struct daemon *d, const struct request *rq, struct reply *rp);
 /* GET /api/v1/host: the host's name, kernel, CPUs, and what its perf,
  * ptrace and agent settings allow the user. */
 void api_host(struct daemon *d, const struct request *rq, struct reply *rp);
+/* GET /api/v1/hosts (api_cluster.c): the hosts registered in etcd, or
+ * this one alone. */
+void api_hosts(struct daemon *d, const struct request *rq, struct reply *rp);
+/* GET /api/v1/{workers,instances,artifacts}?host=NAME|*: the list of
+ * another host, or of every host (in batches: batch=N, after=NAME), asked
+ * of their daemons for rq's user, each item with its host. */
+void api_cluster_list(struct daemon *d, const struct request *rq, struct reply *rp,
+		      const char *host);
+/* Whether host names this daemon. */
+bool api_cluster_is_self(struct daemon *d, const char *host);
+/* Any request with ?host=NAME of another host (but the lists, which
+ * api_cluster_list fans out): passed to that host's daemon,
+ * signed for rq's user, and its reply passed back as it came. */
+void api_cluster_forward(struct daemon *d, const struct request *rq, struct reply *rp,
+			 const char *host);
+/* GET /api/v1/workers on this host alone, as JSON (not from the reply
+ * cache, whatever the query): what api_cluster_list adds its own
+ * host's from. */
+void api_workers_local(struct daemon *d, const struct request *rq, struct reply *rp);
+
 /* GET and DELETE /api/v1/session: the session's user and CSRF token;
  * signing out. */
 void api_session(struct daemon *d, const struct request *rq, struct reply *rp);

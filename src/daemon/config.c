@@ -109,6 +109,14 @@ void config_defaults(struct daemon_config *c)
 	c->max_sessions = 20;
 	c->max_failures = 5;
 	c->failure_window_ns = 300 * SEC;
+	c->lease_ttl_ns = 10 * SEC;
+	c->etcd_timeout_ns = 3 * SEC;
+	c->host_timeout_ns = 5 * SEC;
+	c->forward_timeout_ns = 120 * SEC;
+	c->fanout = 16;
+	c->max_hosts = 1000;
+	c->max_reply = 32 * MIB;
+	c->signature_window_ns = 30 * SEC;
 }
 
 /* --- the key tables ----------------------------------------------------- */
@@ -131,6 +139,9 @@ enum value_kind {
 	V_TEXT,		/* any text */
 	V_RUN,		/* a command line with %p %d %o %% */
 	V_OUTPUT,	/* file | stdout | none */
+	V_URLS,		/* comma-separated http:// or https:// URLs, or "" */
+	V_URL,		/* one such URL, or "" */
+	V_HOST,		/* a host's name in the cluster, or "" */
 };
 
 struct key_def {
@@ -228,14 +239,35 @@ static const struct key_def command_keys[] = {
 	{ "description", V_TEXT, CMD(description), 0, 0, NULL, NULL },
 };
 
-enum section_kind {
-	SEC_TOP, SEC_WORKERS, SEC_INSTANCES, SEC_ACTIONS, SEC_ARTIFACTS, SEC_SIGNIN,
-	SEC_SERVICE, SEC_COMMAND, SEC_COUNT
+static const struct key_def cluster_keys[] = {
+	{ "etcd", V_URLS, TOP(etcd), 0, 0, NULL, NULL },
+	{ "name", V_HOST, TOP(cluster_name), 0, 0, NULL, NULL },
+	{ "url", V_URL, TOP(cluster_url), 0, 0, NULL, NULL },
+	{ "key_file", V_PATH, TOP(cluster_key_file), 0, 0, NULL, NULL },
+	{ "lease_ttl", V_DURATION, TOP(lease_ttl_ns), 2 * SEC, 300 * SEC, "2s", "5m" },
+	{ "etcd_timeout", V_DURATION, TOP(etcd_timeout_ns), SEC / 10, 60 * SEC, "100ms", "60s" },
+	{ "host_timeout", V_DURATION, TOP(host_timeout_ns), SEC / 10, 300 * SEC, "100ms", "5m" },
+	{ "forward_timeout", V_DURATION, TOP(forward_timeout_ns), SEC, 3600 * SEC, "1s", "1h" },
+	{ "fanout", V_COUNT, TOP(fanout), 1, 256, "1", "256" },
+	{ "max_hosts", V_COUNT, TOP(max_hosts), 1, 100000, "1", "100000" },
+	{ "max_reply", V_SIZE, TOP(max_reply), KIB, 1024 * MIB, "1k", "1G" },
+	{ "signature_window", V_DURATION, TOP(signature_window_ns), SEC, 600 * SEC, "1s", "10m" },
+	{ "etcd_ca", V_PATH, TOP(etcd_ca), 0, 0, NULL, NULL },
+	{ "etcd_cert", V_PATH, TOP(etcd_cert), 0, 0, NULL, NULL },
+	{ "etcd_key", V_PATH, TOP(etcd_key), 0, 0, NULL, NULL },
+	{ "etcd_user", V_NAME, TOP(etcd_user), 0, 0, NULL, NULL },
+	{ "etcd_password_file", V_PATH, TOP(etcd_password_file), 0, 0, NULL, NULL },
 };
 
-#define MAX_SECTION_KEYS 16
+enum section_kind {
+	SEC_TOP, SEC_WORKERS, SEC_INSTANCES, SEC_ACTIONS, SEC_ARTIFACTS, SEC_SIGNIN,
+	SEC_CLUSTER, SEC_SERVICE, SEC_COMMAND, SEC_COUNT
+};
+
+#define MAX_SECTION_KEYS 20
 _Static_assert(sizeof(top_keys) / sizeof(top_keys[0]) <= MAX_SECTION_KEYS &&
-		       sizeof(service_keys) / sizeof(service_keys[0]) <= MAX_SECTION_KEYS,
+		       sizeof(service_keys) / sizeof(service_keys[0]) <= MAX_SECTION_KEYS &&
+		       sizeof(cluster_keys) / sizeof(cluster_keys[0]) <= MAX_SECTION_KEYS,
 	       "struct parser's key_line[] holds every key of a section");
 
 static const struct section_def {
@@ -250,6 +282,7 @@ static const struct section_def {
 	SECTION(SEC_ACTIONS, "actions", actions_keys),
 	SECTION(SEC_ARTIFACTS, "artifacts", artifacts_keys),
 	SECTION(SEC_SIGNIN, "signin", signin_keys),
+	SECTION(SEC_CLUSTER, "cluster", cluster_keys),
 	SECTION(SEC_SERVICE, "service", service_keys),
 	SECTION(SEC_COMMAND, "command", command_keys),
 #undef SECTION
@@ -275,6 +308,7 @@ struct parser {
 
 	unsigned listen_line, tls_cert_line, tls_key_line;
 	unsigned duration_max_line, duration_default_line;
+	unsigned etcd_line;		/* where [cluster] etcd was set, 0 if not */
 };
 
 __attribute__((format(printf, 3, 4)))
@@ -485,6 +519,42 @@ static bool valid_section_name(const char *s, bool command)
 			return false;
 	}
 	return true;
+}
+
+/* One URL: http:// or https://, then a host (and port), an optional path;
+ * no blank, comma, quote or control character. */
+static bool valid_url(const char *s, size_t n)
+{
+	size_t skip = !strncmp(s, "http://", 7) ? 7 : !strncmp(s, "https://", 8) ? 8 : 0;
+
+	if (!skip || n <= skip || n > 255 || s[skip] == '/')
+		return false;
+	for (size_t i = skip; i < n; i++)
+		if ((unsigned char)s[i] <= 0x20 || (unsigned char)s[i] >= 0x7f ||
+		    strchr(",\"'<>\\`", s[i]))
+			return false;
+	return true;
+}
+
+const char *config_check_urls(const char *s, bool list)
+{
+	size_t count = 0;
+
+	if (!*s)
+		return "";
+	for (const char *item = s;; item++) {
+		const char *comma = list ? strchr(item, ',') : NULL;
+		size_t n = comma ? (size_t)(comma - item) : strlen(item);
+
+		if (!valid_url(item, n))
+			return "each URL must be http://HOST:PORT or https://HOST:PORT, at most "
+			       "255 bytes, without blanks";
+		if (++count > 16)
+			return "at most 16 URLs";
+		if (!comma)
+			return "";
+		item = comma;
+	}
 }
 
 static int parse_selector(struct parser *p, const char *key, const char *v,
@@ -709,9 +779,9 @@ static int set_value(struct parser *p, const struct key_def *k, char *v)
 			return fail(p, "%s = %s is not an HTTP header name; write one such as "
 				    "X-Forwarded-User", k->name, shown(v, buf));
 		if (k->kind == V_NAME && *v && !config_valid_name(v))
-			return fail(p, "%s = %s is not a group name; use A-Z a-z 0-9 _ . @ $ -, "
-				    "not starting with -",
-				    k->name, shown(v, buf));
+			return fail(p, "%s = %s is not a %s; use A-Z a-z 0-9 _ . @ $ -, "
+				    "not starting with -", k->name, shown(v, buf),
+				    strcmp(k->name, "admin_group") ? "name" : "group name");
 		break;
 	case V_NAMES:
 	case V_ADDRS: {
@@ -790,6 +860,24 @@ static int set_value(struct parser *p, const struct key_def *k, char *v)
 		if (check_run(p, v) < 0)
 			return -EINVAL;
 		break;
+	case V_URLS:
+	case V_URL: {
+		const char *why = config_check_urls(v, k->kind == V_URLS);
+
+		if (*why)
+			return fail(p, "%s = %s: %s; write for example %s", k->name, shown(v, buf),
+				    why, k->kind == V_URLS ? "http://10.0.0.2:2379,http://10.0.0.3:2379"
+							   : "https://db1.example.com:9443");
+		if (k->kind == V_URLS)
+			p->etcd_line = *v ? p->line : 0;
+		break;
+	}
+	case V_HOST:
+		if (strlen(v) >= k->size || (*v && !valid_section_name(v, false)) ||
+		    strchr(v, '@') || v[0] == '.')
+			return fail(p, "%s = %s is not a host name; use at most %zu of A-Z a-z 0-9 "
+				    "_ . -", k->name, shown(v, buf), k->size - 1);
+		break;
 	case V_OUTPUT:
 		if (!strcmp(v, "file") || !strcmp(v, "stdout") || !strcmp(v, "none")) {
 			p->cmd->keep_output = !strcmp(v, "file");
@@ -861,7 +949,7 @@ static const char *key_names(enum section_kind s, char *buf, size_t len)
 static int open_section(struct parser *p, char *inside)
 {
 	static const char valid[] = "valid sections: [workers], [instances], [actions], "
-				    "[artifacts], [signin], [service NAME], [command NAME]";
+				    "[artifacts], [signin], [cluster], [service NAME], [command NAME]";
 	char buf[SHOWN_MAX + 4];
 	char *head = trim(inside), *name = NULL;
 	enum section_kind s = SEC_COUNT;
@@ -1098,6 +1186,19 @@ static int check_all(struct parser *p)
 			       c->tls_cert[0] ? "tls_cert" : "tls_key",
 			       c->tls_cert[0] ? "tls_key" : "tls_cert");
 	}
+	if (c->etcd[0] && !c->cluster_key_file[0])
+		return fail_at(p, p->etcd_line ? p->etcd_line : p->line,
+			       "[cluster] etcd is set but key_file is not; create the cluster's "
+			       "shared key (head -c 32 /dev/urandom >/etc/nprof/cluster.key, mode "
+			       "0600) and set key_file to it");
+	if (!c->etcd_user[0] != !c->etcd_password_file[0])
+		return fail_at(p, p->line, "[cluster] %s is set but %s is not; set both, or neither",
+			       c->etcd_user[0] ? "etcd_user" : "etcd_password_file",
+			       c->etcd_user[0] ? "etcd_password_file" : "etcd_user");
+	if (!c->etcd_cert[0] != !c->etcd_key[0])
+		return fail_at(p, p->line, "[cluster] %s is set but %s is not; set both, or neither",
+			       c->etcd_cert[0] ? "etcd_cert" : "etcd_key",
+			       c->etcd_cert[0] ? "etcd_key" : "etcd_cert");
 	if (c->duration_default_ns > c->duration_max_ns) {
 		/* the default follows a lower maximum unless it was written */
 		if (!p->duration_default_line) {

@@ -19,6 +19,10 @@
  *                         (restart too: the switch) or "modes":
  *                         overrides for that service's workers
  *   [command NAME]        run, timeout, output, description
+ *   [cluster]             etcd, name, url, key_file, lease_ttl, etcd_timeout,
+ *                         host_timeout, forward_timeout, fanout, max_hosts, max_reply,
+ *                         signature_window, etcd_ca, etcd_cert, etcd_key,
+ *                         etcd_user, etcd_password_file
  * An unknown section or key, a malformed value or a value past its limit
  * stops start-up with "FILE:LINE: what is wrong; the fix"; so does a
  * listen address off loopback without tls_cert and tls_key. */
@@ -130,6 +134,23 @@ struct daemon_config {
 	unsigned max_failures;			/* default 5 failed sign-ins per user, per */
 	uint64_t failure_window_ns;		/* address, in 5 min; then 429 */
 
+	/* [cluster]: several hosts found through etcd (docs/cluster.md) */
+	char etcd[CONFIG_VALUE_MAX];		/* "http://h:2379,..."; "" = one host alone */
+	char cluster_name[CONFIG_NAME_MAX];	/* default "": the host name */
+	char cluster_url[CONFIG_VALUE_MAX];	/* how the others reach this daemon; "": from listen */
+	char cluster_key_file[CONFIG_VALUE_MAX]; /* the shared key; required with etcd */
+	uint64_t lease_ttl_ns;			/* default 10 s, 2 s .. 5 min */
+	uint64_t etcd_timeout_ns;		/* default 3 s: one call to etcd */
+	uint64_t host_timeout_ns;		/* default 5 s: one host of a fan-out */
+	uint64_t forward_timeout_ns;		/* default 2 min: an action or download routed */
+	unsigned fanout;			/* default 16 hosts asked at once */
+	unsigned max_hosts;			/* default 1000 read from etcd */
+	uint64_t max_reply;			/* default 32 MiB from one host */
+	uint64_t signature_window_ns;		/* default 30 s either way */
+	char etcd_ca[CONFIG_VALUE_MAX], etcd_cert[CONFIG_VALUE_MAX], etcd_key[CONFIG_VALUE_MAX];
+	char etcd_user[CONFIG_NAME_MAX];	/* etcd's auth; "" none */
+	char etcd_password_file[CONFIG_VALUE_MAX]; /* its password, a private file */
+
 	struct service_config services[CONFIG_MAX_SERVICES];
 	size_t n_services;
 	struct command_config commands[CONFIG_MAX_COMMANDS];
@@ -142,6 +163,11 @@ bool config_valid_name(const char *s);
 
 /* The key an action is switched by, "thread_dump" ... */
 const char *config_action_key(enum action_kind a);
+
+/* Whether s is "" or http:// or https:// URLs (list: comma-separated, as
+ * [cluster] etcd and --etcd take them): "" when it is, else the fault in
+ * words. */
+const char *config_check_urls(const char *s, bool list);
 
 /* Fills c with every default. */
 void config_defaults(struct daemon_config *c);

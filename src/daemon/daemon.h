@@ -20,6 +20,8 @@ struct jobs;
 struct worker_list;
 struct reply_cache;
 struct signin_limit;
+struct cluster;
+struct cluster_auth;
 
 struct daemon {
 	struct daemon_config cfg;
@@ -43,6 +45,8 @@ struct daemon {
 					   the agent, offcpu), probed at start */
 	char http_url[128];		/* "http://127.0.0.1:9700/", "" without HTTP */
 	uint64_t started_ms;
+	struct cluster *cluster;	/* the registry; NULL: this host alone */
+	struct cluster_auth *cluster_auth; /* the shared key; NULL without [cluster] key_file */
 };
 
 /* Who sent a request: the kernel's word for the unix socket (peer
@@ -52,7 +56,7 @@ struct user {
 	gid_t gid;
 	char name[64];
 	bool admin;
-	const char *via;		/* "socket", "token", "session", "proxy" */
+	const char *via;		/* "socket", "token", "session", "proxy", "cluster" */
 	int64_t session;		/* a browser's sign-in: its token id; else 0 */
 	uint64_t session_expires_ms;
 	char csrf[64];			/* the session's CSRF token */
@@ -75,6 +79,7 @@ struct reply {
 	char *body;			/* or that body rendered already (owned); NULL */
 	size_t body_len;
 	int fd;				/* or a file to send (owned); -1 */
+	bool fd_is_pipe;		/* fd is a stream: size bytes (0: unknown) as they come */
 	uint64_t size;
 	char content_type[64];
 	char filename[128];		/* Content-Disposition: attachment; filename= */

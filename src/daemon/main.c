@@ -19,6 +19,8 @@
 #include "engine/events.h"
 #include "daemon/api.h"
 #include "daemon/artifacts.h"
+#include "daemon/cluster.h"
+#include "daemon/cluster_auth.h"
 #include "daemon/db.h"
 #include "daemon/jobs.h"
 #include "daemon/log.h"
@@ -114,13 +116,14 @@ int main(int argc, char **argv)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "socket", required_argument, NULL, 's' },
 		{ "state-dir", required_argument, NULL, 'd' },
+		{ "etcd", required_argument, NULL, 'e' },
 		{ "check-config", no_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct daemon d;
-	const char *config = NULL, *listen = NULL, *sock = NULL, *state = NULL;
+	const char *config = NULL, *listen = NULL, *sock = NULL, *state = NULL, *etcd = NULL;
 	bool check_only = false;
 	struct server *srv = NULL;
 	char err[1024];
@@ -133,6 +136,7 @@ int main(int argc, char **argv)
 		case 'l': listen = optarg; break;
 		case 's': sock = optarg; break;
 		case 'd': state = optarg; break;
+		case 'e': etcd = optarg; break;
 		case 'C': check_only = true; break;
 		case 'h': fputs(nprofd_help, stdout); return 0;
 		case 'V': printf("nprofd %s\n", NPROF_VERSION); return 0;
@@ -149,8 +153,20 @@ int main(int argc, char **argv)
 	}
 	if ((listen && copy_opt(d.cfg.listen, sizeof(d.cfg.listen), "--listen", listen)) ||
 	    (sock && copy_opt(d.cfg.socket_path, sizeof(d.cfg.socket_path), "--socket", sock)) ||
-	    (state && copy_opt(d.cfg.state_dir, sizeof(d.cfg.state_dir), "--state-dir", state)))
+	    (state && copy_opt(d.cfg.state_dir, sizeof(d.cfg.state_dir), "--state-dir", state)) ||
+	    (etcd && copy_opt(d.cfg.etcd, sizeof(d.cfg.etcd), "--etcd", etcd)))
 		return 2;
+	if (etcd) {
+		const char *why = config_check_urls(etcd, true);
+
+		if (*why)
+			return usage_error("--etcd %s: %s; write for example http://10.0.0.2:2379", etcd,
+					   why);
+		if (etcd[0] && !d.cfg.cluster_key_file[0])
+			return usage_error("--etcd needs the cluster's shared key: set [cluster] key_file "
+					   "in nprofd.conf (head -c 32 /dev/urandom "
+					   ">/etc/nprof/cluster.key; chmod 600 it)");
+	}
 	if (listen && listen[0]) {
 		bool loopback;
 
@@ -194,6 +210,18 @@ int main(int argc, char **argv)
 	}
 	worker_perf_probe(&d.perf_ok, &d.hw_ok);
 	d.sched_ok = engine_event_probe(engine_event_find("offcpu")) == 0;
+	if (d.cfg.cluster_key_file[0]) {
+		d.cluster_auth = cluster_auth_new(d.cfg.cluster_key_file, geteuid(),
+						  d.cfg.signature_window_ns / 1000000, err, sizeof(err));
+		if (!d.cluster_auth) {
+			log_error("%s", err);
+			goto out;
+		}
+	}
+	if (d.cfg.etcd[0] && !(d.cluster = cluster_new(&d, err, sizeof(err)))) {
+		log_error("%s", err);
+		goto out;
+	}
 	srv = server_start(&d, err, sizeof(err));
 	if (!srv) {
 		log_error("%s", err);
@@ -209,6 +237,10 @@ int main(int argc, char **argv)
 			 server_http_port(srv));
 		log_info("listening on %s", d.http_url);
 	}
+	if (d.cluster && cluster_start(d.cluster, err, sizeof(err)) < 0) {
+		log_error("%s", err);
+		goto out;
+	}
 	do {
 		sig = 0;
 		sigwait(&stop, &sig);
@@ -217,6 +249,8 @@ int main(int argc, char **argv)
 	status = 0;
 out:
 	server_stop(srv);
+	/* no request reads it any more: out of the registry at once */
+	cluster_free(d.cluster);
 	if (d.jobs) {
 		uint64_t end = clock_ns(CLOCK_MONOTONIC) + SHUTDOWN_GRACE_NS;
 		json_t *running = d.db ? db_query(d.db, "SELECT id FROM instances WHERE status = "
@@ -235,6 +269,7 @@ out:
 	worker_scanner_free(d.scanner);
 	reply_cache_free(d.replies);
 	signin_limit_free(d.signin_limit);
+	cluster_auth_free(d.cluster_auth);
 	db_close(d.db);
 	return status;
 }

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "base/utf8.h"
+#include "daemon/cluster_auth.h"
 #include "daemon/daemon.h"
 #include "daemon/db.h"
 #include "daemon/log.h"
@@ -363,13 +364,61 @@ static enum MHD_Result add_arg(void *cls, enum MHD_ValueKind kind, const char *k
 	return a->too_long ? MHD_NO : MHD_YES;
 }
 
+/* A stream (another host's download): read as it comes. One that ends
+ * before the size announced ends the connection, so that a client never
+ * takes a cut file for a whole one. */
+struct piped {
+	int fd;
+	uint64_t size, got;		/* size: MHD_SIZE_UNKNOWN when not announced */
+};
+
+static ssize_t read_piped(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct piped *p = cls;
+	ssize_t n;
+
+	(void)pos;
+	do
+		n = read(p->fd, buf, max);
+	while (n < 0 && errno == EINTR);
+	if (n > 0) {
+		p->got += (uint64_t)n;
+		return n;
+	}
+	return n == 0 && (p->size == MHD_SIZE_UNKNOWN || p->got == p->size)
+		       ? MHD_CONTENT_READER_END_OF_STREAM : MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+static void free_piped(void *cls)
+{
+	struct piped *p = cls;
+
+	close(p->fd);
+	free(p);
+}
+
+static struct MHD_Response *stream_response(struct reply *rp)
+{
+	struct piped *p = malloc(sizeof(*p));
+	struct MHD_Response *r;
+
+	if (!p)
+		return NULL;
+	*p = (struct piped){ .fd = rp->fd, .size = rp->size ? rp->size : MHD_SIZE_UNKNOWN };
+	r = MHD_create_response_from_callback(p->size, 64 * 1024, read_piped, p, free_piped);
+	if (!r)
+		free(p); /* the fd stays the reply's, closed with it */
+	return r;
+}
+
 static enum MHD_Result send_reply(struct MHD_Connection *c, struct reply *rp)
 {
 	struct MHD_Response *r;
 	enum MHD_Result ret;
 
 	if (rp->fd >= 0) {
-		r = MHD_create_response_from_fd64(rp->size, rp->fd);
+		r = rp->fd_is_pipe ? stream_response(rp)
+				   : MHD_create_response_from_fd64(rp->size, rp->fd);
 		if (r)
 			rp->fd = -1; /* the response closes it */
 	} else {
@@ -526,6 +575,49 @@ static bool csrf_ok(struct MHD_Connection *c, const struct user *u)
 	return sent && u->csrf[0] && token_equal(sent, u->csrf);
 }
 
+/* A request another daemon of the cluster signed for one of its users
+ * (docs/cluster.md): served as that user, by name in this host's
+ * accounts, under this host's rules; refused (and audited) when the
+ * signature does not hold, whatever else the request carries. */
+static void signed_request(struct daemon *d, struct MHD_Connection *c, struct request *rq,
+			   struct reply *rp, const char *header)
+{
+	struct args args = { .len = 0 };
+	struct cluster_request cr;
+	struct cluster_claim claim;
+	struct passwd pw, *p = NULL;
+	char why[512], buf[4096];
+	int status;
+
+	rq->user.via = "cluster";
+	rq->user.uid = (uid_t)-1;
+	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, add_arg, &args);
+	if (args.too_long) {
+		reply_error(rp, 400, NULL, "the query is too long for a signed request; shorten it");
+		return;
+	}
+	cr = (struct cluster_request){ rq->method, rq->path, args.text, rq->body, rq->body_len };
+	status = cluster_auth_verify(d->cluster_auth, &cr, header, now_ms(), &claim, why,
+				     sizeof(why));
+	if (status) {
+		reply_error(rp, (unsigned)status, NULL, "%s", why);
+		return;
+	}
+	if (getpwnam_r(claim.user, &pw, buf, sizeof(buf), &p) != 0 || !p) {
+		snprintf(rq->user.name, sizeof(rq->user.name), "%s", claim.user);
+		reply_error(rp, 401, NULL, "user %s (signed by %s) has no account on this host; "
+			    "nothing here is theirs", claim.user, claim.host);
+		return;
+	}
+	rq->user.uid = p->pw_uid;
+	if (!user_complete(d, &rq->user)) {
+		reply_error(rp, 401, NULL, "user %s has no account on this host", claim.user);
+		return;
+	}
+	rq->args = args.text;
+	api_handle(d, rq, rp);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
 				  const char *method, const char *version,
 				  const char *upload_data, size_t *upload_size, void **state)
@@ -536,6 +628,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	struct request rq = { .method = method, .path = url, .query = query_of, .conn = c };
 	struct reply rp = { .status = 200, .fd = -1 };
 	enum MHD_Result ret;
+	const char *signed_by;
 	bool trim;
 
 	if (!p) {
@@ -585,6 +678,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		reply_error(&rp, 403, NULL, "the request came from a page of another origin (%.100s); "
 			    "use nprofd's own page, or a client that sends no Origin",
 			    MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin"));
+	} else if (!door->is_unix &&
+		   (signed_by = MHD_lookup_connection_value(c, MHD_HEADER_KIND, CLUSTER_HEADER))) {
+		signed_request(d, c, &rq, &rp, signed_by);
 	} else if (!door->is_unix && !strcmp(url, "/api/v1/session") && !strcmp(method, "POST")) {
 		char addr[INET6_ADDRSTRLEN];
 

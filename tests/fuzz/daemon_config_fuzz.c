@@ -78,6 +78,16 @@ static void sane(const struct daemon_config *c)
 	    c->max_age_ns > 3650ull * 24 * 3600 * SEC || c->max_bytes < (1 << 20) ||
 	    c->max_bytes > 1024ull << 40)
 		abort();
+	terminated(c->etcd, sizeof(c->etcd));
+	terminated(c->cluster_name, sizeof(c->cluster_name));
+	terminated(c->cluster_url, sizeof(c->cluster_url));
+	terminated(c->cluster_key_file, sizeof(c->cluster_key_file));
+	if ((c->etcd[0] && !c->cluster_key_file[0]) || *config_check_urls(c->etcd, true) ||
+	    *config_check_urls(c->cluster_url, false) || strchr(c->cluster_name, '/') ||
+	    c->lease_ttl_ns < 2 * SEC || c->lease_ttl_ns > 300 * SEC || c->fanout < 1 ||
+	    c->fanout > 256 || c->max_hosts < 1 || c->max_hosts > 100000 ||
+	    c->max_reply < 1024 || c->max_reply > 1ull << 30)
+		abort();
 	for (size_t i = 0; i < c->n_services; i++) {
 		const struct service_config *s = &c->services[i];
 

@@ -56,8 +56,13 @@ stop_all() {
 }
 trap stop_all EXIT
 
+head -c 32 /dev/urandom >"$D/cluster.key"
+chmod 600 "$D/cluster.key"
 cat >"$D/nprofd.conf" <<CONF
-# the fuzzed daemon: one instance at a time, short ones
+# the fuzzed daemon: one instance at a time, short ones; a cluster key,
+# so that signed requests (X-Nprof-Cluster) reach the signature's check
+[cluster]
+key_file = $D/cluster.key
 [instances]
 max_concurrent = 1
 duration_max = 10s
@@ -339,6 +344,15 @@ class Gen:
                 b'Bearer nprof_' + b'x' * 200]))
         if self.chance(0.2):
             headers.append(b'X-Forwarded-User: root')
+        if self.chance(0.15):   # a daemon's signature, well-formed or not
+            hexd = '0123456789abcdef'
+            headers.append(b'X-Nprof-Cluster: ' + r.choice([
+                ('v=1;host=a;user=root;uid=0;ts=%d;nonce=%s;sig=%s' % (
+                    r.choice([int(time.time() * 1000), 0, 1, 2 ** 63 - 1, -5]),
+                    self.junk(32, hexd), self.junk(64, hexd))).encode(),
+                ('v=1;host=%s;user=%s;uid=x;ts=1;nonce=;sig=' % (self.junk(80), self.junk(3))).encode(
+                    'utf-8', 'replace'),
+                b'v=1', b'', b';;;;', b'v=2;host=a', b'v=1;' * 200]))
         c = r.random()
         if c < 0.05:    # huge
             headers.append(b'X-Big: ' + b'b' * r.choice([4000, 20000, 100000]))

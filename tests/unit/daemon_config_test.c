@@ -663,9 +663,41 @@ static void test_load(void)
 	CHECK(config_load(&cfg, "/", err, sizeof(err)) == -EISDIR, "a directory: %s", err);
 }
 
+/* [cluster]: etcd's URLs, the key it needs, the limits. */
+static void test_cluster(void)
+{
+	CHECK_INT(parse(""), ==, 0, "no [cluster]: one host alone");
+	CHECK(!cfg.etcd[0] && cfg.lease_ttl_ns == 10000000000ull && cfg.fanout == 16 &&
+	      cfg.host_timeout_ns == 5000000000ull && cfg.signature_window_ns == 30000000000ull,
+	      "[cluster] defaults: no etcd, lease 10 s, fanout 16, host timeout 5 s, window 30 s");
+	CHECK_INT(parse("[cluster]\netcd = http://127.0.0.1:2379,https://10.0.0.2:2379\n"
+			"key_file = /etc/nprof/cluster.key\nname = db-1.east\nlease_ttl = 3s\n"
+			"url = https://db1:9443/\n"), ==, 0, "a full [cluster] is taken: %s", err);
+	CHECK_STR(cfg.etcd, "http://127.0.0.1:2379,https://10.0.0.2:2379", "etcd as written");
+	CHECK_STR(cfg.cluster_name, "db-1.east", "name");
+	CHECK(cfg.lease_ttl_ns == 3000000000ull, "lease_ttl = 3s");
+	refused("[cluster]\netcd = http://127.0.0.1:2379\n", "nprofd.conf:2: [cluster] etcd is set "
+		"but key_file is not", "head -c 32 /dev/urandom", "etcd without key_file");
+	refused("[cluster]\netcd = 127.0.0.1:2379\nkey_file = /k\n", "nprofd.conf:2: etcd = ",
+		"http://10.0.0.2:2379", "an etcd URL without its scheme");
+	refused("[cluster]\netcd = http://a:1,,http://b:2\nkey_file = /k\n", "nprofd.conf:2: etcd",
+		"write for example", "an empty URL in the list");
+	refused("[cluster]\nname = a/b\n", "nprofd.conf:2: name = a/b is not a host name",
+		"A-Z a-z 0-9", "a host name with a slash (it is part of the key in etcd)");
+	refused("[cluster]\nlease_ttl = 1s\n", "nprofd.conf:2: lease_ttl = 1s is below the minimum",
+		"set at least 2s", "a lease shorter than 2 s");
+	refused("[cluster]\nfanout = 0\n", "nprofd.conf:2: fanout = 0 is below", "at least 1",
+		"fanout 0");
+	refused("[cluster]\netcd_user = nprof\n", "nprofd.conf:2: [cluster] etcd_user is set but "
+		"etcd_password_file is not", "set both", "an etcd user without a password file");
+	refused("[cluster]\netcd_cert = /c.pem\n", "nprofd.conf:2: [cluster] etcd_cert is set but "
+		"etcd_key is not", "set both", "a client certificate without its key");
+}
+
 int main(void)
 {
 	test_defaults();
+	test_cluster();
 	test_full();
 	test_syntax();
 	test_errors();

@@ -19,7 +19,7 @@ const viewHash = (inst, a, v) => `#/instances/${encodeURIComponent(inst)}/${enco
 // ---- what is known of instances, and the ones being watched -----------------------
 
 const known = new Map();	// id -> instance, the latest seen
-const watchers = new Map();	// id -> [callback]
+const watchers = new Map();	// "HOST/ID" -> { id, host, cbs: [callback] }
 let watchTimer = null;
 
 NP.resets.push(() => {
@@ -37,26 +37,32 @@ function remember(list) { for (const i of list) known.set(i.id, i); }
 NP.instancesRunningOn = wid => [...known.values()]
 	.filter(i => i.worker === wid && i.status === 'RUNNING' && (i.kind || 'profile') === 'profile').map(i => i.id);
 
-// Calls cb with the instance each second until it is no longer RUNNING.
-NP.trackInstance = function (id, cb) {
-	if (!watchers.has(id)) watchers.set(id, []);
-	watchers.get(id).push(cb);
+// Calls cb with the instance each second until it is no longer RUNNING;
+// host: another host's instance (docs/cluster.md), asked of it.
+NP.trackInstance = function (id, cb, host) {
+	const k = (host || '') + '/' + id;
+	if (!watchers.has(k)) watchers.set(k, { id, host, cbs: [] });
+	watchers.get(k).cbs.push(cb);
 	if (!watchTimer) watchTimer = setInterval(watch, 1000);
 };
+let watching = false;	// one round at a time: a slow one is not overtaken
 async function watch() {
 	// A tab in the background asks nothing; the next second after it is
 	// shown again catches up.
-	if (document.hidden) return;
-	for (const [id, cbs] of [...watchers]) {
+	if (document.hidden || watching) return;
+	watching = true;
+	for (const [k, w] of [...watchers]) {
 		try {
-			const i = await api('GET', '/api/v1/instances/' + encodeURIComponent(id));
-			known.set(id, i);
-			for (const cb of cbs) cb(i);
-			if (i.status !== 'RUNNING') watchers.delete(id);
+			const i = await api('GET', '/api/v1/instances/' + encodeURIComponent(w.id) +
+				(w.host ? '?host=' + encodeURIComponent(w.host) : ''));
+			if (!w.host) known.set(w.id, i);
+			for (const cb of w.cbs) cb(i);
+			if (i.status !== 'RUNNING') watchers.delete(k);
 		} catch (e) {
-			if (e.status === 404) watchers.delete(id);
+			if (e.status === 404) watchers.delete(k);
 		}
 	}
+	watching = false;
 	if (!watchers.size) { clearInterval(watchTimer); watchTimer = null; }
 }
 

@@ -42,6 +42,18 @@ const W = NP.workers = {
 	commands: null,		// GET /api/v1/commands
 };
 
+// Several hosts (docs/cluster.md): a worker of another host is known here
+// as HOST/ID, and every request about it names its host (?host=), which
+// its own daemon answers. One host alone: keys are ids, as before.
+W.self = null;			// this daemon's name in its cluster; null: no cluster
+W.host = '';			// the host filter: '' this host, '*' every host, or one
+const remote = w => !!(w && w.host && W.self && w.host !== W.self);
+const key = w => remote(w) ? w.host + '/' + w.id : w.id;
+const onHost = (path, w) => remote(w) ?
+	path + (path.includes('?') ? '&' : '?') + 'host=' + encodeURIComponent(w.host) : path;
+NP.workerKey = key;
+NP.onHost = onHost;
+
 NP.resets.push(() => {
 	W.list = [];
 	W.byId = new Map();
@@ -53,17 +65,18 @@ NP.resets.push(() => {
 	for (const el of document.querySelectorAll('ul.log, ul.why, .actions .err')) clear(el);
 });
 
-async function detailOf(id) {
-	const d = W.details.get(id);
+async function detailOf(t) {
+	const d = W.details.get(key(t));
 	if (d && Date.now() - d.at < 10000) return d.w;
-	const w = await api('GET', '/api/v1/workers/' + encodeURIComponent(id));
-	W.details.set(id, { w, at: Date.now() });
+	const w = await api('GET', onHost('/api/v1/workers/' + encodeURIComponent(t.id), t));
+	if (remote(t)) w.host = t.host;
+	W.details.set(key(t), { w, at: Date.now() });
 	return w;
 }
 
 let detailList = null;	// { at, byId } of GET /api/v1/workers?detail=1
 async function details(ts) {
-	if (ts.length <= 8) return Promise.all(ts.map(w => detailOf(w.id).catch(() => null)));
+	if (ts.length <= 8 || ts.some(remote)) return Promise.all(ts.map(w => detailOf(w).catch(() => null)));
 	if (!detailList || Date.now() - detailList.at > 10000) {
 		try {
 			const j = await api('GET', '/api/v1/workers?detail=1');
@@ -169,7 +182,7 @@ function actionsPanel(box, targets) {
 		modeSel.title = MODES[m] || '';
 		setBtn(start, !ts.length ? 'select a worker first' : modeNo || '', 'start');
 		setBtn(stop, !ts.length ? 'select a worker first' :
-			!NP.instancesRunningOn || !ts.some(w => NP.instancesRunningOn(w.id)) ?
+			!NP.instancesRunningOn || !ts.some(w => !remote(w) && NP.instancesRunningOn(w.id).length) ?
 				'no profiling instance runs on the selected workers' : '', 'stop');
 		for (const a of ACTIONS) {
 			const name = a.need || a.key;
@@ -204,9 +217,24 @@ function actionsPanel(box, targets) {
 		b.title = reason ? 'Unavailable: ' + reason : desc || '';
 	}
 
-	function note(text, inst) {
+	function note(text, inst, w) {
 		const li = h('li', h('span.t', fmt.time(new Date().toISOString())), ' ', text);
-		if (inst && inst.id) {
+		if (inst && inst.id && remote(w)) {
+			// Another host's instance: its status here, its files from there.
+			const st = h('span.status', { class: 's-' + inst.status }, inst.status);
+			NP.append(li, [` instance ${inst.id} on ${w.host} `, st]);
+			if (inst.status === 'RUNNING' && NP.trackInstance)
+				NP.trackInstance(inst.id, i => {
+					st.className = 'status s-' + i.status;
+					setText(st, i.status + (i.message ? ': ' + i.message : ''));
+					if (i.status !== 'RUNNING')
+						NP.append(li, (i.artifacts || []).map(a => [' ', h('a.vlink', {
+							href: onHost(`/api/v1/artifacts/${encodeURIComponent(a.id)}` +
+								(a.format === 'pprof' ? '?format=flamegraph&inline=1' : ''), w),
+							target: '_blank', rel: 'noopener' },
+							a.format === 'pprof' ? 'flamegraph' : 'download')]));
+				}, w.host);
+		} else if (inst && inst.id) {
 			li.appendChild(document.createTextNode(' '));
 			li.appendChild(h('a', { href: '#/instances/' + encodeURIComponent(inst.id) }, 'instance ' + inst.id));
 			const st = h('span.status', { class: 's-' + inst.status }, inst.status);
@@ -244,18 +272,18 @@ function actionsPanel(box, targets) {
 		const body = { worker: w.id, mode: modeSel.value, duration: (dur.value || '30') + unit.value,
 			format: format.value };
 		if (interval.value.trim()) body.interval = interval.value.trim();
-		const i = await api('POST', '/api/v1/instances', body);
-		note(`${body.mode} for ${body.duration} on ${label(w)}:`, i);
+		const i = await api('POST', onHost('/api/v1/instances', w), body);
+		note(`${body.mode} for ${body.duration} on ${label(w)}:`, i, w);
 	}));
 	stop.addEventListener('click', () => each('stop', stop, async w => {
-		for (const id of NP.instancesRunningOn(w.id) || []) {
+		for (const id of remote(w) ? [] : NP.instancesRunningOn(w.id) || []) {
 			await api('POST', `/api/v1/instances/${encodeURIComponent(id)}/stop`);
 			note(`stopped on ${label(w)}:`, { id, status: 'STOPPED' });
 		}
 	}));
 	const act = (key, path, body, text) => async w => {
-		const r = await api('POST', `/api/v1/workers/${encodeURIComponent(w.id)}/${path}`, body);
-		if (r && r.id) note(`${text} of ${label(w)}:`, r);
+		const r = await api('POST', onHost(`/api/v1/workers/${encodeURIComponent(w.id)}/${path}`, w), body);
+		if (r && r.id) note(`${text} of ${label(w)}:`, r, w);
 		else note(`${text} of ${label(w)}: ${r && r.output ? r.output.trim() : 'done'}`);
 	};
 	buttons.get('stacks').addEventListener('click', () =>
@@ -275,7 +303,7 @@ function actionsPanel(box, targets) {
 		buttons.get(k).addEventListener('click', () => each(k, buttons.get(k), async w => {
 			await act(k, k, undefined, 'nprof ' + k)(w);
 			detailList = null;
-			W.details.delete(w.id);
+			W.details.delete(key(w));
 		}));
 	buttons.get('coredump').addEventListener('click', () =>
 		each('coredump', buttons.get('coredump'), act('coredump', 'coredump', undefined, 'core file')));
@@ -304,7 +332,7 @@ NP.actionsPanel = actionsPanel;
 
 // ---- the workers table ---------------------------------------------------------------------
 
-const COLS = ['pid', 'name', 'service', 'user', 'cpu_percent', 'rss_bytes', 'threads', 'uptime', 'agent'];
+const COLS = ['host', 'pid', 'name', 'service', 'user', 'cpu_percent', 'rss_bytes', 'threads', 'uptime', 'agent'];
 const rows = new Map();		// id -> { tr, box, cells, w }
 let sortKey = 'cpu_percent', sortDir = -1, timer = null, order = '', panel = null, filterText = '';
 
@@ -321,7 +349,7 @@ function cellText(w, k) {
 function makeRow(w) {
 	const box = h('input', { type: 'checkbox', 'aria-label': 'select ' + w.pid });
 	box.addEventListener('change', () => {
-		if (box.checked) W.selected.add(w.id); else W.selected.delete(w.id);
+		if (box.checked) W.selected.add(key(w)); else W.selected.delete(key(w));
 		r.tr.classList.toggle('sel', box.checked);
 		selectionChanged();
 	});
@@ -330,7 +358,8 @@ function makeRow(w) {
 	for (const k of COLS) {
 		const td = h('td', { class: 'c-' + k + (['pid', 'cpu_percent', 'rss_bytes', 'threads', 'uptime'].includes(k) ? ' num' : '') });
 		if (k === 'pid' || k === 'name') {
-			const a = h('a', { href: '#/workers/' + encodeURIComponent(w.id) });
+			const a = h('a', { href: '#/workers/' + encodeURIComponent(w.id) +
+				(remote(w) ? '?host=' + encodeURIComponent(w.host) : '') });
 			td.appendChild(a);
 			cells[k] = a;
 		} else if (k === 'service') {
@@ -344,7 +373,7 @@ function makeRow(w) {
 		tds.push(td);
 	}
 	const tr = h('tr', tds);
-	tr.dataset.id = w.id;
+	tr.dataset.id = key(w);
 	const r = { tr, box, cells, w };
 	return r;
 }
@@ -354,14 +383,14 @@ function updateRow(r, w) {
 	for (const k of COLS) setText(r.cells[k], cellText(w, k));
 	r.cells.name.title = w.cmdline || '';
 	r.tr.classList.toggle('agent', !!w.agent);
-	const sel = W.selected.has(w.id);
+	const sel = W.selected.has(key(w));
 	if (r.box.checked !== sel) r.box.checked = sel;
 	r.tr.classList.toggle('sel', sel);
 }
 
 function matches(w, q) {
 	if (!q) return true;
-	return q.split(/\s+/).every(t => [String(w.pid), w.name, w.service, w.user, w.cmdline, w.unit]
+	return q.split(/\s+/).every(t => [String(w.pid), w.name, w.service, w.user, w.cmdline, w.unit, w.host]
 		.some(v => v && String(v).toLowerCase().includes(t)));
 }
 
@@ -384,7 +413,7 @@ let shown = [], rowH = 0;
 const padTop = h('tr.pad', h('td', { colspan: '10' })), padBottom = h('tr.pad', h('td', { colspan: '10' }));
 function render() {
 	const q = filterText.toLowerCase().trim();
-	const seen = new Set(W.list.map(w => w.id));
+	const seen = new Set(W.list.map(key));
 	for (const [id, r] of rows) if (!seen.has(id)) { r.tr.remove(); rows.delete(id); }
 	let dropped = false;
 	for (const id of [...W.selected]) if (!seen.has(id)) { W.selected.delete(id); dropped = true; }
@@ -393,8 +422,8 @@ function render() {
 	renderWindow();
 	setText($('w-count'), `${shown.length} of ${W.list.length}`);
 	const all = $('w-all');
-	all.checked = shown.length > 0 && shown.every(w => W.selected.has(w.id));
-	all.indeterminate = !all.checked && shown.some(w => W.selected.has(w.id));
+	all.checked = shown.length > 0 && shown.every(w => W.selected.has(key(w)));
+	all.indeterminate = !all.checked && shown.some(w => W.selected.has(key(w)));
 	renderServices();
 	if (dropped) selectionChanged();
 }
@@ -408,16 +437,16 @@ function renderWindow() {
 	const trs = [];
 	for (let i = first; i < last; i++) {
 		const w = shown[i];
-		let r = rows.get(w.id);
-		if (!r) { r = makeRow(w); rows.set(w.id, r); }
+		let r = rows.get(key(w));
+		if (!r) { r = makeRow(w); rows.set(key(w), r); }
 		updateRow(r, w);
 		trs.push(r.tr);
 	}
 	padTop.firstChild.style.height = first * hgt + 'px';
 	padBottom.firstChild.style.height = (shown.length - last) * hgt + 'px';
-	const key = first + ':' + shown.slice(first, last).map(w => w.id).join(',');
-	if (key !== order) {
-		order = key;
+	const now = first + ':' + shown.slice(first, last).map(key).join(',');
+	if (now !== order) {
+		order = now;
 		const frag = document.createDocumentFragment();
 		frag.appendChild(padTop);
 		for (const tr of trs) frag.appendChild(tr);
@@ -443,28 +472,28 @@ function renderServices() {
 	const box = $('w-services'), counts = new Map();
 	for (const w of W.list) if (w.service) counts.set(w.service, (counts.get(w.service) || 0) + 1);
 	const names = [...counts.keys()].sort();
-	const key = names.map(n => n + counts.get(n)).join('|');
-	if (box.dataset.key !== key) {
-		box.dataset.key = key;
+	const sig = names.map(n => n + counts.get(n)).join('|');
+	if (box.dataset.key !== sig) {
+		box.dataset.key = sig;
 		clear(box);
 		for (const n of names.slice(0, 40)) {
 			const b = h('button.chip', { type: 'button', dataset: { service: n },
 				title: `select every worker of ${n} (again: unselect them)` }, `${n} (${counts.get(n)})`);
 			b.addEventListener('click', () => {
-				const ids = W.list.filter(w => w.service === n).map(w => w.id);
+				const ids = W.list.filter(w => w.service === n).map(key);
 				selectService(n, !ids.every(id => W.selected.has(id)));
 			});
 			box.appendChild(b);
 		}
 	}
 	for (const b of box.children) {
-		const ids = W.list.filter(w => w.service === b.dataset.service).map(w => w.id);
+		const ids = W.list.filter(w => w.service === b.dataset.service).map(key);
 		b.classList.toggle('on', ids.length > 0 && ids.every(id => W.selected.has(id)));
 	}
 }
 
 function selectService(name, on) {
-	for (const w of W.list) if (w.service === name) { if (on) W.selected.add(w.id); else W.selected.delete(w.id); }
+	for (const w of W.list) if (w.service === name) { if (on) W.selected.add(key(w)); else W.selected.delete(key(w)); }
 	render();
 	selectionChanged();
 }
@@ -474,12 +503,31 @@ function selectionChanged() {
 	if (panel) panel.refresh();
 }
 
+// The cluster's hosts, for the host filter; nothing shows without one.
+async function hosts() {
+	const sel = $('w-host');
+	let j;
+	try { j = await api('GET', '/api/v1/hosts'); } catch (e) { return; }
+	W.self = j.cluster ? j.cluster.name : null;
+	sel.hidden = !W.self;
+	$('w-table').classList.toggle('hosts', !!W.self);
+	if (!W.self) return;
+	const names = (j.hosts || []).map(x => x.name).filter(n => n !== W.self);
+	const want = ['', '*', ...names];
+	if ([...sel.options].map(o => o.value).join('\n') !== want.join('\n'))
+		NP.append(clear(sel), want.map(v => h('option', { value: v },
+			v === '' ? `this host (${W.self})` : v === '*' ? 'every host' : v)));
+	sel.value = W.host;
+}
+
 async function poll() {
 	try {
-		const j = await api('GET', '/api/v1/workers');
+		const j = await api('GET', '/api/v1/workers' + (W.host ? '?host=' + encodeURIComponent(W.host) : ''));
 		W.list = j.workers || [];
-		W.byId = new Map(W.list.map(w => [w.id, w]));
-		showErr($('w-err'), '');
+		if (W.self) for (const w of W.list) if (!w.host) w.host = W.self;
+		W.byId = new Map(W.list.map(w => [key(w), w]));
+		showErr($('w-err'), j.partial ? 'Some hosts did not answer: ' + (j.unanswered || [])
+			.map(u => `${u.host} (${u.error})`).concat(j.error ? [j.error] : []).join('; ') : '');
 		render();
 	} catch (e) {
 		showErr($('w-err'), e);
@@ -494,6 +542,7 @@ NP.views.workers = {
 		if (!panel) panel = actionsPanel($('w-actions'), () => [...W.selected].map(id => W.byId.get(id)).filter(Boolean));
 		clearInterval(timer);
 		timer = setInterval(() => { if (!document.hidden) poll(); }, 2000);
+		await hosts();
 		await poll();
 		panel.refresh();
 	},
@@ -507,9 +556,15 @@ $('w-filter').addEventListener('input', () => {
 	const hash = '#/workers' + (filterText ? '?q=' + encodeURIComponent(filterText) : '');
 	history.replaceState(null, '', hash);
 });
+$('w-host').addEventListener('change', () => {
+	W.host = $('w-host').value;
+	W.selected.clear();
+	poll().then(selectionChanged);
+	hosts();
+});
 $('w-all').addEventListener('change', () => {
 	const q = filterText.toLowerCase().trim(), on = $('w-all').checked;
-	for (const w of W.list) if (matches(w, q)) { if (on) W.selected.add(w.id); else W.selected.delete(w.id); }
+	for (const w of W.list) if (matches(w, q)) { if (on) W.selected.add(key(w)); else W.selected.delete(key(w)); }
 	render();
 	selectionChanged();
 });
@@ -537,8 +592,9 @@ let wdPanel = null, wdWorker = null, wdTimer = null;
 NP.views.worker = {
 	el: $('view-worker'),
 	tab: 'workers',
-	async enter({ id }) {
-		const err = $('wd-err');
+	async enter({ id, query }) {
+		const err = $('wd-err'), host = query && query.get('host');
+		const where = { id, host: host || undefined };
 		showErr(err, '');
 		setText($('wd-title'), id);
 		clear($('wd-facts'));
@@ -547,8 +603,9 @@ NP.views.worker = {
 		if (!wdPanel) wdPanel = actionsPanel($('wd-actions'), () => wdWorker ? [wdWorker] : []);
 		const load = async () => {
 			try {
-				const w = await api('GET', '/api/v1/workers/' + encodeURIComponent(id));
-				W.details.set(id, { w, at: Date.now() });
+				const w = await api('GET', onHost('/api/v1/workers/' + encodeURIComponent(id), where));
+				if (remote(where)) w.host = host;
+				W.details.set(key(w), { w, at: Date.now() });
 				wdWorker = w;
 				showFacts(w);
 				showErr(err, '');
@@ -561,7 +618,8 @@ NP.views.worker = {
 		await load();
 		clearInterval(wdTimer);
 		wdTimer = setInterval(() => { if (!document.hidden) load(); }, 5000);
-		if (NP.instanceTable) NP.instanceTable($('wd-instances'), { worker: id });
+		// (another host's instances are in the actions' log, not listed here yet)
+		if (NP.instanceTable) NP.instanceTable($('wd-instances'), remote(where) ? null : { worker: id });
 	},
 	leave() {
 		clearInterval(wdTimer);
@@ -571,7 +629,7 @@ NP.views.worker = {
 
 function showFacts(w) {
 	setText($('wd-title'), label(w));
-	const f = [['Id', w.id], ['Pid', w.pid], ['Name', w.name], ['Command line', w.cmdline],
+	const f = [['Host', w.host], ['Id', w.id], ['Pid', w.pid], ['Name', w.name], ['Command line', w.cmdline],
 		['Owner', `${w.user} (uid ${w.uid})`], ['Service', w.service], ['Unit', w.unit],
 		['Cgroup', w.cgroup], ['Container', w.container], ['CPU %', fmt.pct(w.cpu_percent)],
 		['RSS', fmt.bytes(w.rss_bytes)], ['Threads', w.threads], ['Uptime', fmt.secs(w.uptime)],

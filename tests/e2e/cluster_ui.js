@@ -1,0 +1,98 @@
+// nprofd's web UI with several hosts (run by tests/integration/cluster.sh):
+// sign in at host a (NPROF_E2E_URL) as NPROF_E2E_USER; the host filter
+// offers this host, every host and each other one; "every host" shows
+// the host column with a, b and c's workers; split, which runs on c only,
+// is found by the filter on host c; a 2 s cpu instance started on it from
+// a's page reaches FINISHED there, and its flame graph, fetched through a,
+// names burn_sixty; the filter on host b shows b's workers only.
+// Throughout: no console error, no request leaving a's origin.
+'use strict';
+const path = require('path');
+const { ok, note, done, launch } = require('./lib');
+
+const URL_ = process.env.NPROF_E2E_URL;
+const USER = process.env.NPROF_E2E_USER, PASSWORD = process.env.NPROF_E2E_PASSWORD;
+const OUT = process.env.NPROF_E2E_DIR || '.';
+
+(async () => {
+	const origin = new URL(URL_).origin;
+	const browser = await launch();
+	const errors = [];
+	let page = null;
+	const hostsShown = () => page.evaluate(() => [...new Set([...document.querySelectorAll(
+		'#w-body tr:not(.pad) td.c-host')].map(td => td.textContent))].sort().join(' '));
+	try {
+		page = await browser.newPage({ viewport: { width: 1360, height: 860 } });
+		page.on('console', m => {
+			// GET /api/v1/session before signing in answers 401, on purpose
+			if (m.type() === 'error' && !/status of 401/.test(m.text()))
+				errors.push(`console: ${m.text()}`);
+		});
+		page.on('pageerror', e => errors.push('pageerror: ' + e.message));
+		await page.route('**/*', route => {
+			const u = new URL(route.request().url());
+			if (u.origin !== origin && u.protocol !== 'data:') {
+				errors.push('a request leaves nprofd: ' + u.href);
+				return route.abort();
+			}
+			return route.continue();
+		});
+		await page.goto(URL_);
+		await page.waitForSelector('#signin', { state: 'visible' });
+		await page.fill('#signin-user', USER);
+		await page.fill('#signin-password', PASSWORD);
+		await page.click('#signin-submit');
+		await page.waitForSelector('#nav', { state: 'visible', timeout: 30000 });
+
+		await page.waitForSelector('#w-host', { state: 'visible', timeout: 30000 });
+		const opts = await page.locator('#w-host option').allInnerTexts();
+		ok(opts.join('|') === 'this host (a)|every host|b|c', 'the host filter: this host (a), every host, b, c',
+			opts.join('|'));
+		ok(!(await page.isVisible('th.c-host')) || await hostsShown() === 'a',
+			'this host first: a\'s workers only');
+		await page.selectOption('#w-host', '*');
+		await page.waitForFunction(() => ['a', 'b', 'c'].every(h => [...document.querySelectorAll(
+			'#w-body tr:not(.pad) td.c-host')].some(td => td.textContent === h)), null, { timeout: 60000 });
+		ok(await page.isVisible('th.c-host'), 'every host: the host column shows, with a, b and c',
+			await hostsShown());
+
+		await page.fill('#w-filter', 'split');
+		await page.waitForFunction(() => [...document.querySelectorAll('#w-body tr:not(.pad)')]
+			.every(r => /split/.test(r.textContent + r.querySelector('.c-name').title)), null, { timeout: 10000 });
+		const row = page.locator('#w-body tr:not(.pad)', { hasText: 'split' }).first();
+		ok(await row.locator('td.c-host').innerText() === 'c', 'the filter "split" finds it on host c');
+		await row.locator('input[type=checkbox]').check();
+		await page.waitForFunction(() => !document.getElementById('w-actions-start').disabled, null,
+			{ timeout: 30000 });
+		await page.fill('#w-actions-duration', '2');
+		await page.click('#w-actions-start');
+		const li = page.locator('#w-actions-log li').first();
+		await li.locator('.status.s-FINISHED').waitFor({ timeout: 90000 });
+		ok((await li.innerText()).includes('on c'), 'a cpu instance on c\'s split, from a\'s page: FINISHED',
+			await li.innerText());
+		const href = await li.locator('a.vlink', { hasText: 'flamegraph' }).getAttribute('href');
+		const body = await page.evaluate(async u => (await fetch(u)).text(), href);
+		ok(/host=c/.test(href) && body.includes('burn_sixty'), 'its flame graph, through a, names burn_sixty',
+			href);
+
+		await page.fill('#w-filter', '');
+		await page.selectOption('#w-host', 'b');
+		await page.waitForFunction(() => {
+			const hs = [...document.querySelectorAll('#w-body tr:not(.pad) td.c-host')].map(td => td.textContent);
+			return hs.length > 0 && hs.every(x => x === 'b');
+		}, null, { timeout: 60000 });
+		ok(true, 'host b: b\'s workers only');
+		ok(errors.length === 0, 'no console error, no request leaving nprofd', errors.join('\n'));
+	} catch (e) {
+		if (page) {
+			await page.screenshot({ path: path.join(OUT, 'cluster-failed.png') }).catch(() => {});
+			note('stopped at ' + page.url() + ' (screenshot cluster-failed.png); errors shown: ' +
+				(await page.locator('.err.on').allInnerTexts().catch(() => [])).join(' | '));
+		}
+		if (errors.length) note('page errors: ' + errors.join(' | '));
+		throw e;
+	} finally {
+		await browser.close();
+	}
+	done();
+})().catch(e => { console.log('not ok - ' + e.message.split('\n')[0]); console.log('# ' + (e.stack || '').replace(/\n/g, '\n# ')); process.exit(1); });

@@ -1,0 +1,409 @@
+#!/usr/bin/env bash
+# Several hosts, one view (docs/cluster.md): a real etcd on loopback and
+# three nprofd daemons, a, b and c, each in its own PID namespace
+# (unshare --pid --mount-proc: it sees only its own processes) with its
+# own workers, each on its own loopback address (127.0.0.2, .3, .4),
+# sharing a cluster key. Every host and every worker appears through
+# any one daemon, each worker with its host; a host registered but not
+# answering is named in unanswered and the list is partial; a user whose
+# only worker is on b sees it through a and nothing of a or c; c refuses
+# that user its worker, a request signed with the wrong key, a tampered
+# one and a replayed one (401, audited), and serves an admin; c killed
+# leaves the list within the lease's TTL (3 s) and the others still
+# answer (etcd with its auth on: the daemons sign in to it, and again
+# after it restarts); an instance started through a on c's worker runs on c and its
+# flame graph downloads through a; etcd stopped leaves each daemon
+# serving its own host (partial, "retrying"), and one started meanwhile
+# serves its own; etcd started again restores the view; b stopped leaves
+# it at once (its lease revoked). Timeouts are a minute: the checks wait
+# for conditions, never for a speed.
+# test-timeout: 400
+. "$(dirname "$0")/lib.sh"
+need_build
+need_daemon
+not_ok() { not_ok_reply "$@"; }
+if ! command -v etcd >/dev/null; then
+	skip "a cluster of nprofd through etcd" "etcd is not installed (scripts/install-deps: etcd-server)"
+	finish
+fi
+command -v unshare >/dev/null || bail "unshare is installed (util-linux)"
+TTL=3
+
+# free_port: a TCP port free on 127.0.0.1 now.
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+EPORT=$(free_port) PPORT=$(free_port)
+ETCD_URL=http://127.0.0.1:$EPORT
+
+# start_etcd: etcd on loopback, its data in $TMP/etcd (kept across a
+# restart); waits up to 30 s for it to answer.
+start_etcd() {
+	local i
+	etcd --name nprof-test --data-dir "$TMP/etcd" \
+		--listen-client-urls "$ETCD_URL" --advertise-client-urls "$ETCD_URL" \
+		--listen-peer-urls "http://127.0.0.1:$PPORT" \
+		--initial-advertise-peer-urls "http://127.0.0.1:$PPORT" \
+		--initial-cluster "nprof-test=http://127.0.0.1:$PPORT" >>"$TMP/etcd.log" 2>&1 &
+	ETCD=$!
+	bg_pids+=("$ETCD")
+	for ((i = 0; i < 300; i++)); do
+		# (with auth on, the refusal is an answer too)
+		curl -s --max-time 2 -X POST "$ETCD_URL/v3/kv/range" -d '{"key": "AA=="}' 2>/dev/null |
+			grep -qE 'header|user name' && return 0
+		kill -0 "$ETCD" 2>/dev/null || break
+		sleep 0.1
+	done
+	diag_file "$TMP/etcd.log"
+	return 1
+}
+start_etcd || bail "etcd starts on $ETCD_URL"
+ok "etcd answers on $ETCD_URL"
+
+# etcd with its auth on: the daemons sign in as root (etcd_user); this
+# script's own calls to etcd carry a token too (etcd_call PATH BODY).
+ETCD_PW="etcd-$$-pw"
+printf '%s\n' "$ETCD_PW" >"$D/etcd.password"
+chmod 600 "$D/etcd.password"
+curl -s -X POST "$ETCD_URL/v3/auth/user/add" -d "{\"name\": \"root\", \"password\": \"$ETCD_PW\"}" >/dev/null
+curl -s -X POST "$ETCD_URL/v3/auth/user/grant" -d '{"user": "root", "role": "root"}' >/dev/null
+curl -s -X POST "$ETCD_URL/v3/auth/enable" -d '{}' >/dev/null
+etcd_call() {
+	local token
+	token=$(curl -s -X POST "$ETCD_URL/v3/auth/authenticate" \
+		-d "{\"name\": \"root\", \"password\": \"$ETCD_PW\"}" | json /dev/stdin 'j["token"]')
+	curl -s -X POST -H "Authorization: $token" "$ETCD_URL$1" -d "$2"
+}
+check "etcd's auth is on: a call without a token is refused" \
+	bash -c "! curl -s -X POST '$ETCD_URL/v3/kv/range' -d '{\"key\": \"AA==\"}' | grep -q header"
+
+head -c 32 /dev/urandom >"$D/cluster.key"
+chmod 600 "$D/cluster.key"
+CU=nprofc$$ UI=nprofu$$ UIPW="pw-$$-Cluster"
+test_user "$CU" || bail "useradd makes a test user"
+test_user "$UI" "$UIPW" || bail "useradd and chpasswd make the UI's user"
+AS_CU="setpriv --reuid=$CU --regid=$CU --init-groups"
+
+# start_host NAME IP WORKER_ARG [USER_WORKER_ARG [BUSY]]: nprofd as PID 1
+# of a namespace of its own, after a `sleep WORKER_ARG` of root's (and
+# one of the test user's, and the program BUSY) in it; sets
+# NPROFD_PID[NAME] (its pid in this namespace).
+declare -A NPROFD_PID
+start_host() {
+	local name=$1 ip=$2 i u child tls=""
+	# b serves HTTPS with a self-signed certificate: the others pin its key
+	[ "$name" = b ] && tls="tls_cert = $D/b.cert.pem
+tls_key = $D/b.key.pem"
+	cat >"$D/$name.conf" <<CONF
+admin_users = root, $UI
+$tls
+[cluster]
+etcd = $ETCD_URL
+name = $name
+key_file = $D/cluster.key
+lease_ttl = ${TTL}s
+etcd_user = root
+etcd_password_file = $D/etcd.password
+host_timeout = 60s
+etcd_timeout = 10s
+max_reply = 16k
+CONF
+	mkdir -p "$D/$name"
+	unshare --pid --fork --mount-proc --kill-child sh -c '
+		sleep "$1" & [ -n "$2" ] && setpriv --reuid="$3" --regid="$3" --init-groups sleep "$2" &
+		[ -n "$4" ] && "$4" --seconds 600 >/dev/null &
+		shift 4; exec "$@"' sh "$3" "${4:-}" "$CU" "${5:-}" \
+		"$NPROFD" --config "$D/$name.conf" --socket "$D/$name.sock" --state-dir "$D/$name/state" \
+		--listen "$ip:0" 2>"$D/$name.log" &
+	u=$!
+	bg_pids+=("$u")
+	for ((i = 0; i < 200; i++)); do
+		child=$(cat /proc/"$u"/task/*/children 2>/dev/null | awk '{ print $1 }')
+		if [ -n "$child" ] && grep -q 'listening on' "$D/$name.log" 2>/dev/null; then
+			NPROFD_PID[$name]=$child
+			bg_pids+=("$child")
+			return 0
+		fi
+		kill -0 "$u" 2>/dev/null || break
+		sleep 0.05
+	done
+	diag_file "$D/$name.log"
+	return 1
+}
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=b \
+	-keyout "$D/b.key.pem" -out "$D/b.cert.pem" >/dev/null 2>&1 || bail "openssl makes b's certificate"
+B_PIN="sha256//$(openssl x509 -in "$D/b.cert.pem" -pubkey -noout | openssl pkey -pubin -outform der |
+	openssl dgst -sha256 -binary | base64 -w0)"
+start_host a 127.0.0.2 6001 || bail "daemon a starts in a PID namespace of its own on 127.0.0.2"
+start_host b 127.0.0.3 6002 6102 || bail "daemon b starts on 127.0.0.3"
+start_host c 127.0.0.4 6003 "" "$PROGS/split" || bail "daemon c starts on 127.0.0.4"
+ok "three daemons, each PID 1 of its own namespace, on 127.0.0.2, .3 and .4"
+URL_C=$(sed -n 's|.*listening on \(http://[^/]*\)/.*|\1|p' "$D/c.log" | head -1)
+
+# on HOST METHOD PATH: api over HOST's socket (as root, or as $AS).
+on() {
+	local s=$1
+	shift
+	SOCK=$D/$s.sock api ${AS:+-u "$AS"} "$@"
+}
+# hosts_of HOST: the names HOST lists, space-separated.
+hosts_of() {
+	on "$1" GET /api/v1/hosts
+	json "$TMP/api.out" '" ".join(h["name"] for h in j["hosts"])'
+}
+# wait_hosts HOST WANT [SECONDS]: polls until HOST lists exactly WANT.
+wait_hosts() {
+	local i
+	for ((i = 0; i < ${3:-30} * 10; i++)); do
+		[ "$(hosts_of "$1")" = "$2" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# --- every host through any one daemon --------------------------------------
+for h in a b c; do
+	if wait_hosts "$h" "a b c" 30; then
+		ok "GET /api/v1/hosts through $h: a b c"
+	else
+		not_ok "GET /api/v1/hosts through $h: a b c (got: $(hosts_of "$h"))"
+	fi
+done
+on a GET /api/v1/hosts
+check "each host has its URL on its own address, health registered; a is self" \
+	[ "$(json "$TMP/api.out" '[(h["url"].split(":")[1], h["health"], h["self"]) for h in j["hosts"]]')" = \
+	  "[('//127.0.0.2', 'registered', True), ('//127.0.0.3', 'registered', False), ('//127.0.0.4', 'registered', False)]" ]
+check "b, on TLS, registered https and its key's pin (as openssl computes it); the others none" \
+	[ "$(json "$TMP/api.out" '[(h["url"].split(":")[0], h.get("tls_pin")) for h in j["hosts"]]')" = \
+	  "[('http', None), ('https', '$B_PIN'), ('http', None)]" ]
+check "the registration's status: registered, lease 3 s" \
+	[ "$(json "$TMP/api.out" 'j["cluster"]["state"], j["cluster"]["lease_ttl"], j["partial"]')" = \
+	  "('registered', 3, False)" ]
+
+# where WORKER_ARG: the host of the worker "sleep ARG" in the last list
+where() { json "$TMP/api.out" "' '.join(sorted(w['host'] for w in j['workers'] if w['cmdline'] == 'sleep $1'))"; }
+for h in a c; do
+	on "$h" GET "/api/v1/workers?host=*"
+	check "workers?host=* through $h: sleep 6001 on a, 6002 on b, 6003 on c, 6102 on b" \
+		[ "$(where 6001),$(where 6002),$(where 6003),$(where 6102)" = "a,b,c,b" ]
+	check "through $h: answered by a, b, c; nothing unanswered, not partial" \
+		[ "$(json "$TMP/api.out" 'sorted(j["answered"]), j["unanswered"], j["partial"]')" = \
+		  "(['a', 'b', 'c'], [], False)" ]
+done
+check "each namespace sees its own processes only: no worker of a is pid > 10" \
+	[ "$(json "$TMP/api.out" 'max(w["pid"] for w in j["workers"] if w["host"] == "a")')" -lt 10 ]
+on a GET "/api/v1/workers?host=b"
+check "workers?host=b through a: b's alone" \
+	[ "$(json "$TMP/api.out" 'sorted(set(w["host"] for w in j["workers"])), j["answered"]')" = "(['b'], ['b'])" ]
+on a GET "/api/v1/workers?host=*&batch=2"
+check "host=*&batch=2 through a: a and b, next=b" \
+	[ "$(json "$TMP/api.out" 'sorted(j["answered"]), j.get("next"), sorted(set(w["host"] for w in j["workers"]))')" = \
+	  "(['a', 'b'], 'b', ['a', 'b'])" ]
+on a GET "/api/v1/workers?host=*&batch=2&after=b"
+check "then after=b: c alone, no next" \
+	[ "$(json "$TMP/api.out" 'j["answered"], j.get("next"), sorted(set(w["host"] for w in j["workers"]))')" = \
+	  "(['c'], None, ['c'])" ]
+on a GET "/api/v1/workers?host=*&batch=0"
+check "batch=0: 400 naming batch" error_names 400 batch
+on a GET "/api/v1/workers?host=zz"
+check "workers?host=zz: 404 naming host" error_names 404 host
+
+# --- a host registered that does not answer ------------------------------
+DEAD=$(printf '{"name":"zz","url":"http://127.0.0.5:%s/"}' "$(free_port)" | base64 -w0)
+etcd_call /v3/kv/put "{\"key\": \"$(printf /nprof/v1/hosts/zz | base64 -w0)\", \"value\": \"$DEAD\"}" >/dev/null
+on a GET "/api/v1/workers?host=*"
+check "a registered host that does not answer: named in unanswered, the list partial, the others there" \
+	[ "$(json "$TMP/api.out" '[u["host"] for u in j["unanswered"]], j["partial"], sorted(j["answered"])')" = \
+	  "(['zz'], True, ['a', 'b', 'c'])" ]
+etcd_call /v3/kv/deleterange "{\"key\": \"$(printf /nprof/v1/hosts/zz | base64 -w0)\"}" >/dev/null
+
+B_URL=$(sed -n 's|.*listening on \(https://[^/]*/\).*|\1|p' "$D/b.log" | head -1)
+FAKE=$(printf '{"name":"zy","url":"%s","tls_pin":"sha256//%s"}' "$B_URL" "$(head -c 32 /dev/zero | base64 -w0)" | base64 -w0)
+etcd_call /v3/kv/put "{\"key\": \"$(printf /nprof/v1/hosts/zy | base64 -w0)\", \"value\": \"$FAKE\"}" >/dev/null
+on a GET "/api/v1/workers?host=zy"
+check "a host registered at b's https URL with another key's pin: unanswered, the error naming the pin" \
+	[ "$(json "$TMP/api.out" 'j["answered"], [u["host"] for u in j["unanswered"]], "pin" in j["unanswered"][0]["error"].lower()')" = \
+	  "([], ['zy'], True)" ]
+etcd_call /v3/kv/deleterange "{\"key\": \"$(printf /nprof/v1/hosts/zy | base64 -w0)\"}" >/dev/null
+
+# --- a user is who they are on each host -----------------------------------
+AS=$AS_CU on a GET "/api/v1/workers?host=*"
+check "$CU through a: their sleep 6102 on b and nothing else, a b c answering" \
+	[ "$(json "$TMP/api.out" '[(w["host"], w["cmdline"]) for w in j["workers"]], sorted(j["answered"])')" = \
+	  "([('b', 'sleep 6102')], ['a', 'b', 'c'])" ]
+
+# sign METHOD PATH USER [KEYFILE]: the X-Nprof-Cluster header a daemon
+# named a would send (docs/cluster.md), in SIG.
+sign() {
+	SIG=$(python3 - "$1" "$2" "$3" "${4:-$D/cluster.key}" <<'PY'
+import hashlib, hmac, os, sys, time
+method, path, user, keyfile = sys.argv[1:5]
+key = open(keyfile, "rb").read()
+if key.endswith(b"\n"):
+    key = key[:-1]
+ts, nonce = str(int(time.time() * 1000)), os.urandom(16).hex()
+text = "\n".join(["nprof-cluster-v1", method, path, "", "a", user, "0", ts, nonce,
+                  hashlib.sha256(b"").hexdigest()])
+sig = hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
+print(f"v=1;host=a;user={user};uid=0;ts={ts};nonce={nonce};sig={sig}")
+PY
+)
+}
+signed() { CODE=$(curl -s -o "$TMP/api.out" -w '%{http_code}' --max-time 30 -H "X-Nprof-Cluster: $1" "$URL_C$2"); }
+on c GET "/api/v1/workers?q=6003"
+WC=$(json "$TMP/api.out" 'j["workers"][0]["id"]')
+sign GET "/api/v1/workers/$WC" "$CU"
+signed "$SIG" "/api/v1/workers/$WC"
+check "c: $CU, who owns nothing there, asking for c's worker $WC: 404" error_names 404 worker
+sign GET "/api/v1/workers/$WC" root
+signed "$SIG" "/api/v1/workers/$WC"
+check "c: root (an admin on c) asking for it: 200" [ "$CODE" = 200 ]
+signed "$SIG" "/api/v1/workers/$WC"
+check "c: the same signed request again (a replay): 401" [ "$CODE" = 401 ]
+head -c 32 /dev/urandom >"$TMP/other.key"
+sign GET "/api/v1/workers/$WC" root "$TMP/other.key"
+signed "$SIG" "/api/v1/workers/$WC"
+check "c: signed with another key: 401 naming the key file" \
+	bash -c "[ $CODE = 401 ] && grep -q key_file '$TMP/api.out'"
+sign GET "/api/v1/workers" root
+signed "$SIG" "/api/v1/workers/$WC"
+check "c: a signature for another path: 401" [ "$CODE" = 401 ]
+CODE=$(curl -s -o "$TMP/api.out" -w '%{http_code}' --max-time 30 -H "X-Nprof-Cluster: v=1;host=a;user=root" "$URL_C/api/v1/workers")
+check "c: a client claiming to be a daemon without a signature: 401" [ "$CODE" = 401 ]
+on c GET "/api/v1/audit?limit=20"
+check "c's audit log has the refused signed requests (via cluster, 401)" \
+	[ "$(json "$TMP/api.out" 'len([a for a in j["audit"] if a["via"] == "cluster" and a["status"] == 401]) >= 4')" = True ]
+
+# --- an instance on c's worker, started and downloaded through a ---------------
+on a GET "/api/v1/workers?host=c&q=split"
+WS=$(json "$TMP/api.out" 'j["workers"][0]["id"]')
+SPLIT_PID=$(json "$TMP/api.out" 'j["workers"][0]["pid"]')
+on a POST "/api/v1/instances?host=c" "{\"worker\": \"$WS\", \"mode\": \"cpu\", \"duration\": \"2s\", \"interval\": \"5ms\"}"
+RI=$(json "$TMP/api.out" 'j["id"]')
+check "POST /api/v1/instances?host=c through a, on c's split ($WS): 201 RUNNING" \
+	[ "$CODE,$(json "$TMP/api.out" 'j["status"]')" = "201,RUNNING" ]
+for ((i = 0; i < 600; i++)); do
+	on a GET "/api/v1/instances/$RI?host=c"
+	STATUS=$(json "$TMP/api.out" 'j["status"]')
+	[ "$STATUS" != RUNNING ] && break
+	sleep 0.1
+done
+cp "$TMP/api.out" "$TMP/remote_inst.json"
+check "its status through a: FINISHED" [ "$STATUS" = FINISHED ]
+on c GET "/api/v1/instances/$RI"
+check "it ran on c: c's own socket has instance $RI, of split's pid there ($SPLIT_PID)" \
+	[ "$CODE,$(json "$TMP/api.out" 'j["pid"]')" = "200,$SPLIT_PID" ]
+on a GET "/api/v1/instances/$RI"
+check "and not on a: a's own instance $RI is 404" [ "$CODE" = 404 ]
+RA=$(json "$TMP/remote_inst.json" 'j["artifacts"][0]["id"]')
+curl -s --unix-socket "$D/a.sock" -o "$TMP/remote.html" -D "$TMP/remote.h" \
+	"http://nprofd/api/v1/artifacts/$RA?host=c&format=flamegraph"
+check "its flame graph downloads through a: text/html, an attachment, naming burn_sixty" \
+	bash -c "grep -qi '^content-type: text/html' '$TMP/remote.h' &&
+		grep -qi '^content-disposition: attachment; filename=\"cpu-' '$TMP/remote.h' &&
+		grep -q burn_sixty '$TMP/remote.html'"
+size=$(stat -c %s "$TMP/remote.html")
+check "streamed through a: $size bytes, above [cluster] max_reply (16k), which bounds what is held" \
+	[ "$size" -gt 16384 ]
+curl -s --unix-socket "$D/a.sock" -o "$TMP/via_a.pb.gz" "http://nprofd/api/v1/artifacts/$RA?host=c"
+curl -s --unix-socket "$D/c.sock" -o "$TMP/on_c.pb.gz" "http://nprofd/api/v1/artifacts/$RA"
+check "the profile as stored, through a, is c's byte for byte ($(stat -c %s "$TMP/on_c.pb.gz") bytes)" \
+	cmp -s "$TMP/via_a.pb.gz" "$TMP/on_c.pb.gz"
+on a GET "/api/v1/instances?host=*&limit=5"
+check "instances?host=* through a: c's instance $RI there, with its host; answered by a, b, c" \
+	[ "$(json "$TMP/api.out" '[(i["host"], i["id"]) for i in j["instances"] if i["host"] == "c"], sorted(j["answered"])')" = \
+	  "([('c', $RI)], ['a', 'b', 'c'])" ]
+on a GET "/api/v1/artifacts?host=c"
+check "artifacts?host=c through a: its artifact $RA" \
+	[ "$(json "$TMP/api.out" '[(x["host"], x["id"]) for x in j["artifacts"]]')" = "[('c', $RA)]" ]
+on a GET "/api/v1/artifacts/999999?host=c"
+check "an artifact c does not have, through a: c's 404, as c said it" error_names 404 id
+AS=$AS_CU on a POST "/api/v1/instances?host=c" "{\"worker\": \"$WS\", \"mode\": \"cpu\", \"duration\": \"2s\"}"
+check "$CU (workers only on b) starting one on c's worker through a: refused by c, 404" \
+	error_names 404 worker
+
+# --- the page: a host column, a host filter, an instance on c from a ----------
+if need_browser; then
+	URL_A=$(sed -n 's|.*listening on \(http://[^/]*/\).*|\1|p' "$D/a.log" | head -1)
+	NPROF_E2E_DIR=$TMP NPROF_E2E_URL=$URL_A NPROF_E2E_USER=$UI NPROF_E2E_PASSWORD=$UIPW \
+		run_js cluster_ui.js
+else
+	skip "the page with several hosts" "$BROWSER_WHY"
+fi
+
+# --- c dies ----------------------------------------------------------------------
+t0=$(date +%s.%N)
+kill -KILL "${NPROFD_PID[c]}"
+if wait_hosts a "a b" 30; then
+	t1=$(date +%s.%N)
+	took=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+	# The lease ends at most TTL after c's last keepalive; etcd then
+	# revokes it at its next expiry check (every 0.5 s). The bound leaves
+	# a loaded machine as much again.
+	check "c killed: gone from a's list in ${took} s (the lease: ${TTL} s; bound $((2 * TTL + 2)) s)" \
+		less_than "$took" $((2 * TTL + 2))
+else
+	not_ok "c killed: gone from a's list within 30 s (got: $(hosts_of a))"
+fi
+on a GET "/api/v1/workers?host=*"
+check "a still answers for a and b, not partial" \
+	[ "$(json "$TMP/api.out" 'sorted(j["answered"]), j["partial"], sorted(set(w["host"] for w in j["workers"]))')" = \
+	  "(['a', 'b'], False, ['a', 'b'])" ]
+
+# --- etcd stops: each daemon serves its own host ---------------------------------
+before=$(wc -l <"$D/a.log")
+kill -TERM "$ETCD"
+wait_pid "$ETCD" 30 || kill -KILL "$ETCD"
+for h in a b; do
+	on "$h" GET "/api/v1/workers"
+	n=$(json "$TMP/api.out" "len([w for w in j['workers'] if w['cmdline'].startswith('sleep 600')])")
+	check "etcd stopped: $h still lists its own workers (its sleep: $n)" [ "$CODE,$n" = "200,1" ]
+	on "$h" GET "/api/v1/hosts"
+	check "etcd stopped: $h's hosts is itself alone, partial, naming etcd" \
+		[ "$(json "$TMP/api.out" '[x["name"] for x in j["hosts"]], j["partial"], "etcd" in j["error"]')" = \
+		  "(['$h'], True, True)" ]
+	on "$h" GET "/api/v1/workers?host=*"
+	check "etcd stopped: $h's workers?host=* is its own, partial" \
+		[ "$(json "$TMP/api.out" 'j["answered"], j["partial"]')" = "(['$h'], True)" ]
+done
+state=
+for ((i = 0; i < 300; i++)); do
+	on a GET /api/v1/hosts
+	state=$(json "$TMP/api.out" 'j["cluster"]["state"]')
+	[ "$state" = retrying ] && break
+	sleep 0.1
+done
+check "a's registration says retrying, with the error" \
+	[ "$state,$(json "$TMP/api.out" 'bool(j["cluster"]["error"])')" = "retrying,True" ]
+# (a loaded machine may have made an earlier call time out: its own line)
+if [ "$(tail -n +$((before + 1)) "$D/a.log" | grep -c 'cluster: etcd did not answer')" = 1 ]; then
+	ok "a logged the loss once, in one line, for all its retries"
+else
+	not_ok "a logged the loss once, in one line, for all its retries"
+	diag "$(grep 'cluster:' "$D/a.log")"
+fi
+
+start_host d 127.0.0.5 6004 || bail "daemon d starts while etcd is away"
+on d GET "/api/v1/workers"
+check "d, started while etcd is away, serves its own host" \
+	[ "$CODE,$(json "$TMP/api.out" "len([w for w in j['workers'] if w['cmdline'] == 'sleep 6004'])")" = "200,1" ]
+
+# --- etcd back: the view comes back -----------------------------------------------
+start_etcd || bail "etcd starts again on $ETCD_URL"
+if wait_hosts a "a b d" 60; then
+	ok "etcd back: a lists a, b and d (which registers now)"
+else
+	not_ok "etcd back: a lists a, b and d (got: $(hosts_of a))"
+fi
+wait_hosts b "a b d" 60
+on b GET "/api/v1/workers?host=*"
+check "etcd back: workers?host=* through b: a's, b's and d's, not partial" \
+	[ "$(where 6001),$(where 6002),$(where 6004),$(json "$TMP/api.out" 'j["partial"]')" = "a,b,d,False" ]
+
+# --- b stops: it leaves at once -----------------------------------------------------
+# Its lease is revoked before it exits: a's next look no longer has it.
+kill -TERM "${NPROFD_PID[b]}"
+wait_pid "${NPROFD_PID[b]}" 30
+check "b stopped (SIGTERM): gone from a's list as soon as it has exited (lease revoked)" \
+	[ "$(hosts_of a)" = "a d" ]
+finish
