@@ -2,6 +2,8 @@
  * deleting the files instances produced. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -195,6 +197,155 @@ static int run_nprof(struct daemon *d, char **argv, uid_t owner, int in, int ext
 	return out;
 }
 
+/* nprof run by run_nprof_streamed, on a thread of its own: what the
+ * request and the response share with it. */
+struct streamed {
+	pthread_mutex_t lock;
+	pthread_cond_t ended_cond;
+	int refs;
+	bool ended, whole;	/* its end, and whether it wrote all of it */
+	int out_w, in, extra;	/* its ends of the pipe and inputs (dups) */
+	char *argv[16];		/* copies: the request's go with it */
+	struct job_spec s;
+	char err[4096];
+};
+
+static void streamed_put(struct streamed *st)
+{
+	bool last;
+
+	pthread_mutex_lock(&st->lock);
+	last = --st->refs == 0;
+	pthread_mutex_unlock(&st->lock);
+	if (!last)
+		return;
+	for (size_t i = 0; st->argv[i]; i++)
+		free(st->argv[i]);
+	pthread_mutex_destroy(&st->lock);
+	pthread_cond_destroy(&st->ended_cond);
+	free(st);
+}
+
+static void *streamed_run(void *arg)
+{
+	struct streamed *st = arg;
+	int r = jobs_run(&st->s, st->err, sizeof(st->err));
+
+	close(st->in);
+	if (st->extra >= 0)
+		close(st->extra);
+	/* Known before the reader can see the end of the pipe: its last
+	 * writer is closed after. */
+	pthread_mutex_lock(&st->lock);
+	st->ended = true;
+	st->whole = r >= 0 && WIFEXITED(r) && WEXITSTATUS(r) == 0;
+	pthread_cond_broadcast(&st->ended_cond);
+	pthread_mutex_unlock(&st->lock);
+	close(st->out_w);
+	streamed_put(st);
+	return NULL;
+}
+
+static bool streamed_whole(void *ctx)
+{
+	struct streamed *st = ctx;
+	bool whole;
+
+	pthread_mutex_lock(&st->lock);
+	while (!st->ended)
+		pthread_cond_wait(&st->ended_cond, &st->lock);
+	whole = st->whole;
+	pthread_mutex_unlock(&st->lock);
+	return whole;
+}
+
+static void streamed_release(void *ctx)
+{
+	streamed_put(ctx);
+}
+
+/* As run_nprof, but what nprof writes is sent as it comes: a pipe, read
+ * once nprof has written its first bytes (or ended). A diff's page is
+ * written last, when its tree is built, and sending it while it is
+ * written, and the browser reading it meanwhile, is a good part of the
+ * time a comparison takes to show. An error before that first byte is a
+ * reply as run_nprof's; one after it (nprof killed at its deadline) cuts
+ * the connection (reply.stream_whole). -1 after replying the error. */
+static int run_nprof_streamed(struct daemon *d, char **argv, uid_t owner, int in, int extra,
+			      const char *what, struct reply *rp)
+{
+	struct streamed *st = calloc(1, sizeof(*st));
+	struct passwd pw, *p = NULL;
+	char pwbuf[4096];
+	int pipefd[2] = { -1, -1 };
+	struct pollfd pfd;
+	pthread_t th;
+	pthread_attr_t attr;
+	bool whole = false, ended;
+
+	if (!st || pipe2(pipefd, O_CLOEXEC) < 0) {
+		free(st);
+		reply_error(rp, 500, NULL, "%s failed: out of memory or file descriptors", what);
+		return -1;
+	}
+	pthread_mutex_init(&st->lock, NULL);
+	pthread_cond_init(&st->ended_cond, NULL);
+	st->refs = 2;
+	st->out_w = pipefd[1];
+	st->in = dup(in);
+	st->extra = extra >= 0 ? dup(extra) : -1;
+	for (size_t i = 0; argv[i] && i + 1 < sizeof(st->argv) / sizeof(st->argv[0]); i++) {
+		if (!(st->argv[i] = strdup(argv[i]))) {
+			if (st->in >= 0)
+				close(st->in);
+			st->in = -1; /* refused below */
+			break;
+		}
+	}
+	st->s = (struct job_spec){ .argv = st->argv, .uid = owner,
+				   .gid = getpwuid_r(owner, &pw, pwbuf, sizeof(pwbuf), &p) == 0 && p
+					  ? p->pw_gid : 65534,
+				   .stdin_fd = st->in, .stdout_fd = pipefd[1],
+				   .has_fd3 = extra >= 0, .fd3 = st->extra,
+				   .deadline_ns = clock_ns(CLOCK_MONOTONIC) + CONVERT_TIME_LIMIT_NS };
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (st->in < 0 || (extra >= 0 && st->extra < 0) ||
+	    pthread_create(&th, &attr, streamed_run, st) != 0) {
+		pthread_attr_destroy(&attr);
+		if (st->in >= 0)
+			close(st->in);
+		if (st->extra >= 0)
+			close(st->extra);
+		close(pipefd[0]);
+		close(pipefd[1]);
+		st->refs = 1;
+		streamed_put(st);
+		reply_error(rp, 500, NULL, "%s failed: cannot start a thread for it", what);
+		return -1;
+	}
+	pthread_attr_destroy(&attr);
+	/* Its first bytes, or its end (the deadline ends it). */
+	pfd = (struct pollfd){ .fd = pipefd[0], .events = POLLIN };
+	while (poll(&pfd, 1, -1) < 0 && errno == EINTR)
+		;
+	pthread_mutex_lock(&st->lock);
+	ended = st->ended;
+	whole = st->whole;
+	pthread_mutex_unlock(&st->lock);
+	if (ended && !whole) {
+		reply_error(rp, 500, "format", "%s failed%s%s", what, st->err[0] ? ": " : "",
+			    last_line(st->err));
+		close(pipefd[0]);
+		streamed_put(st);
+		return -1;
+	}
+	rp->stream_whole = streamed_whole;
+	rp->stream_release = streamed_release;
+	rp->stream_ctx = st;
+	return pipefd[0];
+}
+
 /* The stored file converted to format, as a new unlinked file. */
 static int convert(struct daemon *d, json_t *row, int stored, const char *format,
 		   struct reply *rp)
@@ -244,7 +395,9 @@ static void reply_file(struct reply *rp, int fd, const char *format, const char 
 
 	fstat(fd, &st);
 	rp->fd = fd;
-	rp->size = (uint64_t)st.st_size;
+	/* A pipe (run_nprof_streamed) is sent as it comes, its size unknown. */
+	rp->fd_is_pipe = S_ISFIFO(st.st_mode);
+	rp->size = rp->fd_is_pipe ? 0 : (uint64_t)st.st_size;
 	snprintf(rp->content_type, sizeof(rp->content_type), "%s",
 		 k ? k->type : "application/octet-stream");
 	snprintf(rp->filename, sizeof(rp->filename), "%s%s%s", base, k && k->ext[0] ? "." : "",
@@ -386,8 +539,9 @@ void api_diff(struct daemon *d, const struct request *rq, struct reply *rp)
 		 json_string_value(json_object_get(before, "name")),
 		 json_string_value(json_object_get(after, "name")));
 	argv[7] = title;
-	out = run_nprof(d, argv, (uid_t)json_integer_value(json_object_get(after, "worker_uid")),
-			fb, fa, "comparing the two profiles", rp);
+	out = run_nprof_streamed(d, argv,
+				 (uid_t)json_integer_value(json_object_get(after, "worker_uid")),
+				 fb, fa, "comparing the two profiles", rp);
 	if (out >= 0) {
 		snprintf(base, sizeof(base), "diff-%lld-%lld",
 			 (long long)json_integer_value(json_object_get(before, "id")),

@@ -80,6 +80,13 @@ struct reply {
 	size_t body_len;
 	int fd;				/* or a file to send (owned); -1 */
 	bool fd_is_pipe;		/* fd is a stream: size bytes (0: unknown) as they come */
+	/* With fd_is_pipe, its writer when it may fail meanwhile: asked at the
+	 * end of the stream whether it wrote all of it (false: the connection
+	 * is cut rather than ended as if the file were whole), then released
+	 * once, the reply sent or not. NULL: the end of the stream is its end. */
+	bool (*stream_whole)(void *ctx);
+	void (*stream_release)(void *ctx);
+	void *stream_ctx;
 	uint64_t size;
 	char content_type[64];
 	char filename[128];		/* Content-Disposition: attachment; filename= */

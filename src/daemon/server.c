@@ -370,6 +370,9 @@ static enum MHD_Result add_arg(void *cls, enum MHD_ValueKind kind, const char *k
 struct piped {
 	int fd;
 	uint64_t size, got;		/* size: MHD_SIZE_UNKNOWN when not announced */
+	bool (*whole)(void *ctx);	/* reply.stream_whole and the rest */
+	void (*release)(void *ctx);
+	void *ctx;
 };
 
 static ssize_t read_piped(void *cls, uint64_t pos, char *buf, size_t max)
@@ -385,7 +388,8 @@ static ssize_t read_piped(void *cls, uint64_t pos, char *buf, size_t max)
 		p->got += (uint64_t)n;
 		return n;
 	}
-	return n == 0 && (p->size == MHD_SIZE_UNKNOWN || p->got == p->size)
+	return n == 0 && (p->size == MHD_SIZE_UNKNOWN || p->got == p->size) &&
+			       (!p->whole || p->whole(p->ctx))
 		       ? MHD_CONTENT_READER_END_OF_STREAM : MHD_CONTENT_READER_END_WITH_ERROR;
 }
 
@@ -394,6 +398,8 @@ static void free_piped(void *cls)
 	struct piped *p = cls;
 
 	close(p->fd);
+	if (p->release)
+		p->release(p->ctx);
 	free(p);
 }
 
@@ -404,10 +410,14 @@ static struct MHD_Response *stream_response(struct reply *rp)
 
 	if (!p)
 		return NULL;
-	*p = (struct piped){ .fd = rp->fd, .size = rp->size ? rp->size : MHD_SIZE_UNKNOWN };
+	*p = (struct piped){ .fd = rp->fd, .size = rp->size ? rp->size : MHD_SIZE_UNKNOWN,
+			     .whole = rp->stream_whole, .release = rp->stream_release,
+			     .ctx = rp->stream_ctx };
 	r = MHD_create_response_from_callback(p->size, 64 * 1024, read_piped, p, free_piped);
 	if (!r)
-		free(p); /* the fd stays the reply's, closed with it */
+		free(p); /* the fd and the writer stay the reply's, released with it */
+	else
+		rp->stream_release = NULL; /* the response's now */
 	return r;
 }
 
@@ -714,6 +724,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		malloc_trim(0);
 	if (rp.fd >= 0)
 		close(rp.fd);
+	if (rp.stream_release)
+		rp.stream_release(rp.stream_ctx);
 	return ret;
 }
 

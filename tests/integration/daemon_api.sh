@@ -314,6 +314,16 @@ check "no after: 400 naming after" error_names 400 after
 curl -s --unix-socket "$SOCK" -D "$TMP/h.txt" -o "$TMP/diff.html" "http://nprofd/api/v1/diff?before=$ART&after=$ART&inline=1"
 check "the differential flame graph, inline: HTML in a sandbox" \
 	bash -c "grep -qi '^content-type: text/html' '$TMP/h.txt' && grep -qi '^content-security-policy: sandbox' '$TMP/h.txt' && grep -q difftable '$TMP/diff.html'"
+# The page is sent as nprof writes it; nprof failing before it writes
+# anything is still one error (a stored file damaged behind the index).
+U1_FILE="$D/state/artifacts/$(sqlite3 "$D/state/nprofd.db" "SELECT file FROM artifacts WHERE id = $U1_ART")"
+cp -p "$U1_FILE" "$TMP/u1.keep"
+printf 'not a profile\n' >"$U1_FILE"
+http "$T1" GET "/api/v1/diff?before=$U1_ART&after=$U1_ART&inline=1"
+check "a diff whose nprof fails: 500, one line naming the comparison and why" \
+	bash -c "[ $CODE = 500 ] && grep -q 'comparing the two profiles failed: ' '$TMP/api.out'"
+diag "$(cat "$TMP/api.out")"
+cp -p "$TMP/u1.keep" "$U1_FILE"
 http "$T2" GET /api/v1/artifacts
 check "$U2's artifact list holds none of $U1's" \
 	[ "$(json "$TMP/api.out" "any(a['id'] == $U1_ART for a in j['artifacts'])")" = False ]
