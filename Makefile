@@ -338,10 +338,10 @@ $(BUILD)/tests/fuzz/daemon_config_fuzz: tests/fuzz/daemon_config_fuzz.c $(FUZZ_C
 	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_CORE) $(BUILD)/fuzz-obj/src/daemon/config.o $(LIBS)
 
 # etcd's replies, read by the registry's client (src/daemon/etcd.c).
-$(BUILD)/tests/fuzz/etcd_reply_fuzz: tests/fuzz/etcd_reply_fuzz.c $(FUZZ_CORE) $(BUILD)/fuzz-obj/src/daemon/etcd.o
+$(BUILD)/tests/fuzz/etcd_reply_fuzz: tests/fuzz/etcd_reply_fuzz.c $(FUZZ_CORE) $(BUILD)/fuzz-obj/src/daemon/etcd.o $(BUILD)/fuzz-obj/src/daemon/curl_body.o
 	@mkdir -p $(@D)
 	$(call msg,FUZZLD,$@)
-	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_CORE) $(BUILD)/fuzz-obj/src/daemon/etcd.o $(LIBS)
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_CORE) $(BUILD)/fuzz-obj/src/daemon/etcd.o $(BUILD)/fuzz-obj/src/daemon/curl_body.o $(LIBS)
 
 # The header one daemon signs its requests to another with (src/daemon/cluster_auth.c).
 $(BUILD)/tests/fuzz/cluster_header_fuzz: tests/fuzz/cluster_header_fuzz.c $(FUZZ_CORE) $(BUILD)/fuzz-obj/src/daemon/cluster_auth.o

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/curl_body.h"
+
 #define KEY_MAX 1024
 
 struct etcd {
@@ -332,39 +334,12 @@ void etcd_free(struct etcd *e)
 	free(e);
 }
 
-struct body {
-	char *data;
-	size_t len, max;
-	bool too_big;
-	bool first_line;		/* a stream (keepalive): its first line is the answer */
-};
-
-static size_t on_data(char *p, size_t size, size_t n, void *cls)
-{
-	struct body *b = cls;
-	size_t add = size * n;
-	char *grown;
-
-	if (b->len + add > b->max) {
-		b->too_big = true;
-		return 0; /* aborts the transfer */
-	}
-	grown = realloc(b->data, b->len + add + 1);
-	if (!grown)
-		return 0;
-	memcpy(grown + b->len, p, add);
-	b->len += add;
-	grown[b->len] = '\0';
-	b->data = grown;
-	return b->first_line && memchr(p, '\n', add) ? 0 : add; /* 0 ends the transfer */
-}
-
 /* POSTs request (JSON text) to url, with token ("" none): 0 and the 200
  * body into *ret, or -errno with why (one line); *ret_status the status. */
 static int post_one(struct etcd *e, const char *url, const char *request, const char *token,
-		    bool first_line, struct body *ret, long *ret_status, char *why, size_t whylen)
+		    bool first_line, struct curl_body *ret, long *ret_status, char *why, size_t whylen)
 {
-	struct body b = { .max = e->max_reply, .first_line = first_line };
+	struct curl_body b = { .max = e->max_reply, .first_line = first_line };
 	struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
 	char cerr[CURL_ERROR_SIZE] = "", auth[300];
 	CURL *c = curl_easy_init();
@@ -388,7 +363,7 @@ static int post_one(struct etcd *e, const char *url, const char *request, const 
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)e->timeout_ms);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
 	curl_easy_setopt(c, CURLOPT_POSTFIELDS, request);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, curl_body_write);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
 	if (e->ca)
@@ -426,7 +401,7 @@ static int get_token(struct etcd *e, const char *base, const char *stale, char *
 		     size_t size, char *why, size_t whylen)
 {
 	char url[1200];
-	struct body b;
+	struct curl_body b;
 	json_t *q;
 	char *req;
 	long status;
@@ -465,7 +440,7 @@ static int get_token(struct etcd *e, const char *base, const char *stale, char *
  * answering endpoint's 200 body into *ret (free it), or -errno and err.
  * With etcd's auth, a token etcd no longer takes is renewed once. */
 static int call(struct etcd *e, const char *path, const char *request, bool first_line,
-		struct body *ret, char *err, size_t errlen)
+		struct curl_body *ret, char *err, size_t errlen)
 {
 	char why[700] = "";
 
@@ -504,7 +479,7 @@ static int proto_error(const char *what, char *err, size_t errlen)
 int etcd_lease_grant(struct etcd *e, int64_t ttl_s, int64_t *ret_id, char *err, size_t errlen)
 {
 	char req[64];
-	struct body b;
+	struct curl_body b;
 	int64_t ttl;
 	int r;
 
@@ -520,7 +495,7 @@ int etcd_lease_grant(struct etcd *e, int64_t ttl_s, int64_t *ret_id, char *err, 
 int etcd_lease_keepalive(struct etcd *e, int64_t id, int64_t *ret_ttl, char *err, size_t errlen)
 {
 	char req[64];
-	struct body b;
+	struct curl_body b;
 	int r;
 
 	snprintf(req, sizeof(req), "{\"ID\":\"%" PRId64 "\"}", id);
@@ -540,7 +515,7 @@ int etcd_lease_keepalive(struct etcd *e, int64_t id, int64_t *ret_ttl, char *err
 int etcd_lease_revoke(struct etcd *e, int64_t id, char *err, size_t errlen)
 {
 	char req[64];
-	struct body b;
+	struct curl_body b;
 	int r;
 
 	snprintf(req, sizeof(req), "{\"ID\":\"%" PRId64 "\"}", id);
@@ -565,7 +540,7 @@ int etcd_put(struct etcd *e, const char *key, const char *value, int64_t lease, 
 {
 	char *k = b64_dup(key, strlen(key)), *v = b64_dup(value, strlen(value)), *req = NULL;
 	char lease_text[32];
-	struct body b;
+	struct curl_body b;
 	int r = -ENOMEM;
 
 	snprintf(lease_text, sizeof(lease_text), "%" PRId64, lease);
@@ -594,7 +569,7 @@ int etcd_range_prefix(struct etcd *e, const char *prefix, size_t max, struct etc
 	size_t n = strlen(prefix);
 	char *k = b64_dup(prefix, n), *end = NULL, *req = NULL;
 	char last[KEY_MAX];
-	struct body b;
+	struct curl_body b;
 	int r = -ENOMEM;
 
 	/* the range [prefix, prefix with its last byte one higher) */

@@ -15,35 +15,10 @@
 
 #include "daemon/cluster.h"
 #include "daemon/cluster_auth.h"
+#include "daemon/curl_body.h"
 #include "daemon/daemon.h"
 
 #define URL_MAX 4096
-
-struct body {
-	char *data;
-	size_t len, max;
-	bool too_big;
-};
-
-static size_t on_data(char *p, size_t size, size_t n, void *cls)
-{
-	struct body *b = cls;
-	size_t add = size * n;
-	char *grown;
-
-	if (b->len + add > b->max) {
-		b->too_big = true;
-		return 0;
-	}
-	grown = realloc(b->data, b->len + add + 1);
-	if (!grown)
-		return 0;
-	memcpy(grown + b->len, p, add);
-	b->len += add;
-	grown[b->len] = '\0';
-	b->data = grown;
-	return add;
-}
 
 /* The URL and the signed form of its query ("LEN:KEY=LEN:VALUE;"). */
 static bool build(CURL *c, const char *base_url, const char *path, const char *const *keys,
@@ -180,7 +155,7 @@ int remote_call(struct daemon *d, const char *base_url, const char *pin, const c
 		size_t max_reply, struct remote_reply *ret, char *err, size_t errlen)
 {
 	char cerr[CURL_ERROR_SIZE] = "";
-	struct body b = { .max = max_reply };
+	struct curl_body b = { .max = max_reply };
 	struct curl_slist *h = NULL;
 	CURL *c = curl_easy_init();
 	CURLcode rc;
@@ -198,7 +173,7 @@ int remote_call(struct daemon *d, const char *base_url, const char *pin, const c
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
 	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(c, CURLOPT_HEADERDATA, ret);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, curl_body_write);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
 	rc = curl_easy_perform(c);
