@@ -8,7 +8,7 @@
 // Throughout: no console error, no request leaving a's origin.
 'use strict';
 const path = require('path');
-const { ok, note, done, launch } = require('./lib');
+const { ok, done, launch, guardPage, noteStop } = require('./lib');
 
 const URL_ = process.env.NPROF_E2E_URL;
 const USER = process.env.NPROF_E2E_USER, PASSWORD = process.env.NPROF_E2E_PASSWORD;
@@ -23,20 +23,8 @@ const OUT = process.env.NPROF_E2E_DIR || '.';
 		'#w-body tr:not(.pad) td.c-host')].map(td => td.textContent))].sort().join(' '));
 	try {
 		page = await browser.newPage({ viewport: { width: 1360, height: 860 } });
-		page.on('console', m => {
-			// GET /api/v1/session before signing in answers 401, on purpose
-			if (m.type() === 'error' && !/status of 401/.test(m.text()))
-				errors.push(`console: ${m.text()}`);
-		});
-		page.on('pageerror', e => errors.push('pageerror: ' + e.message));
-		await page.route('**/*', route => {
-			const u = new URL(route.request().url());
-			if (u.origin !== origin && u.protocol !== 'data:') {
-				errors.push('a request leaves nprofd: ' + u.href);
-				return route.abort();
-			}
-			return route.continue();
-		});
+		// GET /api/v1/session before signing in answers 401, on purpose
+		await guardPage(page, origin, errors, st => st === 401);
 		await page.goto(URL_);
 		await page.waitForSelector('#signin', { state: 'visible' });
 		await page.fill('#signin-user', USER);
@@ -84,12 +72,7 @@ const OUT = process.env.NPROF_E2E_DIR || '.';
 		ok(true, 'host b: b\'s workers only');
 		ok(errors.length === 0, 'no console error, no request leaving nprofd', errors.join('\n'));
 	} catch (e) {
-		if (page) {
-			await page.screenshot({ path: path.join(OUT, 'cluster-failed.png') }).catch(() => {});
-			note('stopped at ' + page.url() + ' (screenshot cluster-failed.png); errors shown: ' +
-				(await page.locator('.err.on').allInnerTexts().catch(() => [])).join(' | '));
-		}
-		if (errors.length) note('page errors: ' + errors.join(' | '));
+		await noteStop(page, errors, path.join(OUT, 'cluster-failed.png'));
 		throw e;
 	} finally {
 		await browser.close();

@@ -19,7 +19,7 @@
 'use strict';
 const fs = require('fs');
 const path = require('path');
-const { ok, note, done, launch, screenshotNotBlank } = require('./lib');
+const { ok, done, launch, screenshotNotBlank, guardPage, noteStop } = require('./lib');
 
 const URL_ = process.env.NPROF_E2E_URL;
 const USER = process.env.NPROF_E2E_USER, PASSWORD = process.env.NPROF_E2E_PASSWORD;
@@ -49,22 +49,7 @@ const OUT = process.env.NPROF_E2E_DIR || '.';
 		const expected = [[401, /\/api\/v1\/session$/],
 			[409, /\/api\/v1\/instances$/], [403, /\/api\/v1\/instances$/], [404, /\/api\/v1\/artifacts\/\w+\?info=1$/],
 			[404, /\/api\/v1\/instances\/\w+$/]];
-		page.on('console', m => {
-			if (m.type() !== 'error') return;
-			const loc = m.location() && m.location().url || '';
-			const st = +((m.text().match(/status of (\d+)/) || [])[1]);
-			if (expected.some(([s, re]) => s === st && re.test(loc))) return;
-			errors.push(`console: ${m.text()} (${loc})`);
-		});
-		page.on('pageerror', e => errors.push('pageerror: ' + e.message));
-		await page.route('**/*', route => {
-			const u = new URL(route.request().url());
-			if (u.origin !== origin && u.protocol !== 'data:') {
-				errors.push('a request leaves nprofd: ' + u.href);
-				return route.abort();
-			}
-			return route.continue();
-		});
+		await guardPage(page, origin, errors, (st, loc) => expected.some(([s, re]) => s === st && re.test(loc)));
 
 		// --- sign in -----------------------------------------------------------
 		const resp = await page.goto(URL_);
@@ -441,13 +426,7 @@ const OUT = process.env.NPROF_E2E_DIR || '.';
 		}
 		ok(errors.length === 0, 'no console error, no request leaving nprofd', errors.join('\n'));
 	} catch (e) {
-		// Where it stopped: a screenshot, the URL and the error lines shown.
-		if (page) {
-			await page.screenshot({ path: path.join(OUT, 'ui-failed.png') }).catch(() => {});
-			note('stopped at ' + page.url() + ' (screenshot ui-failed.png); errors shown: ' +
-				(await page.locator('.err.on').allInnerTexts().catch(() => [])).join(' | '));
-		}
-		if (errors.length) note('page errors: ' + errors.join(' | '));
+		await noteStop(page, errors, path.join(OUT, 'ui-failed.png'));
 		throw e;
 	} finally {
 		await browser.close();

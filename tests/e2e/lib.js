@@ -121,4 +121,38 @@ async function screenshotNotBlank(browser, page, file, what, opts = {}) {
 	return st;
 }
 
-module.exports = { ok, note, done, launch, newPage, artifactDir, pixelStats, screenshotNotBlank };
+// Watches an nprofd page: its console errors (but those expected(status,
+// url) allows: the refusals a journey makes on purpose), uncaught errors,
+// and any request leaving origin (aborted), each pushed to errors.
+async function guardPage(page, origin, errors, expected = () => false) {
+	page.on('console', m => {
+		if (m.type() !== 'error') return;
+		const loc = m.location() && m.location().url || '';
+		const st = +((m.text().match(/status of (\d+)/) || [])[1]);
+		if (expected(st, loc)) return;
+		errors.push(`console: ${m.text()} (${loc})`);
+	});
+	page.on('pageerror', e => errors.push('pageerror: ' + e.message));
+	await page.route('**/*', route => {
+		const u = new URL(route.request().url());
+		if (u.origin !== origin && u.protocol !== 'data:') {
+			errors.push('a request leaves nprofd: ' + u.href);
+			return route.abort();
+		}
+		return route.continue();
+	});
+}
+
+// Where a journey stopped: a screenshot to file, the URL, the error lines
+// the page shows and the errors guardPage saw.
+async function noteStop(page, errors, file) {
+	if (page) {
+		await page.screenshot({ path: file }).catch(() => {});
+		note('stopped at ' + page.url() + ` (screenshot ${require('path').basename(file)}); errors shown: ` +
+			(await page.locator('.err.on').allInnerTexts().catch(() => [])).join(' | '));
+	}
+	if (errors.length) note('page errors: ' + errors.join(' | '));
+}
+
+module.exports = { ok, note, done, launch, newPage, artifactDir, pixelStats, screenshotNotBlank,
+	guardPage, noteStop };
