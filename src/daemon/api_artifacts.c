@@ -159,24 +159,31 @@ static const char *last_line(char *err)
 	return nl ? nl + 1 : err;
 }
 
-/* argv (nprof reading stored files: in as its standard input, and
- * extra as its fd 3 unless -1) run as owner: what it wrote, as a new
- * unlinked file. -1 after replying the error, which what names. */
+/* nprof reading stored files, run as their owner: in as its standard
+ * input, extra as its fd 3 unless -1, out as its standard output. The
+ * files were written by children running as the worker's owner, who could
+ * have written anything into them: they are read as that user, not as
+ * root. */
+static struct job_spec nprof_job(char **argv, uid_t owner, int in, int extra, int out)
+{
+	struct passwd pw, *p = NULL;
+	char pwbuf[4096];
+
+	return (struct job_spec){ .argv = argv, .uid = owner,
+				  .gid = getpwuid_r(owner, &pw, pwbuf, sizeof(pwbuf), &p) == 0 && p
+					 ? p->pw_gid : 65534,
+				  .stdin_fd = in, .stdout_fd = out, .has_fd3 = extra >= 0, .fd3 = extra,
+				  .deadline_ns = clock_ns(CLOCK_MONOTONIC) + CONVERT_TIME_LIMIT_NS };
+}
+
+/* argv run as nprof_job says: what it wrote, as a new unlinked file. -1
+ * after replying the error, which what names. */
 static int run_nprof(struct daemon *d, char **argv, uid_t owner, int in, int extra,
 		     const char *what, struct reply *rp)
 {
 	char err[4096] = "";
-	struct passwd pw, *p = NULL;
-	char pwbuf[4096];
 	int out = open(d->artifacts_dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600), r;
-	/* The files were written by children running as the worker's owner,
-	 * who could have written anything into them: read them as that
-	 * user, not as root. */
-	struct job_spec s = { .argv = argv, .uid = owner,
-			      .gid = getpwuid_r(owner, &pw, pwbuf, sizeof(pwbuf), &p) == 0 && p
-				     ? p->pw_gid : 65534,
-			      .stdin_fd = in, .stdout_fd = out, .has_fd3 = extra >= 0, .fd3 = extra,
-			      .deadline_ns = clock_ns(CLOCK_MONOTONIC) + CONVERT_TIME_LIMIT_NS };
+	struct job_spec s = nprof_job(argv, owner, in, extra, out);
 
 	if (out < 0) {
 		reply_error(rp, 500, NULL, "cannot make a temporary file in %s: %s", d->artifacts_dir,
@@ -275,8 +282,6 @@ static int run_nprof_streamed(struct daemon *d, char **argv, uid_t owner, int in
 			      const char *what, struct reply *rp)
 {
 	struct streamed *st = calloc(1, sizeof(*st));
-	struct passwd pw, *p = NULL;
-	char pwbuf[4096];
 	int pipefd[2] = { -1, -1 };
 	struct pollfd pfd;
 	pthread_t th;
@@ -302,12 +307,7 @@ static int run_nprof_streamed(struct daemon *d, char **argv, uid_t owner, int in
 			break;
 		}
 	}
-	st->s = (struct job_spec){ .argv = st->argv, .uid = owner,
-				   .gid = getpwuid_r(owner, &pw, pwbuf, sizeof(pwbuf), &p) == 0 && p
-					  ? p->pw_gid : 65534,
-				   .stdin_fd = st->in, .stdout_fd = pipefd[1],
-				   .has_fd3 = extra >= 0, .fd3 = st->extra,
-				   .deadline_ns = clock_ns(CLOCK_MONOTONIC) + CONVERT_TIME_LIMIT_NS };
+	st->s = nprof_job(st->argv, owner, st->in, st->extra, pipefd[1]);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	if (st->in < 0 || (extra >= 0 && st->extra < 0) ||

@@ -69,12 +69,8 @@ fi
 
 # --- -e wall -------------------------------------------------------------------
 record_window wall "$PID" 2 record -e wall -d "$SECS" -t -o collapsed -f "$TMP/wall.collapsed" "$PID"
-if [ "$NP_RC" -eq 0 ]; then
-	ok "record -e wall -d $SECS -t PID (no agent)"
-else
-	not_ok "record -e wall -d $SECS -t PID (no agent)"
-	np_diag
-fi
+check "record -e wall -d $SECS -t PID (no agent)" [ "$NP_RC" -eq 0 ]
+[ "$NP_RC" -eq 0 ] || np_diag
 wall_split_check "record wall" "$TMP/wall.collapsed" "$TMP/wall.truth" 3
 check "the worker's sleep: wall_sleep -> sleep_until -> clock_nanosleep" \
 	has_chain_re "$TMP/worker.collapsed" '^wall_sleep$' '^sleep_until$' '^(__)?clock_nanosleep'
@@ -85,17 +81,12 @@ check "every thread has the recording's length, within 2 % ($each)" \
 	awk -v s="$SECS" '{ x = $0; sub(/;.*/, "", x); t[x] += $NF }
 		END { for (k in t) { n++; if (t[k] < 98 * s || t[k] > 102 * s) exit 1 }; exit n != 3 }' \
 		"$TMP/wall.collapsed"
-grep -q 'sched:sched_switch' "$TMP/np.err" &&
-	ok "the notes say where the time came from" || not_ok "the notes say where the time came from"
+check "the notes say where the time came from" grep -q 'sched:sched_switch' "$TMP/np.err"
 
 # --- -e offcpu -------------------------------------------------------------------
 record_window offcpu "$PID" 1 record -e offcpu -d "$SECS" -t -o collapsed -f "$TMP/off.collapsed" "$PID"
-if [ "$NP_RC" -eq 0 ]; then
-	ok "record -e offcpu -d $SECS -t PID"
-else
-	not_ok "record -e offcpu -d $SECS -t PID"
-	np_diag
-fi
+check "record -e offcpu -d $SECS -t PID" [ "$NP_RC" -eq 0 ]
+[ "$NP_RC" -eq 0 ] || np_diag
 grep '^\[wall-worker tid=' "$TMP/off.collapsed" >"$TMP/off.worker"
 for fn in wall_sleep wall_read; do
 	got=$(frame_total "$TMP/off.worker" "$fn")
