@@ -5,13 +5,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* 64-bit FNV-1a folded with a final avalanche; good enough for table
- * indexing, not for anything adversarial. Usable in signal context. */
+/* Eight bytes at a time, each word xored in and multiplied (a 64-bit
+ * multiply mixes upward, so the high half is folded down each time),
+ * the last bytes one at a time as FNV-1a, then a final avalanche: good
+ * enough for table indexing, not for anything adversarial. Stacks are
+ * hashed whole (a million frames for two big profiles): a byte at a time
+ * cost four times as much. Usable in signal context. */
 static inline uint64_t hash_bytes(const void *data, size_t len, uint64_t seed)
 {
 	const unsigned char *p = data;
 	uint64_t h = 0xcbf29ce484222325ull ^ seed;
 
+	for (; len >= 8; len -= 8, p += 8) {
+		uint64_t w;
+
+		__builtin_memcpy(&w, p, 8);
+		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 32;
+	}
 	for (size_t i = 0; i < len; i++) {
 		h ^= p[i];
 		h *= 0x100000001b3ull;
