@@ -137,6 +137,14 @@ static int fill_diff(void *arg, FILE *out)
 	return ferror(out) ? -EIO : 0;
 }
 
+/* A diff has no timeline: the template's preview would be drawn as one. */
+static int fill_null(void *arg, FILE *out)
+{
+	(void)arg;
+	fputs("null", out);
+	return ferror(out) ? -EIO : 0;
+}
+
 static int write_flamegraph(const struct diff *df,
 			    const struct output_options *o, FILE *out)
 {
@@ -150,13 +158,14 @@ static int write_flamegraph(const struct diff *df,
 		return r;
 	c.t = t;
 	{
-		const struct calltree_slot slots[2] = {
+		const struct calltree_slot slots[3] = {
 			{ "/*DATA*/", "/*/DATA*/", fill_tree, &c },
 			{ "/*DIFF*/", "/*/DIFF*/", fill_diff, &c },
+			{ "/*TIMELINE*/", "/*/TIMELINE*/", fill_null, NULL },
 		};
 
 		r = calltree_fill_slots((const char *)res_flame_html,
-					res_flame_html_len, slots, 2, out);
+					res_flame_html_len, slots, 3, out);
 	}
 	calltree_free(t);
 	return r;

@@ -60,6 +60,8 @@ check "collapsed against pprof: the same table" \
 
 run_nprof 30 diff "$TMP/before.collapsed" "$TMP/after.collapsed" -f "$TMP/diff.html"
 check "-f diff.html writes the flame graph" grep -q '"beforeTotal":400' "$TMP/diff.html"
+check "a diff's page has no timeline (its slot holds null, not the template's preview)" \
+	grep -q 'id="timeline">null</script>' "$TMP/diff.html"
 if need_browser; then
 	NPROF_DIFF_PAGE=$TMP/diff.html run_js diff.test.js
 else
