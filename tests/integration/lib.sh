@@ -289,30 +289,46 @@ state_of() {
 		END { for (x in w) if (w[x] > best) { best = w[x]; b = x }; print b }' "$1"
 }
 
+# with_truth LABEL FILE TRUTH WHAT: whether FILE is a collapsed profile
+# and TRUTH the program's measured truth of its window; a failure (and
+# FILE's head) when not.
+with_truth() {
+	is_collapsed "$2" && [ -s "$3" ] && return 0
+	not_ok "$1: $4 and the truth of its window"
+	diag_file "$2" 5
+	return 1
+}
+
+# shares_check LABEL FILE TRUTH TOL OF FN...: each FN's share of FILE
+# (OF names what it is a share of) against its share in the program's
+# TRUTH, within TOL points.
+shares_check() {
+	local label=$1 f=$2 truth=$3 tol=$4 of=$5 fn got want
+	shift 5
+	for fn; do
+		got=$(share "$f" "$fn")
+		want=$(truth_share "$truth" "$fn")
+		if within "$got" "$want" "$tol"; then
+			ok "$label: $fn has ${got}% of $of, measured ${want}% (±$tol)"
+		else
+			not_ok "$label: $fn has ${got}% of $of, measured ${want}% (±$tol)"
+		fi
+	done
+}
+
 # wall_split_check LABEL PROFILE TRUTH [POINTS]: tests/progs/wall_split's
 # worker in a per-thread wall profile (collapsed) held to the truth of its
 # window: each of wall_compute, wall_sleep and wall_read within POINTS
 # (default 5) of its measured share of the worker's wall time, each in its
 # state, and the chain to read.
 wall_split_check() {
-	local label=$1 f=$2 truth=$3 tol=${4:-5} w=$TMP/worker.collapsed fn got want st
-	if ! is_collapsed "$f" || ! [ -s "$truth" ]; then
-		not_ok "$label: a per-thread wall profile and the truth of its window"
-		diag_file "$f" 5
-		return
-	fi
+	local label=$1 f=$2 truth=$3 tol=${4:-5} w=$TMP/worker.collapsed st
+	with_truth "$label" "$f" "$truth" "a per-thread wall profile" || return
 	grep '^\[wall-worker tid=' "$f" >"$w"
 	diag "$label: the worker has $(total "$w") samples of $(total "$f"), for a window of" \
 		"$(awk '$1 == "fn" { t += $3 } END { printf "%.2f", t / 1e9 }' "$truth") s"
-	for fn in wall_compute wall_sleep wall_read; do
-		got=$(share "$w" "$fn")
-		want=$(truth_share "$truth" "$fn")
-		if within "$got" "$want" "$tol"; then
-			ok "$label: $fn has ${got}% of the worker's wall time, measured ${want}% (±$tol)"
-		else
-			not_ok "$label: $fn has ${got}% of the worker's wall time, measured ${want}% (±$tol)"
-		fi
-	done
+	shares_check "$label" "$w" "$truth" "$tol" "the worker's wall time" \
+		wall_compute wall_sleep wall_read
 	st=$(state_of "$w" wall_compute)
 	# [runnable]: waiting for a CPU, which the engine tells (the
 	# scheduler says so) and a busy machine makes the larger part.
@@ -363,22 +379,10 @@ split_longer() {
 # measured one, >= 95% of samples reaching main or worker_main (complete
 # chains), both threads' chains down to each burn_*, no bare addresses.
 split_check() {
-	local label=$1 f=$2 truth=$3 fn got want reach miss=
-	if ! is_collapsed "$f" || ! [ -s "$truth" ]; then
-		not_ok "$label: a profile and the truth of its window"
-		diag_file "$f" 5
-		return
-	fi
+	local label=$1 f=$2 truth=$3 fn reach miss=
+	with_truth "$label" "$f" "$truth" "a profile" || return
 	diag "$label: $(total "$f") samples (a 60% share's binomial sd: $(share_sd "$f" 60) points)"
-	for fn in burn_sixty burn_thirty burn_ten; do
-		got=$(share "$f" "$fn")
-		want=$(truth_share "$truth" "$fn")
-		if within "$got" "$want" 5; then
-			ok "$label: $fn has ${got}% of samples, measured ${want}% (±5)"
-		else
-			not_ok "$label: $fn has ${got}% of samples, measured ${want}% (±5)"
-		fi
-	done
+	shares_check "$label" "$f" "$truth" 5 "samples" burn_sixty burn_thirty burn_ten
 	reach=$(share_match "$f" '^(main|worker_main)$')
 	check "$label: ${reach}% of samples reach main or worker_main (>= 95)" \
 		less_than 94.999 "$reach"

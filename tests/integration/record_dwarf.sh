@@ -87,15 +87,7 @@ for build in nofp fp; do
 	if record_pid "$build-split" 5 "$dir/split" --seconds 7 --truth "$TMP/$build.truth"; then
 		f=$REC
 		diag "$build split: $(total "$f") samples"
-		for fn in $FNS; do
-			got=$(share "$f" "$fn")
-			want=$(truth_share "$TMP/$build.truth" "$fn")
-			if within "$got" "$want" "$TOL"; then
-				ok "$build split: $fn has ${got}% of samples, measured ${want}% (±$TOL)"
-			else
-				not_ok "$build split: $fn has ${got}% of samples, measured ${want}% (±$TOL)"
-			fi
-		done
+		shares_check "$build split" "$f" "$TMP/$build.truth" "$TOL" samples $FNS
 		got=$(share_match "$f" '^(main|worker_main)$')
 		if at_least "$got" 95; then
 			ok "$build split: ${got}% of samples reach main or worker_main (>= 95%)"

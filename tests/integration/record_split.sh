@@ -15,17 +15,8 @@ WORKER_CHAIN="worker_main;worker_loop;burn_quantum"
 
 # check_shares LABEL COLLAPSED TRUTH
 check_shares() {
-	local label=$1 f=$2 truth=$3 fn got want
-	diag "$label: $(total "$f") samples"
-	for fn in $FNS; do
-		got=$(share "$f" "$fn")
-		want=$(truth_share "$truth" "$fn")
-		if within "$got" "$want" "$TOL"; then
-			ok "$label: $fn has ${got}% of samples, measured ${want}% (±$TOL)"
-		else
-			not_ok "$label: $fn has ${got}% of samples, measured ${want}% (±$TOL)"
-		fi
-	done
+	diag "$1: $(total "$2") samples"
+	shares_check "$1" "$2" "$3" "$TOL" samples $FNS
 }
 
 # check_chains LABEL COLLAPSED
