@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "help/nprof.h"
@@ -82,7 +83,13 @@ int cli_option_error(const char *cmd, int c, char **argv)
 int main(int argc, char **argv)
 {
 	const char *name = argc > 1 ? argv[1] : NULL;
+	/* Output to a pipe or file in large writes: nprofd reads pages of
+	 * megabytes from nprof through a pipe, where stdio would write 4 KiB
+	 * at a time, each a wakeup. A terminal keeps its line buffering. */
+	static char out_buf[256 << 10];
 
+	if (!isatty(STDOUT_FILENO))
+		setvbuf(stdout, out_buf, _IOFBF, sizeof(out_buf));
 	if (!name || !strcmp(name, "-h") || !strcmp(name, "--help") ||
 	    (!strcmp(name, "help") && argc == 2)) {
 		fputs(nprof_help, stdout);

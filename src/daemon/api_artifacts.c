@@ -293,6 +293,8 @@ static int run_nprof_streamed(struct daemon *d, char **argv, uid_t owner, int in
 		reply_error(rp, 500, NULL, "%s failed: out of memory or file descriptors", what);
 		return -1;
 	}
+	/* Room for a megabyte: nprof writes on while the reply is sent. */
+	fcntl(pipefd[1], F_SETPIPE_SZ, 1 << 20);
 	pthread_mutex_init(&st->lock, NULL);
 	pthread_cond_init(&st->ended_cond, NULL);
 	st->refs = 2;
