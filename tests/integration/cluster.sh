@@ -105,7 +105,7 @@ lease_ttl = ${TTL}s
 etcd_user = root
 etcd_password_file = $D/etcd.password
 host_timeout = 60s
-etcd_timeout = 10s
+etcd_timeout = 900ms
 max_reply = 16k
 CONF
 	mkdir -p "$D/$name"
@@ -176,9 +176,9 @@ check "each host has its URL on its own address, health registered; a is self" \
 check "b, on TLS, registered https and its key's pin (as openssl computes it); the others none" \
 	[ "$(json "$TMP/api.out" '[(h["url"].split(":")[0], h.get("tls_pin")) for h in j["hosts"]]')" = \
 	  "[('http', None), ('https', '$B_PIN'), ('http', None)]" ]
-check "the registration's status: registered, lease 3 s" \
+check "the registration's status: registered, lease ${TTL} s" \
 	[ "$(json "$TMP/api.out" 'j["cluster"]["state"], j["cluster"]["lease_ttl"], j["partial"]')" = \
-	  "('registered', 3, False)" ]
+	  "('registered', $TTL, False)" ]
 
 # where WORKER_ARG: the host of the worker "sleep ARG" in the last list
 where() { json "$TMP/api.out" "' '.join(sorted(w['host'] for w in j['workers'] if w['cmdline'] == 'sleep $1'))"; }
