@@ -117,6 +117,7 @@ void config_defaults(struct daemon_config *c)
 	c->max_hosts = 1000;
 	c->max_reply = 32 * MIB;
 	c->signature_window_ns = 30 * SEC;
+	c->hosts_cache_ns = SEC;
 }
 
 /* --- the key tables ----------------------------------------------------- */
@@ -252,6 +253,7 @@ static const struct key_def cluster_keys[] = {
 	{ "max_hosts", V_COUNT, TOP(max_hosts), 1, 100000, "1", "100000" },
 	{ "max_reply", V_SIZE, TOP(max_reply), KIB, 1024 * MIB, "1k", "1G" },
 	{ "signature_window", V_DURATION, TOP(signature_window_ns), SEC, 600 * SEC, "1s", "10m" },
+	{ "hosts_cache", V_DURATION, TOP(hosts_cache_ns), 0, 60 * SEC, "0", "1m" },
 	{ "etcd_ca", V_PATH, TOP(etcd_ca), 0, 0, NULL, NULL },
 	{ "etcd_cert", V_PATH, TOP(etcd_cert), 0, 0, NULL, NULL },
 	{ "etcd_key", V_PATH, TOP(etcd_key), 0, 0, NULL, NULL },

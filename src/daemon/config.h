@@ -21,8 +21,8 @@
  *   [command NAME]        run, timeout, output, description
  *   [cluster]             etcd, name, url, key_file, lease_ttl, etcd_timeout,
  *                         host_timeout, forward_timeout, fanout, max_hosts, max_reply,
- *                         signature_window, etcd_ca, etcd_cert, etcd_key,
- *                         etcd_user, etcd_password_file
+ *                         signature_window, hosts_cache, etcd_ca, etcd_cert,
+ *                         etcd_key, etcd_user, etcd_password_file
  * An unknown section or key, a malformed value or a value past its limit
  * stops start-up with "FILE:LINE: what is wrong; the fix"; so do a
  * listen address off loopback without tls_cert and tls_key, and an
@@ -148,6 +148,7 @@ struct daemon_config {
 	unsigned max_hosts;			/* default 1000 read from etcd */
 	uint64_t max_reply;			/* default 32 MiB from one host */
 	uint64_t signature_window_ns;		/* default 30 s either way */
+	uint64_t hosts_cache_ns;		/* default 1 s: a read of the registry kept; 0 = none */
 	char etcd_ca[CONFIG_VALUE_MAX], etcd_cert[CONFIG_VALUE_MAX], etcd_key[CONFIG_VALUE_MAX];
 	char etcd_user[CONFIG_NAME_MAX];	/* etcd's auth; "" none */
 	char etcd_password_file[CONFIG_VALUE_MAX]; /* its password, a private file */
