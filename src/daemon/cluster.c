@@ -53,6 +53,7 @@ struct cluster {
 	int hosts_r;			/* its result: 0, or -errno with hosts_error */
 	json_t *hosts;			/* with 0: the list */
 	char hosts_error[768];
+	bool said_full;			/* max_hosts reached, logged: atomic */
 };
 
 const char *cluster_name(const struct cluster *c)
@@ -353,6 +354,10 @@ static int read_hosts(struct cluster *c, json_t **ret, char *err, size_t errlen)
 	etcd_free(e);
 	if (r < 0)
 		return r;
+	/* etcd gave as many as asked: any more are in no list, so say it once */
+	if (n == c->d->cfg.max_hosts && !__atomic_exchange_n(&c->said_full, true, __ATOMIC_RELAXED))
+		log_error("cluster: etcd lists %zu hosts, [cluster] max_hosts: those past them by "
+			  "name are left out of every list; raise max_hosts", n);
 	recs = calloc(n ? n : 1, sizeof(*recs));
 	list = json_array();
 	if (!recs || !list) {

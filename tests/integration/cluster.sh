@@ -89,8 +89,8 @@ AS_CU="setpriv --reuid=$CU --regid=$CU --init-groups"
 # start_host NAME IP WORKER_ARG [USER_WORKER_ARG [BUSY]]: nprofd as PID 1
 # of a namespace of its own, after a `sleep WORKER_ARG` of root's (and
 # one of the test user's, and the program BUSY) in it, with [cluster]
-# hosts_cache = $HOSTS_CACHE (0 unless set); sets NPROFD_PID[NAME] (its
-# pid in this namespace).
+# hosts_cache = $HOSTS_CACHE (0 unless set) and max_hosts = $MAX_HOSTS
+# (1000); sets NPROFD_PID[NAME] (its pid in this namespace).
 declare -A NPROFD_PID
 start_host() {
 	local name=$1 ip=$2 i u child tls=""
@@ -111,6 +111,7 @@ host_timeout = 60s
 etcd_timeout = 900ms
 max_reply = 16k
 hosts_cache = ${HOSTS_CACHE:-0}
+max_hosts = ${MAX_HOSTS:-1000}
 CONF
 	mkdir -p "$D/$name"
 	unshare --pid --fork --mount-proc --kill-child sh -c '
@@ -387,7 +388,7 @@ else
 	diag "$(grep 'cluster:' "$D/a.log")"
 fi
 
-HOSTS_CACHE=60s start_host d 127.0.0.5 6004 || bail "daemon d starts while etcd is away"
+HOSTS_CACHE=60s MAX_HOSTS=3 start_host d 127.0.0.5 6004 || bail "daemon d starts while etcd is away"
 on d GET "/api/v1/workers"
 check "d, started while etcd is away, serves its own host" \
 	[ "$CODE,$(json "$TMP/api.out" "len([w for w in j['workers'] if w['cmdline'] == 'sleep 6004'])")" = "200,1" ]
@@ -420,6 +421,8 @@ check "20 lists of the hosts through d (hosts_cache = 60s) cost etcd $((r1 - r0)
 	[ "$((r1 - r0))" -le 2 ]
 check "and are the same list, the one etcd has: a b d" \
 	[ "$lists" = "$(printf 'a b d;%.0s' {1..20})" ]
+check "d (max_hosts = 3), given 3 hosts by etcd, says once in its log that more would be left out" \
+	[ "$(grep -c 'etcd lists 3 hosts, \[cluster\] max_hosts' "$D/d.log")" = 1 ]
 for ((i = 0; i < 20; i++)); do
 	hosts_of a >/dev/null
 done
