@@ -38,7 +38,6 @@ for ca in ca other-ca; do
 done
 cert etcd ca 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n' &&
 	cert nprofd ca 'extendedKeyUsage=clientAuth\n' || bail "openssl makes etcd's and nprofd's certificates"
-chmod 644 "$D"/*.pem "$D"/*.key
 ok "a CA, etcd's certificate for 127.0.0.1 and a client certificate for nprofd, by openssl"
 
 etcd --name nprof-tls --data-dir "$TMP/etcd" \
