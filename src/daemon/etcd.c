@@ -394,6 +394,9 @@ static int post_one(struct etcd *e, const char *url, const char *request, const 
 	}
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	/* HTTP/1.1 over TLS as over TCP: with HTTP/2 (ALPN), a handshake
+	 * etcd ends comes back as an HTTP/2 error rather than a TLS one */
+	curl_easy_setopt(c, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)e->timeout_ms);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)e->timeout_ms);
