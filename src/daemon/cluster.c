@@ -43,6 +43,17 @@ struct cluster {
 	const char *state;		/* "connecting", "registered", "retrying" */
 	char error[512];		/* the last failure, "" since the last success */
 	uint64_t since_ms;		/* state entered */
+
+	/* The last read of the registry, kept [cluster] hosts_cache: many
+	 * pages polling the hosts and workers cost etcd one read a period.
+	 * The lock is held across a read, so requests that come meanwhile
+	 * take its result rather than each asking etcd. */
+	pthread_mutex_t hosts_lock;	/* what follows */
+	uint64_t hosts_read_ns;		/* CLOCK_MONOTONIC when the read began; 0: none */
+	int hosts_r;			/* its result: 0, or -errno with hosts_error */
+	json_t *hosts;			/* with 0: the list */
+	char hosts_error[768];
+	bool said_full;			/* max_hosts reached, logged: atomic */
 };
 
 const char *cluster_name(const struct cluster *c)
@@ -235,6 +246,7 @@ struct cluster *cluster_new(struct daemon *d, char *err, size_t errlen)
 	};
 	pthread_mutex_init(&c->token.lock, NULL);
 	pthread_mutex_init(&c->lock, NULL);
+	pthread_mutex_init(&c->hosts_lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&c->wake, &ca);
@@ -296,6 +308,8 @@ void cluster_free(struct cluster *c)
 		pthread_join(c->thread, NULL);
 	pthread_cond_destroy(&c->wake);
 	pthread_mutex_destroy(&c->lock);
+	pthread_mutex_destroy(&c->hosts_lock);
+	json_decref(c->hosts);
 	pthread_mutex_destroy(&c->token.lock);
 	explicit_bzero(c->password, sizeof(c->password));
 	free(c->record);
@@ -322,7 +336,8 @@ static int by_name(const void *a, const void *b)
 		      json_string_value(json_object_get(*(json_t *const *)b, "name")));
 }
 
-int cluster_hosts(struct cluster *c, json_t **ret, char *err, size_t errlen)
+/* The registry as etcd has it now (cluster_hosts without the cache). */
+static int read_hosts(struct cluster *c, json_t **ret, char *err, size_t errlen)
 {
 	/* a handle per call: requests read the registry at once */
 	struct etcd *e = etcd_new(&c->opts);
@@ -339,6 +354,10 @@ int cluster_hosts(struct cluster *c, json_t **ret, char *err, size_t errlen)
 	etcd_free(e);
 	if (r < 0)
 		return r;
+	/* etcd gave as many as asked: any more are in no list, so say it once */
+	if (n == c->d->cfg.max_hosts && !__atomic_exchange_n(&c->said_full, true, __ATOMIC_RELAXED))
+		log_error("cluster: etcd lists %zu hosts, [cluster] max_hosts: those past them by "
+			  "name are left out of every list; raise max_hosts", n);
 	recs = calloc(n ? n : 1, sizeof(*recs));
 	list = json_array();
 	if (!recs || !list) {
@@ -373,5 +392,33 @@ out:
 	json_decref(list);
 	free(recs);
 	etcd_kvs_free(kvs, n);
+	return r;
+}
+
+int cluster_hosts(struct cluster *c, json_t **ret, char *err, size_t errlen)
+{
+	uint64_t keep = c->d->cfg.hosts_cache_ns, now;
+	int r;
+
+	if (!keep)
+		return read_hosts(c, ret, err, errlen);
+	pthread_mutex_lock(&c->hosts_lock);
+	now = clock_ns(CLOCK_MONOTONIC);
+	/* a failure is kept too: etcd away costs one timeout a period */
+	if (!c->hosts_read_ns || now - c->hosts_read_ns >= keep) {
+		json_decref(c->hosts);
+		c->hosts = NULL;
+		c->hosts_read_ns = now;
+		c->hosts_r = read_hosts(c, &c->hosts, c->hosts_error, sizeof(c->hosts_error));
+	}
+	r = c->hosts_r;
+	/* a copy: callers add to the records (health, self) */
+	if (r == 0 && !(*ret = json_deep_copy(c->hosts))) {
+		r = -ENOMEM;
+		snprintf(err, errlen, "out of memory");
+	} else if (r < 0) {
+		snprintf(err, errlen, "%s", c->hosts_error);
+	}
+	pthread_mutex_unlock(&c->hosts_lock);
 	return r;
 }

@@ -36,11 +36,13 @@ const char *cluster_name(const struct cluster *c);
  *  "error", "since", "lease_ttl"}: a new reference. */
 json_t *cluster_status(struct cluster *c);
 
-/* The registered hosts, read from etcd now (no host is contacted): an
- * array of their records (name, url, version, tls_fingerprint, started,
+/* The registered hosts, read from etcd (no host is contacted): an array
+ * of their records (name, url, version, tls_fingerprint, started,
  * capabilities), sorted by name, at most [cluster] max_hosts; records
  * that are not JSON objects naming a URL are left out. 0, or -errno and
- * one line in err. */
+ * one line in err. A read (its list or its failure) is kept for
+ * [cluster] hosts_cache, and given to every call meanwhile: a host that
+ * dies leaves the list within lease_ttl + hosts_cache. */
 int cluster_hosts(struct cluster *c, json_t **ret, char *err, size_t errlen);
 
 #endif

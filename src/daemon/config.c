@@ -117,6 +117,7 @@ void config_defaults(struct daemon_config *c)
 	c->max_hosts = 1000;
 	c->max_reply = 32 * MIB;
 	c->signature_window_ns = 30 * SEC;
+	c->hosts_cache_ns = SEC;
 }
 
 /* --- the key tables ----------------------------------------------------- */
@@ -252,6 +253,7 @@ static const struct key_def cluster_keys[] = {
 	{ "max_hosts", V_COUNT, TOP(max_hosts), 1, 100000, "1", "100000" },
 	{ "max_reply", V_SIZE, TOP(max_reply), KIB, 1024 * MIB, "1k", "1G" },
 	{ "signature_window", V_DURATION, TOP(signature_window_ns), SEC, 600 * SEC, "1s", "10m" },
+	{ "hosts_cache", V_DURATION, TOP(hosts_cache_ns), 0, 60 * SEC, "0", "1m" },
 	{ "etcd_ca", V_PATH, TOP(etcd_ca), 0, 0, NULL, NULL },
 	{ "etcd_cert", V_PATH, TOP(etcd_cert), 0, 0, NULL, NULL },
 	{ "etcd_key", V_PATH, TOP(etcd_key), 0, 0, NULL, NULL },
@@ -309,6 +311,7 @@ struct parser {
 	unsigned listen_line, tls_cert_line, tls_key_line;
 	unsigned duration_max_line, duration_default_line;
 	unsigned etcd_line;		/* where [cluster] etcd was set, 0 if not */
+	unsigned lease_ttl_line, etcd_timeout_line;
 };
 
 __attribute__((format(printf, 3, 4)))
@@ -853,6 +856,10 @@ static int set_value(struct parser *p, const struct key_def *k, char *v)
 			p->duration_max_line = p->line;
 		else if (!strcmp(k->name, "duration_default"))
 			p->duration_default_line = p->line;
+		else if (!strcmp(k->name, "lease_ttl"))
+			p->lease_ttl_line = p->line;
+		else if (!strcmp(k->name, "etcd_timeout"))
+			p->etcd_timeout_line = p->line;
 		return 0;
 	case V_TEXT:
 		break;
@@ -1199,6 +1206,23 @@ static int check_all(struct parser *p)
 		return fail_at(p, p->line, "[cluster] %s is set but %s is not; set both, or neither",
 			       c->etcd_cert[0] ? "etcd_cert" : "etcd_key",
 			       c->etcd_cert[0] ? "etcd_key" : "etcd_cert");
+	/* Checked with etcd unset too: --etcd may set it after the file. */
+	if (c->lease_ttl_ns % SEC)
+		return fail_at(p, p->lease_ttl_line, "[cluster] lease_ttl = %s: etcd's leases are "
+			       "whole seconds; write %llus", fmt_duration(c->lease_ttl_ns, t1),
+			       (unsigned long long)(c->lease_ttl_ns / SEC));
+	/* The lease is kept alive every third of lease_ttl: one keepalive
+	 * that times out must leave the lease time for another. */
+	if (c->etcd_timeout_ns * 3 >= c->lease_ttl_ns)
+		return fail_at(p, p->etcd_timeout_line ? p->etcd_timeout_line
+			       : p->lease_ttl_line ? p->lease_ttl_line : p->line,
+			       "[cluster] etcd_timeout = %s is not below a third of lease_ttl = %s: "
+			       "a keepalive that timed out would leave the lease no time for "
+			       "another; set etcd_timeout to at most %llums, or lease_ttl to at "
+			       "least %llus", fmt_duration(c->etcd_timeout_ns, t1),
+			       fmt_duration(c->lease_ttl_ns, t2),
+			       (unsigned long long)((c->lease_ttl_ns / 3 - 1) / 1000000),
+			       (unsigned long long)(c->etcd_timeout_ns * 3 / SEC + 1));
 	if (c->duration_default_ns > c->duration_max_ns) {
 		/* the default follows a lower maximum unless it was written */
 		if (!p->duration_default_line) {

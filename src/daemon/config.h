@@ -21,11 +21,12 @@
  *   [command NAME]        run, timeout, output, description
  *   [cluster]             etcd, name, url, key_file, lease_ttl, etcd_timeout,
  *                         host_timeout, forward_timeout, fanout, max_hosts, max_reply,
- *                         signature_window, etcd_ca, etcd_cert, etcd_key,
- *                         etcd_user, etcd_password_file
+ *                         signature_window, hosts_cache, etcd_ca, etcd_cert,
+ *                         etcd_key, etcd_user, etcd_password_file
  * An unknown section or key, a malformed value or a value past its limit
- * stops start-up with "FILE:LINE: what is wrong; the fix"; so does a
- * listen address off loopback without tls_cert and tls_key. */
+ * stops start-up with "FILE:LINE: what is wrong; the fix"; so do a
+ * listen address off loopback without tls_cert and tls_key, and an
+ * etcd_timeout not below a third of lease_ttl (the keepalive's period). */
 #ifndef NPROF_DAEMON_CONFIG_H
 #define NPROF_DAEMON_CONFIG_H
 
@@ -140,13 +141,14 @@ struct daemon_config {
 	char cluster_url[CONFIG_VALUE_MAX];	/* how the others reach this daemon; "": from listen */
 	char cluster_key_file[CONFIG_VALUE_MAX]; /* the shared key; required with etcd */
 	uint64_t lease_ttl_ns;			/* default 10 s, 2 s .. 5 min */
-	uint64_t etcd_timeout_ns;		/* default 3 s: one call to etcd */
+	uint64_t etcd_timeout_ns;		/* default 3 s: one call to etcd; below lease_ttl / 3 */
 	uint64_t host_timeout_ns;		/* default 5 s: one host of a fan-out */
 	uint64_t forward_timeout_ns;		/* default 2 min: an action or download routed */
 	unsigned fanout;			/* default 16 hosts asked at once */
 	unsigned max_hosts;			/* default 1000 read from etcd */
 	uint64_t max_reply;			/* default 32 MiB from one host */
 	uint64_t signature_window_ns;		/* default 30 s either way */
+	uint64_t hosts_cache_ns;		/* default 1 s: a read of the registry kept; 0 = none */
 	char etcd_ca[CONFIG_VALUE_MAX], etcd_cert[CONFIG_VALUE_MAX], etcd_key[CONFIG_VALUE_MAX];
 	char etcd_user[CONFIG_NAME_MAX];	/* etcd's auth; "" none */
 	char etcd_password_file[CONFIG_VALUE_MAX]; /* its password, a private file */

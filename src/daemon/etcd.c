@@ -334,8 +334,43 @@ void etcd_free(struct etcd *e)
 	free(e);
 }
 
+/* What a failed TLS connection to etcd means for the settings, in why:
+ * -EACCES when rc is one, else 0. With --client-cert-auth, etcd ends a
+ * handshake whose client certificate it does not take; curl then fails
+ * to connect, send or receive, depending on the TLS version. */
+static int tls_failure(const struct etcd *e, const char *url, CURLcode rc, const char *cerr,
+		       char *why, size_t whylen)
+{
+	if (strncmp(url, "https://", 8))
+		return 0;
+	switch (rc) {
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CACERT_BADFILE:
+		snprintf(why, whylen, "%.300s: etcd's certificate is not trusted (%.200s); %s",
+			 url, cerr, e->ca ? "[cluster] etcd_ca must be the CA that signed it"
+					  : "set [cluster] etcd_ca to the CA that signed it");
+		return -EACCES;
+	case CURLE_SSL_CERTPROBLEM:
+		snprintf(why, whylen, "%.300s: cannot use [cluster] etcd_cert and etcd_key (%.200s)",
+			 url, cerr);
+		return -EACCES;
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_SEND_ERROR:
+	case CURLE_RECV_ERROR:
+		snprintf(why, whylen, "%.300s: etcd ended the TLS connection (%.200s): with "
+			 "--client-cert-auth it ends one whose client certificate its CA did not "
+			 "sign; %s", url,
+			 cerr, e->cert ? "check [cluster] etcd_cert and etcd_key"
+				       : "set [cluster] etcd_cert and etcd_key");
+		return -EACCES;
+	default:
+		return 0;
+	}
+}
+
 /* POSTs request (JSON text) to url, with token ("" none): 0 and the 200
- * body into *ret, or -errno with why (one line); *ret_status the status. */
+ * body into *ret, or -errno with why (one line): -EACCES when TLS failed
+ * for the settings; *ret_status the status. */
 static int post_one(struct etcd *e, const char *url, const char *request, const char *token,
 		    bool first_line, struct curl_body *ret, long *ret_status, char *why, size_t whylen)
 {
@@ -345,6 +380,7 @@ static int post_one(struct etcd *e, const char *url, const char *request, const 
 	CURL *c = curl_easy_init();
 	CURLcode rc;
 	long status = 0;
+	int r = -EIO;
 
 	if (h && token[0]) {
 		snprintf(auth, sizeof(auth), "Authorization: %s", token);
@@ -358,6 +394,9 @@ static int post_one(struct etcd *e, const char *url, const char *request, const 
 	}
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	/* HTTP/1.1 over TLS as over TCP: with HTTP/2 (ALPN), a handshake
+	 * etcd ends comes back as an HTTP/2 error rather than a TLS one */
+	curl_easy_setopt(c, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)e->timeout_ms);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)e->timeout_ms);
@@ -384,6 +423,9 @@ static int post_one(struct etcd *e, const char *url, const char *request, const 
 	}
 	if (b.too_big)
 		snprintf(why, whylen, "%.300s: the reply is larger than %zu bytes", url, e->max_reply);
+	else if ((r = tls_failure(e, url, rc, cerr[0] ? cerr : curl_easy_strerror(rc), why,
+				  whylen)) < 0)
+		;
 	else if (rc != CURLE_OK && rc != CURLE_WRITE_ERROR)
 		snprintf(why, whylen, "%.300s: %.200s", url, cerr[0] ? cerr : curl_easy_strerror(rc));
 	else
@@ -392,7 +434,7 @@ static int post_one(struct etcd *e, const char *url, const char *request, const 
 		if (*s == '\n' || *s == '\r')
 			*s = ' ';
 	free(b.data);
-	return -EIO;
+	return r < 0 ? r : -EIO;
 }
 
 /* The shared token, authenticating at base when there is none (or when
@@ -443,12 +485,14 @@ static int call(struct etcd *e, const char *path, const char *request, bool firs
 		struct curl_body *ret, char *err, size_t errlen)
 {
 	char why[700] = "";
+	int r = 0;
 
 	for (size_t k = 0; k < e->n; k++) {
 		size_t i = (e->last_good + k) % e->n;
 		char url[1200], token[256] = "";
 		long status = 0;
-		int r = 0;
+
+		r = 0;
 
 		snprintf(url, sizeof(url), "%s%s", e->endpoint[i], path);
 		for (int attempt = 0; attempt < 2; attempt++) {
@@ -463,6 +507,11 @@ static int call(struct etcd *e, const char *path, const char *request, bool firs
 			e->last_good = i;
 			return 0;
 		}
+	}
+	/* the last endpoint's reason says what to do */
+	if (r == -EACCES) {
+		snprintf(err, errlen, "cannot talk to etcd over TLS: %s", why);
+		return -EACCES;
 	}
 	snprintf(err, errlen, "etcd did not answer (%s); check [cluster] etcd and that etcd runs",
 		 why);

@@ -45,8 +45,10 @@ struct etcd *etcd_new(const struct etcd_options *o);
 void etcd_free(struct etcd *e);
 
 /* Each returns 0, or -errno with one line in err naming the endpoint(s)
- * and the cause: -EHOSTUNREACH when none answered, -EPROTO for a reply
- * that is not what etcd sends, -ENOENT for a lease etcd no longer has. */
+ * and the cause: -EHOSTUNREACH when none answered, -EACCES when TLS
+ * failed for the settings (etcd's certificate not signed by etcd_ca, a
+ * client certificate etcd does not take), -EPROTO for a reply that is
+ * not what etcd sends, -ENOENT for a lease etcd no longer has. */
 int etcd_lease_grant(struct etcd *e, int64_t ttl_s, int64_t *ret_id, char *err, size_t errlen);
 /* ret_ttl: the seconds the lease has left (its TTL again). */
 int etcd_lease_keepalive(struct etcd *e, int64_t id, int64_t *ret_ttl, char *err, size_t errlen);

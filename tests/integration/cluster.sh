@@ -15,7 +15,9 @@
 # flame graph downloads through a; etcd stopped leaves each daemon
 # serving its own host (partial, "retrying"), and one started meanwhile
 # serves its own; etcd started again restores the view; b stopped leaves
-# it at once (its lease revoked). Timeouts are a minute: the checks wait
+# it at once (its lease revoked). a, b and c read etcd on every request
+# (hosts_cache = 0: these checks are about the registry as it is); d
+# keeps a read for a minute: twenty lists through it cost etcd one. Timeouts are a minute: the checks wait
 # for conditions, never for a speed.
 # test-timeout: 400
 . "$(dirname "$0")/lib.sh"
@@ -86,8 +88,9 @@ AS_CU="setpriv --reuid=$CU --regid=$CU --init-groups"
 
 # start_host NAME IP WORKER_ARG [USER_WORKER_ARG [BUSY]]: nprofd as PID 1
 # of a namespace of its own, after a `sleep WORKER_ARG` of root's (and
-# one of the test user's, and the program BUSY) in it; sets
-# NPROFD_PID[NAME] (its pid in this namespace).
+# one of the test user's, and the program BUSY) in it, with [cluster]
+# hosts_cache = $HOSTS_CACHE (0 unless set) and max_hosts = $MAX_HOSTS
+# (1000); sets NPROFD_PID[NAME] (its pid in this namespace).
 declare -A NPROFD_PID
 start_host() {
 	local name=$1 ip=$2 i u child tls=""
@@ -105,8 +108,10 @@ lease_ttl = ${TTL}s
 etcd_user = root
 etcd_password_file = $D/etcd.password
 host_timeout = 60s
-etcd_timeout = 10s
+etcd_timeout = 900ms
 max_reply = 16k
+hosts_cache = ${HOSTS_CACHE:-0}
+max_hosts = ${MAX_HOSTS:-1000}
 CONF
 	mkdir -p "$D/$name"
 	unshare --pid --fork --mount-proc --kill-child sh -c '
@@ -176,9 +181,9 @@ check "each host has its URL on its own address, health registered; a is self" \
 check "b, on TLS, registered https and its key's pin (as openssl computes it); the others none" \
 	[ "$(json "$TMP/api.out" '[(h["url"].split(":")[0], h.get("tls_pin")) for h in j["hosts"]]')" = \
 	  "[('http', None), ('https', '$B_PIN'), ('http', None)]" ]
-check "the registration's status: registered, lease 3 s" \
+check "the registration's status: registered, lease ${TTL} s" \
 	[ "$(json "$TMP/api.out" 'j["cluster"]["state"], j["cluster"]["lease_ttl"], j["partial"]')" = \
-	  "('registered', 3, False)" ]
+	  "('registered', $TTL, False)" ]
 
 # where WORKER_ARG: the host of the worker "sleep ARG" in the last list
 where() { json "$TMP/api.out" "' '.join(sorted(w['host'] for w in j['workers'] if w['cmdline'] == 'sleep $1'))"; }
@@ -383,7 +388,7 @@ else
 	diag "$(grep 'cluster:' "$D/a.log")"
 fi
 
-start_host d 127.0.0.5 6004 || bail "daemon d starts while etcd is away"
+HOSTS_CACHE=60s MAX_HOSTS=3 start_host d 127.0.0.5 6004 || bail "daemon d starts while etcd is away"
 on d GET "/api/v1/workers"
 check "d, started while etcd is away, serves its own host" \
 	[ "$CODE,$(json "$TMP/api.out" "len([w for w in j['workers'] if w['cmdline'] == 'sleep 6004'])")" = "200,1" ]
@@ -399,6 +404,31 @@ wait_hosts b "a b d" 60
 on b GET "/api/v1/workers?host=*"
 check "etcd back: workers?host=* through b: a's, b's and d's, not partial" \
 	[ "$(where 6001),$(where 6002),$(where 6004),$(json "$TMP/api.out" 'j["partial"]')" = "a,b,d,False" ]
+
+# --- d keeps a read of the registry for a minute ---------------------------------
+# ranges_read: the kv/range calls etcd has served since it started
+ranges_read() {
+	curl -s --max-time 30 "$ETCD_URL/metrics" |
+		awk '/^grpc_server_started_total\{.*grpc_method="Range"/ { n += $NF } END { print n + 0 }'
+}
+r0=$(ranges_read)
+lists=
+for ((i = 0; i < 20; i++)); do
+	lists+="$(hosts_of d);"
+done
+r1=$(ranges_read)
+check "20 lists of the hosts through d (hosts_cache = 60s) cost etcd $((r1 - r0)) read(s), at most 2" \
+	[ "$((r1 - r0))" -le 2 ]
+check "and are the same list, the one etcd has: a b d" \
+	[ "$lists" = "$(printf 'a b d;%.0s' {1..20})" ]
+check "d (max_hosts = 3), given 3 hosts by etcd, says once in its log that more would be left out" \
+	[ "$(grep -c 'etcd lists 3 hosts, \[cluster\] max_hosts' "$D/d.log")" = 1 ]
+for ((i = 0; i < 20; i++)); do
+	hosts_of a >/dev/null
+done
+r2=$(ranges_read)
+check "the same 20 through a (hosts_cache = 0) cost etcd $((r2 - r1)) reads, 20 or more" \
+	[ "$((r2 - r1))" -ge 20 ]
 
 # --- b stops: it leaves at once -----------------------------------------------------
 # Its lease is revoked before it exits: a's next look no longer has it.

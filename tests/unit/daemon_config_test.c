@@ -668,11 +668,15 @@ static void test_cluster(void)
 {
 	CHECK_INT(parse(""), ==, 0, "no [cluster]: one host alone");
 	CHECK(!cfg.etcd[0] && cfg.lease_ttl_ns == 10000000000ull && cfg.fanout == 16 &&
-	      cfg.host_timeout_ns == 5000000000ull && cfg.signature_window_ns == 30000000000ull,
-	      "[cluster] defaults: no etcd, lease 10 s, fanout 16, host timeout 5 s, window 30 s");
+	      cfg.host_timeout_ns == 5000000000ull && cfg.signature_window_ns == 30000000000ull &&
+	      cfg.etcd_timeout_ns == 3000000000ull && cfg.hosts_cache_ns == 1000000000ull,
+	      "[cluster] defaults: no etcd, lease 10 s, fanout 16, host timeout 5 s, window 30 s, "
+	      "etcd timeout 3 s, hosts kept 1 s");
 	CHECK_INT(parse("[cluster]\netcd = http://127.0.0.1:2379,https://10.0.0.2:2379\n"
 			"key_file = /etc/nprof/cluster.key\nname = db-1.east\nlease_ttl = 3s\n"
-			"url = https://db1:9443/\n"), ==, 0, "a full [cluster] is taken: %s", err);
+			"etcd_timeout = 900ms\nurl = https://db1:9443/\nhosts_cache = 0\n"), ==, 0,
+		  "a full [cluster] is taken: %s", err);
+	CHECK(cfg.hosts_cache_ns == 0, "hosts_cache = 0: the registry read on every request");
 	CHECK_STR(cfg.etcd, "http://127.0.0.1:2379,https://10.0.0.2:2379", "etcd as written");
 	CHECK_STR(cfg.cluster_name, "db-1.east", "name");
 	CHECK(cfg.lease_ttl_ns == 3000000000ull, "lease_ttl = 3s");
@@ -692,6 +696,23 @@ static void test_cluster(void)
 		"etcd_password_file is not", "set both", "an etcd user without a password file");
 	refused("[cluster]\netcd_cert = /c.pem\n", "nprofd.conf:2: [cluster] etcd_cert is set but "
 		"etcd_key is not", "set both", "a client certificate without its key");
+	refused("[cluster]\nhosts_cache = 2m\n", "nprofd.conf:2: hosts_cache = 2m is above",
+		"1m", "the hosts kept longer than a minute");
+
+	/* settings that cannot work together: the keepalive every lease_ttl / 3 */
+	refused("[cluster]\nlease_ttl = 3s\n", "nprofd.conf:2: [cluster] etcd_timeout = 3s is "
+		"not below a third of lease_ttl = 3s", "set etcd_timeout to at most 999ms, or "
+		"lease_ttl to at least 10s", "lease_ttl 3 s with the default etcd_timeout (3 s)");
+	refused("[cluster]\nlease_ttl = 12s\netcd_timeout = 4s\n", "nprofd.conf:3: [cluster] "
+		"etcd_timeout = 4s is not below a third of lease_ttl = 12s", "at most 3999ms, or "
+		"lease_ttl to at least 13s", "etcd_timeout exactly a third of lease_ttl");
+	refused("[cluster]\netcd_timeout = 3334ms\n", "nprofd.conf:2: [cluster] etcd_timeout = "
+		"3334ms is not below", "at most 3333ms", "etcd_timeout just above a third of 10 s");
+	CHECK_INT(parse("[cluster]\netcd_timeout = 3333ms\n"), ==, 0,
+		  "etcd_timeout 3333ms, just below a third of 10 s, is taken: %s", err);
+	refused("[cluster]\nlease_ttl = 2500ms\netcd_timeout = 100ms\n", "nprofd.conf:2: "
+		"[cluster] lease_ttl = 2500ms: etcd's leases are whole seconds", "write 2s",
+		"a lease_ttl that is not whole seconds");
 }
 
 int main(void)
