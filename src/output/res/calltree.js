@@ -35,23 +35,24 @@ function finish(func, total, self, parent, n, preorder) {
 	const depth = new Uint32Array(n), left = new Float64Array(n);
 	for (let i = 1; i < n; i++) kidCount[parent[i]]++;
 	for (let i = 1, s = 0; i < n; i++) { s += kidCount[i - 1]; kidStart[i] = s; }
-	const fill = new Uint32Array(n);
-	for (let i = 1; i < n; i++) { const p = parent[i]; kids[kidStart[p] + fill[p]++] = i; }
 	let maxDepth = 0;
 	if (preorder) {
 		// From the writer: parents before children, siblings in name
-		// order, so one pass places everything.
-		const next = new Float64Array(n);
+		// order, so one pass places everything: a node starts where its
+		// sibling before it ends, or at its parent's left edge. kidCount
+		// counts the children placed so far, and ends as it was.
+		kidCount.fill(0);
 		for (let i = 1; i < n; i++) {
-			const p = parent[i];
+			const p = parent[i], k = kidStart[p] + kidCount[p]++;
 			depth[i] = depth[p] + 1;
 			if (depth[i] > maxDepth) maxDepth = depth[i];
-			left[i] = next[p];
-			next[p] += total[i];
-			next[i] = left[i];
+			left[i] = k > kidStart[p] ? left[kids[k - 1]] + total[kids[k - 1]] : left[p];
+			kids[k] = i;
 		}
 		return { n, func, total, self, parent, depth, left, kids, kidStart, kidCount, maxDepth };
 	}
+	const fill = new Uint32Array(n);
+	for (let i = 1; i < n; i++) { const p = parent[i]; kids[kidStart[p] + fill[p]++] = i; }
 	// Function ids are numbered in name order by the writer.
 	// Most nodes have a few children: insertion sort in place, without
 	// the subarray and comparator calls a million small sorts would cost.
