@@ -1,7 +1,8 @@
 // nprofd's web UI, the user's journey in a real browser (run by
 // tests/integration/daemon_ui.sh): sign in with a user and password
 // (NPROF_E2E_USER, NPROF_E2E_PASSWORD) at NPROF_E2E_URL; find split
-// (pid NPROF_E2E_SPLIT) by the filter; start a 3 s cpu instance (a double
+// (pid NPROF_E2E_SPLIT) by the filter; start a 3 s cpu instance
+// (NPROF_E2E_SECONDS: as long as it must be for RUNNING to be seen; a double
 // click starts one); watch it go RUNNING -> FINISHED without a reload;
 // open its flame graph in the page, find burn_sixty by its search and pick
 // a time range on its strip of samples over time;
@@ -38,6 +39,7 @@ const HEAP = process.env.NPROF_E2E_HEAP, SVC = process.env.NPROF_E2E_SVC;
 const SPLIT2 = process.env.NPROF_E2E_SPLIT2;
 const USER2 = process.env.NPROF_E2E_USER2, PASSWORD2 = process.env.NPROF_E2E_PASSWORD2;
 const OUT = process.env.NPROF_E2E_DIR || '.';
+const SECS = +(process.env.NPROF_E2E_SECONDS || 3);
 const HOST = process.env.NPROF_E2E_HOST || '';
 const HOSTS = (process.env.NPROF_E2E_HOSTS || '').split(/\s+/).filter(Boolean);
 const HEAP_SIGNAL = process.env.NPROF_E2E_HEAP_SIGNAL || HEAP;
@@ -132,11 +134,11 @@ async function pickHost(page, mine) {
 		await page.waitForFunction(() => !document.getElementById('w-actions-start').disabled);
 		await shot(page, 'workers filtered');
 
-		// --- a 3 s cpu instance; a double click starts one ---------------------------
+		// --- a 3 s (SECS) cpu instance; a double click starts one ------------------------
 		await page.selectOption('#w-actions-mode', 'cpu');
 		ok((await page.getAttribute('#w-actions-mode option[value=cpu]', 'title')).includes('CPU'),
 			'the cpu mode has its description on hover');
-		await page.fill('#w-actions-duration', '3');
+		await page.fill('#w-actions-duration', String(SECS));
 		await page.selectOption('#w-actions-unit', 's');
 		await page.fill('#w-actions-interval', '1ms');
 		await page.dblclick('#w-actions-start');
@@ -161,7 +163,8 @@ async function pickHost(page, mine) {
 		ok(/RUNNING/.test(st0), `instance ${inst} shows RUNNING with a countdown: ${st0}`);
 		ok(/left/.test(st0), 'the countdown shows the time left');
 		await shot(page, 'instance running');
-		await page.waitForSelector(`#i-list tr[data-id="${K(inst)}"][data-status=FINISHED]`, { timeout: 20000 });
+		await page.waitForSelector(`#i-list tr[data-id="${K(inst)}"][data-status=FINISHED]`,
+			{ timeout: 17000 + SECS * 1000 });
 		ok(await page.evaluate(() => window.__noReload === 1), 'FINISHED arrived without a reload');
 		// A tab in the background polls nothing; shown again, it does.
 		let polls = 0;

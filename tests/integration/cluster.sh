@@ -422,8 +422,10 @@ if need_browser; then
 	URL_A=$(sed -n 's|.*listening on \(http://[^/]*/\).*|\1|p' "$D/a.log" | head -1)
 	mkdir -p "$NPROF_BUILD/e2e/cluster"
 	rm -f "$NPROF_BUILD/e2e/cluster/ui-instance.pb.gz"
+	# (its first instance lasts 10 s: each step asks c through a, and
+	# RUNNING must still be there to be seen on a loaded machine)
 	E2E_TIMEOUT=300 NPROF_E2E_DIR=$NPROF_BUILD/e2e/cluster NPROF_E2E_URL=$URL_A \
-		NPROF_E2E_HOST=c NPROF_E2E_HOSTS="a b c" \
+		NPROF_E2E_HOST=c NPROF_E2E_HOSTS="a b c" NPROF_E2E_SECONDS=10 \
 		NPROF_E2E_USER=$UI NPROF_E2E_PASSWORD=$UIPW NPROF_E2E_USER2=$UI2 NPROF_E2E_PASSWORD2=$UIPW2 \
 		NPROF_E2E_SPLIT=$C_SPLIT NPROF_E2E_SPLIT2=$C_SPLIT2 NPROF_E2E_EIGHT=$C_EIGHT \
 		NPROF_E2E_HEAP=$C_HEAP NPROF_E2E_HEAP_SIGNAL=$C_HEAP_OUTER NPROF_E2E_SVC=$C_SVC \
