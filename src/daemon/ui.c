@@ -7,6 +7,7 @@
 #include "daemon/ui.h"
 #include "ui/app.css.h"
 #include "ui/app.js.h"
+#include "ui/hosts.js.h"
 #include "ui/index.html.h"
 #include "ui/instances.js.h"
 #include "ui/workers.js.h"
@@ -23,6 +24,7 @@ static const struct {
 } FILES[] = {
 	{ "index.html", res_index_html, &res_index_html_len, HTML },
 	{ "app.js", res_app_js, &res_app_js_len, JS },
+	{ "hosts.js", res_hosts_js, &res_hosts_js_len, JS },
 	{ "workers.js", res_workers_js, &res_workers_js_len, JS },
 	{ "instances.js", res_instances_js, &res_instances_js_len, JS },
 	{ "app.css", res_app_css, &res_app_css_len, CSS },

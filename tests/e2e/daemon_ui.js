@@ -1,7 +1,8 @@
 // nprofd's web UI, the user's journey in a real browser (run by
 // tests/integration/daemon_ui.sh): sign in with a user and password
 // (NPROF_E2E_USER, NPROF_E2E_PASSWORD) at NPROF_E2E_URL; find split
-// (pid NPROF_E2E_SPLIT) by the filter; start a 3 s cpu instance (a double
+// (pid NPROF_E2E_SPLIT) by the filter; start a 3 s cpu instance
+// (NPROF_E2E_SECONDS: as long as it must be for RUNNING to be seen; a double
 // click starts one); watch it go RUNNING -> FINISHED without a reload;
 // open its flame graph in the page, find burn_sixty by its search and pick
 // a time range on its strip of samples over time;
@@ -16,6 +17,16 @@
 // (NPROF_E2E_USER2) signs in and sees none of the first one's workers,
 // instances or files, not even by editing the URL. Throughout: no console error, no request that
 // leaves nprofd's origin, a non-blank screenshot per step.
+// With NPROF_E2E_HOST (tests/integration/cluster.sh), the page is that of
+// one daemon of a cluster whose hosts are NPROF_E2E_HOSTS (itself first),
+// and the workers run on host NPROF_E2E_HOST (their pids as that host
+// sees them; NPROF_E2E_HEAP_SIGNAL: alloc_primes' pid as this script
+// sees it): right after sign-in the host filter offers this host, every
+// host and each other one, "every host" shows the host column with every
+// host's workers, and then the filter is set to NPROF_E2E_HOST; every
+// step after that (and the second user's) happens on that host's workers
+// through this daemon's page, each request carrying ?host=; the host view
+// shows that host's facts, asked of it.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -28,6 +39,26 @@ const HEAP = process.env.NPROF_E2E_HEAP, SVC = process.env.NPROF_E2E_SVC;
 const SPLIT2 = process.env.NPROF_E2E_SPLIT2;
 const USER2 = process.env.NPROF_E2E_USER2, PASSWORD2 = process.env.NPROF_E2E_PASSWORD2;
 const OUT = process.env.NPROF_E2E_DIR || '.';
+const SECS = +(process.env.NPROF_E2E_SECONDS || 3);
+const HOST = process.env.NPROF_E2E_HOST || '';
+const HOSTS = (process.env.NPROF_E2E_HOSTS || '').split(/\s+/).filter(Boolean);
+const HEAP_SIGNAL = process.env.NPROF_E2E_HEAP_SIGNAL || HEAP;
+// What names an item of HOST's: its key in the page (HOST/ID, hosts.js),
+// a request about it (?host=), the end of a URL that has it.
+const K = id => HOST ? `${HOST}/${id}` : String(id);
+const onHost = p => HOST ? p + (p.includes('?') ? '&' : '?') + 'host=' + HOST : p;
+const endsHost = re => new RegExp(re + (HOST ? `[?&]host=${HOST}` : '') + '$');
+
+// The workers page's host filter set to HOST: its list, HOST's workers
+// (mine: the user has some there) or none.
+async function pickHost(page, mine) {
+	await page.waitForSelector('#w-host', { state: 'visible', timeout: 30000 });
+	await page.selectOption('#w-host', HOST);
+	await page.waitForFunction(({ host, mine }) => {
+		const hs = [...document.querySelectorAll('#w-body tr:not(.pad) td.c-host')].map(td => td.textContent);
+		return hs.length > 0 === mine && hs.every(x => x === host);
+	}, { host: HOST, mine }, { timeout: 60000 });
+}
 
 (async () => {
 	const origin = new URL(URL_).origin;
@@ -47,8 +78,9 @@ const OUT = process.env.NPROF_E2E_DIR || '.';
 		// a second cpu instance (409), a POST without the CSRF token (403),
 		// the deleted artifact (404).
 		const expected = [[401, /\/api\/v1\/session$/],
-			[409, /\/api\/v1\/instances$/], [403, /\/api\/v1\/instances$/], [404, /\/api\/v1\/artifacts\/\w+\?info=1$/],
-			[404, /\/api\/v1\/instances\/\w+$/]];
+			[409, endsHost('\\/api\\/v1\\/instances')], [403, endsHost('\\/api\\/v1\\/instances')],
+			[404, endsHost('\\/api\\/v1\\/artifacts\\/\\w+\\?info=1')],
+			[404, endsHost('\\/api\\/v1\\/instances\\/\\w+')]];
 		await guardPage(page, origin, errors, (st, loc) => expected.some(([s, re]) => s === st && re.test(loc)));
 
 		// --- sign in -----------------------------------------------------------
@@ -68,11 +100,29 @@ const OUT = process.env.NPROF_E2E_DIR || '.';
 		await page.waitForSelector('#nav', { state: 'visible', timeout: 10000 });
 		ok((await page.innerText('#me-name')).includes(USER), `signed in as ${USER}`);
 
+		// --- several hosts: the host filter, every host, then HOST's --------------------
+		if (HOST) {
+			const hostsShown = () => page.evaluate(() => [...new Set([...document.querySelectorAll(
+				'#w-body tr:not(.pad) td.c-host')].map(td => td.textContent))].sort().join(' '));
+			await page.waitForSelector('#w-host', { state: 'visible', timeout: 30000 });
+			const opts = await page.locator('#w-host option').allInnerTexts();
+			const want = [`this host (${HOSTS[0]})`, 'every host', ...HOSTS.slice(1)].join('|');
+			ok(opts.join('|') === want, `the host filter: ${want}`, opts.join('|'));
+			await page.selectOption('#w-host', '*');
+			await page.waitForFunction(hs => hs.every(h => [...document.querySelectorAll(
+				'#w-body tr:not(.pad) td.c-host')].some(td => td.textContent === h)), HOSTS, { timeout: 60000 });
+			ok(await page.isVisible('th.c-host'), `every host: the host column shows, with ${HOSTS.join(', ')}`,
+				await hostsShown());
+			await pickHost(page, true);
+			ok(true, `host ${HOST}: ${HOST}'s workers only`);
+			await shot(page, 'host filter');
+		}
+
 		// --- find split by the filter ------------------------------------------
 		await page.waitForSelector(`#w-body tr >> text="${SPLIT}"`, { timeout: 10000 });
 		await page.fill('#w-filter', 'split');
 		const rows = page.locator('#w-body tr:not(.pad)');
-		const srow = page.locator(`#w-body tr[data-id^="${SPLIT}-"]`);
+		const srow = page.locator(`#w-body tr[data-id^="${K(SPLIT)}-"]`);
 		await page.waitForFunction(() => [...document.querySelectorAll('#w-body tr:not(.pad)')]
 			.every(r => /split/.test(r.textContent + r.querySelector('.c-name').title)), null, { timeout: 5000 })
 			.catch(() => {});
@@ -84,22 +134,22 @@ const OUT = process.env.NPROF_E2E_DIR || '.';
 		await page.waitForFunction(() => !document.getElementById('w-actions-start').disabled);
 		await shot(page, 'workers filtered');
 
-		// --- a 3 s cpu instance; a double click starts one ---------------------------
+		// --- a 3 s (SECS) cpu instance; a double click starts one ------------------------
 		await page.selectOption('#w-actions-mode', 'cpu');
 		ok((await page.getAttribute('#w-actions-mode option[value=cpu]', 'title')).includes('CPU'),
 			'the cpu mode has its description on hover');
-		await page.fill('#w-actions-duration', '3');
+		await page.fill('#w-actions-duration', String(SECS));
 		await page.selectOption('#w-actions-unit', 's');
 		await page.fill('#w-actions-interval', '1ms');
 		await page.dblclick('#w-actions-start');
 		const link = page.locator('#w-actions-log a[href^="#/instances/"]');
 		await link.first().waitFor({ timeout: 10000 });
 		await page.waitForTimeout(500);
-		const started = await page.evaluate(async pid => {
-			const r = await fetch('/api/v1/instances?limit=50');
+		const started = await page.evaluate(async ({ pid, url }) => {
+			const r = await fetch(url);
 			const j = await r.json();
 			return j.instances.filter(i => i.pid === +pid && i.status === 'RUNNING').map(i => i.id);
-		}, SPLIT);
+		}, { pid: SPLIT, url: onHost('/api/v1/instances?limit=50') });
 		ok(started.length === 1 && await link.count() === 1 && !(await page.isVisible('#w-actions-err')),
 			'a double click on Start started one instance', JSON.stringify(started));
 		const inst = started[0] || (await link.first().innerText()).replace('instance ', '');
@@ -107,13 +157,14 @@ const OUT = process.env.NPROF_E2E_DIR || '.';
 
 		// --- RUNNING -> FINISHED in the instances table, without a reload --------------
 		await page.click('#nav a[data-view=instances]');
-		const row = page.locator(`#i-list tr[data-id="${inst}"]`);
+		const row = page.locator(`#i-list tr[data-id="${K(inst)}"]`);
 		await row.waitFor({ timeout: 10000 });
 		const st0 = await row.locator('.status').innerText();
 		ok(/RUNNING/.test(st0), `instance ${inst} shows RUNNING with a countdown: ${st0}`);
 		ok(/left/.test(st0), 'the countdown shows the time left');
 		await shot(page, 'instance running');
-		await page.waitForSelector(`#i-list tr[data-id="${inst}"][data-status=FINISHED]`, { timeout: 20000 });
+		await page.waitForSelector(`#i-list tr[data-id="${K(inst)}"][data-status=FINISHED]`,
+			{ timeout: 17000 + SECS * 1000 });
 		ok(await page.evaluate(() => window.__noReload === 1), 'FINISHED arrived without a reload');
 		// A tab in the background polls nothing; shown again, it does.
 		let polls = 0;
@@ -152,7 +203,7 @@ const OUT = process.env.NPROF_E2E_DIR || '.';
 		await frame.locator('#search').press('Enter');
 		const m = await frame.locator('#match').innerText();
 		ok(/Matched: [1-9]/.test(m), 'the flame graph in the page finds burn_sixty', m);
-		ok(/#\/instances\/[^/]+\/[^/]+\/flamegraph$/.test(page.url()), 'the view has its URL: ' + page.url());
+		ok(endsHost('#\\/instances\\/[^/]+\\/[^/]+\\/flamegraph').test(page.url()), 'the view has its URL: ' + page.url());
 		await shot(page, 'flame graph');
 		// A time range: a drag over the strip of samples over time redraws
 		// the graph for that part (tests/integration/timeline.sh checks
@@ -171,9 +222,10 @@ const OUT = process.env.NPROF_E2E_DIR || '.';
 		ok(/Matched: [1-9]/.test(inRange), 'the graph of that range still finds burn_sixty', inRange);
 		await shot(page, 'flame graph, time range');
 		await page.click('.tabs a:text-is("tree")');
-		await page.waitForFunction(() => /format=tree&inline=1$/.test(document.getElementById('viewer-frame').src));
+		await page.waitForFunction(re => new RegExp(re).test(document.getElementById('viewer-frame').src),
+			endsHost('format=tree&inline=1').source);
 		await page.frameLocator('#viewer-frame').locator('#search').waitFor({ timeout: 15000 });
-		ok(page.url().endsWith('/tree'), 'the call tree in the page too: ' + page.url());
+		ok(endsHost('\\/tree').test(page.url()), 'the call tree in the page too: ' + page.url());
 		await shot(page, 'call tree');
 		await page.reload();
 		await page.waitForSelector('#viewer-frame', { timeout: 10000 });
@@ -184,7 +236,7 @@ const OUT = process.env.NPROF_E2E_DIR || '.';
 		await page.click('#nav a[data-view=workers]');
 		await page.click('#w-clear');
 		await page.fill('#w-filter', EIGHT);
-		const erow = page.locator(`#w-body tr[data-id^="${EIGHT}-"]`);
+		const erow = page.locator(`#w-body tr[data-id^="${K(EIGHT)}-"]`);
 		await erow.waitFor({ timeout: 10000 });
 		await erow.locator('input[type=checkbox]').check();
 		await page.waitForFunction(() => !document.getElementById('w-actions-stacks').disabled);
@@ -205,14 +257,14 @@ const OUT = process.env.NPROF_E2E_DIR || '.';
 		await page.click('#nav a[data-view=workers]');
 		await page.goBack();
 		await page.waitForSelector('.tgroup', { timeout: 10000 });
-		ok(/\/threads$/.test(page.url()), 'Back returns to the thread dump, shown again: ' + page.url());
+		ok(endsHost('\\/threads').test(page.url()), 'Back returns to the thread dump, shown again: ' + page.url());
 
 		// --- select one worker by pid (clearing the selection) ----------------------
 		const only = async pid => {
 			await page.click('#nav a[data-view=workers]');
 			await page.click('#w-clear');
 			await page.fill('#w-filter', String(pid));
-			const r = page.locator(`#w-body tr[data-id^="${pid}-"]`);
+			const r = page.locator(`#w-body tr[data-id^="${K(pid)}-"]`);
 			await r.waitFor({ timeout: 10000 });
 			await r.locator('input[type=checkbox]').check();
 			return r;
@@ -235,7 +287,7 @@ const OUT = process.env.NPROF_E2E_DIR || '.';
 		await waitLog('heap profiling on', 15000);
 		ok(!(await page.isVisible('#w-actions-err')), 'heap profiling on: ' + await lastLog().innerText(),
 			await page.innerText('#w-actions-err').catch(() => ''));
-		process.kill(+HEAP, 'SIGUSR1');		// alloc_primes allocates now
+		process.kill(+HEAP_SIGNAL, 'SIGUSR1');	// alloc_primes allocates now
 		await page.waitForTimeout(1000);
 		await page.click('#w-actions-heapdump');
 		const hview = lastLog().locator('a.vlink', { hasText: 'flamegraph' });
@@ -264,10 +316,10 @@ const OUT = process.env.NPROF_E2E_DIR || '.';
 		await page.click('#w-actions-attach');
 		await waitLog('agent loaded', 20000);
 		ok(/agent loaded/.test(await lastLog().innerText()), 'Attach agent: ' + await lastLog().innerText());
-		await page.waitForFunction(pid => {
-			const r = document.querySelector(`#w-body tr[data-id^="${pid}-"] td.c-agent`);
+		await page.waitForFunction(k => {
+			const r = document.querySelector(`#w-body tr[data-id^="${k}-"] td.c-agent`);
 			return r && r.textContent === 'yes';
-		}, SPLIT, { timeout: 10000 }).catch(() => {});
+		}, K(SPLIT), { timeout: 10000 }).catch(() => {});
 		ok(await splitRow.locator('td.c-agent').innerText() === 'yes',
 			'the workers table shows the agent in split without a reload');
 		await page.waitForFunction(() => !document.getElementById('w-actions-detach').disabled, null,
@@ -307,19 +359,20 @@ const OUT = process.env.NPROF_E2E_DIR || '.';
 		ok(true, `Stop: instance ${rid} STOPPED`);
 
 		// --- compare: split (6:3:1) against split --ratio 1:3:6 ---------------------------------
-		const inst2 = await page.evaluate(async ({ pid, csrf }) => {
-			const w = (await (await fetch('/api/v1/workers?pid=' + pid)).json()).workers[0];
-			const r = await fetch('/api/v1/instances', { method: 'POST', headers: {
+		const inst2 = await page.evaluate(async ({ workers, instances, csrf }) => {
+			const w = (await (await fetch(workers)).json()).workers[0];
+			const r = await fetch(instances, { method: 'POST', headers: {
 				'Content-Type': 'application/json', 'X-CSRF-Token': csrf },
 				body: JSON.stringify({ worker: w.id, mode: 'cpu', duration: '3s', interval: '1ms' }) });
 			return (await r.json()).id;
-		}, { pid: SPLIT2, csrf: await page.evaluate(() => NP.session.csrf) });
-		await page.waitForSelector(`#i-list tr[data-id="${inst2}"][data-status=FINISHED]`, { timeout: 20000 });
+		}, { workers: onHost('/api/v1/workers?pid=' + SPLIT2), instances: onHost('/api/v1/instances'),
+			csrf: await page.evaluate(() => NP.session.csrf) });
+		await page.waitForSelector(`#i-list tr[data-id="${K(inst2)}"][data-status=FINISHED]`, { timeout: 20000 });
 		ok(await page.isDisabled('#i-compare'), 'Compare waits for two ticked profiles');
-		await page.check(`#i-list tr[data-id="${inst}"] input.pick`);
-		await page.check(`#i-list tr[data-id="${inst2}"] input.pick`);
+		await page.check(`#i-list tr[data-id="${K(inst)}"] input.pick`);
+		await page.check(`#i-list tr[data-id="${K(inst2)}"] input.pick`);
 		await page.click('#i-compare');
-		ok(/#\/compare\/\d+\/\d+$/.test(page.url()), 'Compare opens the comparison, with its URL: ' + page.url());
+		ok(endsHost('#\\/compare\\/\\d+\\/\\d+').test(page.url()), 'Compare opens the comparison, with its URL: ' + page.url());
 		const diffFrame = page.frameLocator('#c-viewer iframe');
 		const top = diffFrame.locator('#difftable tbody tr').first();
 		await top.waitFor({ timeout: 30000 });
@@ -348,8 +401,8 @@ const OUT = process.env.NPROF_E2E_DIR || '.';
 		ok(m2 && m2[1] !== SVC, `restarted: ${back}`);
 		if (m2) {
 			await page.fill('#w-filter', 'split_sv');
-			await page.waitForSelector(`#w-body tr[data-id^="${m2[1]}-"]`, { timeout: 10000 });
-			ok(await page.locator(`#w-body tr[data-id^="${SVC}-"]`).count() === 0,
+			await page.waitForSelector(`#w-body tr[data-id^="${K(m2[1])}-"]`, { timeout: 10000 });
+			ok(await page.locator(`#w-body tr[data-id^="${K(SVC)}-"]`).count() === 0,
 				`the workers table shows the new pid ${m2[1]}, not ${SVC}`);
 		}
 		await shot(page, 'restarted');
@@ -364,8 +417,9 @@ const OUT = process.env.NPROF_E2E_DIR || '.';
 		await shot(page, 'worker page');
 
 		// --- CSRF: a change without the token is refused ----------------------------------
-		const csrf = await page.evaluate(async () => (await fetch('/api/v1/instances', { method: 'POST',
-			headers: { 'Content-Type': 'application/json' }, body: '{"worker": "1-1"}' })).status);
+		const csrf = await page.evaluate(async url => (await fetch(url, { method: 'POST',
+			headers: { 'Content-Type': 'application/json' }, body: '{"worker": "1-1"}' })).status,
+			onHost('/api/v1/instances'));
 		ok(csrf === 403, `a POST without X-CSRF-Token: ${csrf}`);
 
 		// --- files (delete one), host, sign out ---------------------------------------------
@@ -380,7 +434,8 @@ const OUT = process.env.NPROF_E2E_DIR || '.';
 		await page.waitForSelector('#confirm[open]');
 		await page.click('#confirm-ok');
 		await page.waitForSelector(`.fgroup tbody tr[data-id="${victim}"]`, { state: 'detached', timeout: 10000 });
-		const gone = await page.evaluate(async id => (await fetch('/api/v1/artifacts/' + id + '?info=1')).status, victim);
+		const gone = await page.evaluate(async url => (await fetch(url)).status,
+			onHost('/api/v1/artifacts/' + victim.split('/').pop() + '?info=1'));
 		ok(gone === 404, `Delete removed artifact ${victim} (${nfiles} files before; now ${gone})`);
 		await page.click('#nav a[data-view=host]');
 		await page.waitForFunction(() => document.getElementById('host-me').textContent.length > 0);
@@ -391,6 +446,10 @@ const OUT = process.env.NPROF_E2E_DIR || '.';
 		ok(facts.includes(process.env.NPROF_E2E_KERNEL) && /perf_event_paranoid/.test(facts),
 			'its kernel, CPUs and what perf, ptrace and the agent allow, in words: ' +
 			(await page.innerText('#host-facts .means')).slice(0, 80));
+		if (HOST)
+			ok((await page.innerText('#host-facts h2')) === `Host ${HOST}` &&
+				(await page.innerText('#host-me')).includes(`${HOST} (through ${HOSTS[0]})`),
+				`the host view shows host ${HOST}, asked through ${HOSTS[0]}`);
 		ok(/worker\(s\) you may act on/.test(await page.innerText('#host-caps')),
 			'and what your workers allow: ' + (await page.innerText('#host-caps')).split('\n')[0]);
 		await shot(page, 'host');
@@ -407,12 +466,14 @@ const OUT = process.env.NPROF_E2E_DIR || '.';
 			await page.click('#signin-submit');
 			await page.waitForSelector('#nav', { state: 'visible', timeout: 10000 });
 			await page.click('#nav a[data-view=workers]');
+			if (HOST)
+				await pickHost(page, false);	// USER2 has no worker there
 			await page.waitForFunction(() => /of \d+$/.test(document.getElementById('w-count').textContent));
 			await page.waitForTimeout(500);
 			const seen2 = await page.evaluate(() => NP.workers.list.map(w => w.user));
-			ok(!seen2.includes(USER) && await page.locator(`#w-body tr[data-id^="${SPLIT}-"]`).count() === 0,
+			ok(!seen2.includes(USER) && await page.locator(`#w-body tr[data-id^="${K(SPLIT)}-"]`).count() === 0,
 				`${USER2} sees none of ${USER}'s workers (${seen2.length} listed)`);
-			await page.goto(URL_.replace(/\/?$/, '/') + `#/instances/${inst}`);
+			await page.goto(URL_.replace(/\/?$/, '/') + onHost(`#/instances/${inst}`));
 			await page.waitForSelector('#id-err.on', { timeout: 10000 });
 			ok(/404|no such|not found|instance/i.test(await page.innerText('#id-err')) &&
 				await page.locator('#viewer-frame').count() === 0,

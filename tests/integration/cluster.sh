@@ -12,14 +12,23 @@
 # leaves the list within the lease's TTL (3 s) and the others still
 # answer (etcd with its auth on: the daemons sign in to it, and again
 # after it restarts); an instance started through a on c's worker runs on c and its
-# flame graph downloads through a; etcd stopped leaves each daemon
+# flame graph downloads through a; a POST (Stop) and a DELETE (an
+# artifact) with ?host=c are passed to c too, and a's audit log has them;
+# etcd stopped leaves each daemon
 # serving its own host (partial, "retrying"), and one started meanwhile
 # serves its own; etcd started again restores the view; b stopped leaves
 # it at once (its lease revoked). a, b and c read etcd on every request
 # (hosts_cache = 0: these checks are about the registry as it is); d
-# keeps a read for a minute: twenty lists through it cost etcd one. Timeouts are a minute: the checks wait
-# for conditions, never for a speed.
-# test-timeout: 400
+# keeps a read for a minute: twenty lists through it cost etcd one. The
+# page's whole journey (tests/e2e/daemon_ui.js, as daemon_ui.sh runs it
+# on one host) runs once more at a's page on host c's workers, through
+# the host filter (which offers this host, every host, b and c; every
+# host shows a's, b's and c's workers): a user's split, split2,
+# eight_threads, alloc_primes with the agent and a runit service, all in
+# c's namespace, with c's [actions], [service] and [command] as
+# daemon_ui.sh has them. Timeouts are a minute: the checks wait for
+# conditions, never for a speed.
+# test-timeout: 600
 . "$(dirname "$0")/lib.sh"
 need_build
 need_daemon
@@ -81,9 +90,26 @@ check "etcd's auth is on: a call without a token is refused" \
 
 head -c 32 /dev/urandom >"$D/cluster.key"
 chmod 600 "$D/cluster.key"
-CU=nprofc$$ UI=nprofu$$ UIPW="pw-$$-Cluster"
+CU=nprofc$$ UI=nprofu$$ UIPW="pw-$$-Cluster" UI2=nprofv$$ UIPW2="pw2-$$-Cluster"
 test_user "$CU" || bail "useradd makes a test user"
-test_user "$UI" "$UIPW" || bail "useradd and chpasswd make the UI's user"
+test_user "$UI" "$UIPW" && test_user "$UI2" "$UIPW2" || bail "useradd and chpasswd make the UI's users"
+SV=$TMP/sv/splitsvc
+# c has what the page's journey does (daemon_ui.sh's sections)
+declare -A MORE_CONF=([c]="[instances]
+grace = 5s
+[actions]
+restart = on
+commands = on
+heap_profiling = on
+attach = on
+[service splitsvc]
+match = exe:$TMP/sv/split_sv
+restart_command = sv restart $SV
+[command hello]
+description = says hello to the worker
+run = echo hello %p
+timeout = 10s
+output = stdout")
 AS_CU="setpriv --reuid=$CU --regid=$CU --init-groups"
 
 # start_host NAME IP WORKER_ARG [USER_WORKER_ARG [BUSY]]: nprofd as PID 1
@@ -98,7 +124,7 @@ start_host() {
 	[ "$name" = b ] && tls="tls_cert = $D/b.cert.pem
 tls_key = $D/b.key.pem"
 	cat >"$D/$name.conf" <<CONF
-admin_users = root, $UI
+admin_users = root
 $tls
 [cluster]
 etcd = $ETCD_URL
@@ -112,6 +138,7 @@ etcd_timeout = 900ms
 max_reply = 16k
 hosts_cache = ${HOSTS_CACHE:-0}
 max_hosts = ${MAX_HOSTS:-1000}
+${MORE_CONF[$name]:-}
 CONF
 	mkdir -p "$D/$name"
 	unshare --pid --fork --mount-proc --kill-child sh -c '
@@ -326,12 +353,95 @@ check "an artifact c does not have, through a: c's 404, as c said it" error_name
 AS=$AS_CU on a POST "/api/v1/instances?host=c" "{\"worker\": \"$WS\", \"mode\": \"cpu\", \"duration\": \"2s\"}"
 check "$CU (workers only on b) starting one on c's worker through a: refused by c, 404" \
 	error_names 404 worker
+# POST and DELETE are passed on as GET is (what the page's Stop and Delete send)
+on a POST "/api/v1/instances?host=c" "{\"worker\": \"$WS\", \"mode\": \"cpu\", \"duration\": \"60s\"}"
+RL=$(json "$TMP/api.out" 'j["id"]')
+on a POST "/api/v1/instances/$RL/stop?host=c"
+check "POST /api/v1/instances/$RL/stop?host=c through a: $CODE" [ "${CODE:0:1}" = 2 ]
+for ((i = 0; i < 600; i++)); do
+	on c GET "/api/v1/instances/$RL"
+	STATUS=$(json "$TMP/api.out" 'j["status"]')
+	[ "$STATUS" != RUNNING ] && break
+	sleep 0.1
+done
+check "c's instance $RL, stopped through a: STOPPED on c" [ "$STATUS" = STOPPED ]
+on a DELETE "/api/v1/artifacts/$RA?host=c"
+check "DELETE /api/v1/artifacts/$RA?host=c through a: $CODE" [ "${CODE:0:1}" = 2 ]
+on c GET "/api/v1/artifacts/$RA?info=1"
+check "and c no longer has it: 404" [ "$CODE" = 404 ]
+on a GET "/api/v1/host?host=c"
+check "GET /api/v1/host?host=c through a: c's facts ($CODE)" \
+	[ "$CODE,$(json "$TMP/api.out" 'j["kernel"]')" = "200,$(uname -r)" ]
+on a GET "/api/v1/audit?limit=50"
+check "a's own audit log has the Stop and the Delete as passed to c" \
+	[ "$(json "$TMP/api.out" 'sorted((x["method"], x["path"]) for x in j["audit"] if x["result"] == "on host c" and x["method"] != "GET" and x["path"] != "/api/v1/instances")')" = \
+	  "[('DELETE', '/api/v1/artifacts/$RA'), ('POST', '/api/v1/instances/$RL/stop')]" ]
 
-# --- the page: a host column, a host filter, an instance on c from a ----------
+# --- the page's whole journey, at a, on c's workers -----------------------------
+# in_ns HOST COMMAND...: COMMAND as $UI in HOST's PID namespace (and its
+# /proc), in the background; it ends with the namespace (its nprofd, PID 1
+# there, killed), and nsenter with it.
+in_ns() {
+	local h=$1
+	shift
+	nsenter -t "${NPROFD_PID[$h]}" -p -m -- setpriv --reuid="$UI" --regid="$UI" --init-groups "$@" \
+		>/dev/null 2>&1 &
+	disown
+}
+# pid_of PGREP_ARGS...: the pid of $UI's process that pgrep finds (waiting
+# up to a minute for it), as this script sees it, in OUTER; as its
+# namespace sees it, in INNER.
+pid_of() {
+	local i
+	OUTER= INNER=
+	for ((i = 0; i < 600; i++)); do
+		OUTER=$(pgrep -u "$UI" "$@" | head -1)
+		[ -n "$OUTER" ] && INNER=$(awk '/^NSpid:/ { print $NF }' "/proc/$OUTER/status" 2>/dev/null)
+		[ -n "$INNER" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
 if need_browser; then
+	setpriv --reuid="$UI" --regid="$UI" --init-groups test -x "$PROGS/split" ||
+		bail "the test programs are usable by $UI"
+	# $UI's own workers: one on a and b each (for "every host"), the rest on c
+	in_ns a sleep 9001
+	in_ns b sleep 9002
+	in_ns c "$PROGS/split" --seconds 600
+	in_ns c "$PROGS/split" --ratio 1:3:6 --seconds 600
+	in_ns c "$PROGS/eight_threads"
+	in_ns c env LD_PRELOAD="$NPROF_BUILD/libnprof.so" "$PROGS/alloc_primes" --wait
+	mkdir -p "$SV"
+	cp "$PROGS/split" "$TMP/sv/split_sv"
+	printf '#!/bin/sh\nexec %s --seconds 300\n' "$TMP/sv/split_sv" >"$SV/run"
+	chmod +x "$SV/run"
+	chown -R "$UI" "$TMP/sv"
+	in_ns c runsv "$SV"
+	pid_of -fx "$PROGS/split --seconds 600" && C_SPLIT=$INNER &&
+	pid_of -fx "$PROGS/split --ratio 1:3:6 --seconds 600" && C_SPLIT2=$INNER &&
+	pid_of -x eight_threads && C_EIGHT=$INNER &&
+	pid_of -x alloc_primes && C_HEAP=$INNER && C_HEAP_OUTER=$OUTER &&
+	pid_of -f "^$TMP/sv/split_sv" && C_SVC=$INNER &&
+	pid_of -fx "sleep 9001" && pid_of -fx "sleep 9002" ||
+		bail "$UI's workers start in the namespaces of a, b and c"
 	URL_A=$(sed -n 's|.*listening on \(http://[^/]*/\).*|\1|p' "$D/a.log" | head -1)
-	NPROF_E2E_DIR=$TMP NPROF_E2E_URL=$URL_A NPROF_E2E_USER=$UI NPROF_E2E_PASSWORD=$UIPW \
-		run_js cluster_ui.js
+	mkdir -p "$NPROF_BUILD/e2e/cluster"
+	rm -f "$NPROF_BUILD/e2e/cluster/ui-instance.pb.gz"
+	# (its first instance lasts 10 s: each step asks c through a, and
+	# RUNNING must still be there to be seen on a loaded machine)
+	E2E_TIMEOUT=300 NPROF_E2E_DIR=$NPROF_BUILD/e2e/cluster NPROF_E2E_URL=$URL_A \
+		NPROF_E2E_HOST=c NPROF_E2E_HOSTS="a b c" NPROF_E2E_SECONDS=10 \
+		NPROF_E2E_USER=$UI NPROF_E2E_PASSWORD=$UIPW NPROF_E2E_USER2=$UI2 NPROF_E2E_PASSWORD2=$UIPW2 \
+		NPROF_E2E_SPLIT=$C_SPLIT NPROF_E2E_SPLIT2=$C_SPLIT2 NPROF_E2E_EIGHT=$C_EIGHT \
+		NPROF_E2E_HEAP=$C_HEAP NPROF_E2E_HEAP_SIGNAL=$C_HEAP_OUTER NPROF_E2E_SVC=$C_SVC \
+		NPROF_E2E_KERNEL=$(uname -r) run_js daemon_ui.js
+	if command -v go >/dev/null; then
+		check "go tool pprof -raw reads the pprof the page downloaded from c through a: burn_sixty in it" \
+			bash -c "go tool pprof -raw '$NPROF_BUILD/e2e/cluster/ui-instance.pb.gz' 2>/dev/null | grep -q burn_sixty"
+	else
+		skip "go tool pprof reads the download" "go is not installed (scripts/install-deps)"
+	fi
 else
 	skip "the page with several hosts" "$BROWSER_WHY"
 fi

@@ -57,7 +57,7 @@ check "GET /, signed out: 200, the page, text/html, under a CSP without inline s
 		! grep -i '^content-security-policy:' '$TMP/h.txt' | grep -q unsafe-inline &&
 		grep -qi '^x-frame-options: DENY' '$TMP/h.txt' &&
 		grep -q 'src=\"/ui/app.js\"' '$TMP/index.html'"
-for f in app.js workers.js instances.js app.css; do
+for f in app.js hosts.js workers.js instances.js app.css; do
 	code=$(curl -s -o "$TMP/asset" -w '%{http_code} %{content_type}' "http://$HTTP_ADDR/ui/$f")
 	check "GET /ui/$f: $code" bash -c "[[ '$code' == '200 text/'* ]] && cmp -s '$TMP/asset' '$NPROF_SRC/src/daemon/ui/$f'"
 done

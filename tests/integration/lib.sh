@@ -615,11 +615,11 @@ need_browser() {
 
 # run_js SCRIPT: runs a tests/e2e script and counts its TAP lines as this
 # test's own checks; a script that exits with an error without having
-# failed a check (a syntax error, a crash, its time limit) is a failed
-# check of its own, with its output.
+# failed a check (a syntax error, a crash, its time limit: E2E_TIMEOUT
+# seconds, 120 by default) is a failed check of its own, with its output.
 run_js() {
 	local line out=$TMP/run_js.$$.out rc=0 failed=0
-	NPROF_E2E_DIR=${NPROF_E2E_DIR:-$TMP} timeout 120 node "$NPROF_SRC/tests/e2e/$1" >"$out" 2>&1 || rc=$?
+	NPROF_E2E_DIR=${NPROF_E2E_DIR:-$TMP} timeout "${E2E_TIMEOUT:-120}" node "$NPROF_SRC/tests/e2e/$1" >"$out" 2>&1 || rc=$?
 	while IFS= read -r line; do
 		case $line in
 		"ok "*) ok "${line#ok * - }" ;;

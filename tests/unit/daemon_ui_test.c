@@ -42,6 +42,7 @@ int main(void)
 	      "/ui/app.js, text/javascript, signs in through the API");
 	CHECK(has("/ui/workers.js", "text/javascript; charset=utf-8", "/api/v1/workers"), "/ui/workers.js");
 	CHECK(has("/ui/instances.js", "text/javascript; charset=utf-8", "/api/v1/instances"), "/ui/instances.js");
+	CHECK(has("/ui/hosts.js", "text/javascript; charset=utf-8", "/api/v1/hosts"), "/ui/hosts.js");
 	CHECK(has("/ui/app.css", "text/css; charset=utf-8", "table.grid"), "/ui/app.css, text/css");
 
 	CHECK(none("/ui/nope.js"), "an unknown name: nothing");

@@ -204,7 +204,7 @@ function route() {
 	case 'instances':
 		if (id) show('instance', { id, rest, query }); else show('instances', { query });
 		break;
-	case 'compare': show('compare', { before: id, after: rest[0] }); break;
+	case 'compare': show('compare', { before: id, after: rest[0], query }); break;
 	case 'files': show('files', { query }); break;
 	case 'host': show('host', { query }); break;
 	default: show('missing', {});
@@ -274,11 +274,12 @@ NP.$('signout').addEventListener('click', () => {
 // ---- host -------------------------------------------------------------------------------
 
 // GET /api/v1/host into the host view: the facts, and for perf, ptrace
-// and the agent what nprofd says they mean for you.
-function renderHost(host) {
+// and the agent what nprofd says they mean for you. name: another host's
+// (asked through this one), or undefined.
+function renderHost(host, name) {
 	const h = NP.h, facts = (...kv) => h('div.subs', kv.map(([k, v]) => h('span.sub', h('span.hint', k + ' '), v)));
 	const yes = v => v ? 'yes' : 'no';
-	NP.append(NP.clear(NP.$('host-facts')), [h('h2', 'This host'), h('dl.facts', [
+	NP.append(NP.clear(NP.$('host-facts')), [h('h2', name ? `Host ${name}` : 'This host'), h('dl.facts', [
 		h('dt', 'Host name'), h('dd', host.name),
 		h('dt', 'Kernel'), h('dd', `${host.kernel} (${host.machine})`),
 		h('dt', 'CPUs'), h('dd', String(host.cpus)),
@@ -294,30 +295,42 @@ function renderHost(host) {
 }
 NP.renderHost = renderHost;
 
+// The host view shows this host, or the one the host filter (hosts.js)
+// names, or ?host=NAME: each fact asked of that host's own daemon.
+let hostFilter = false;
 NP.views.host = {
 	el: NP.$('view-host'),
-	async enter() {
-		const err = NP.$('host-err'), h = NP.h;
+	async enter({ query }) {
+		const err = NP.$('host-err'), h = NP.h, H = NP.hosts;
 		NP.showErr(err, '');
+		if (query && query.has('host')) H.choose(query.get('host'));
+		if (!hostFilter) {
+			hostFilter = true;
+			H.filter(NP.$('h-host'), () => NP.go('#/host'), false);
+		}
+		await H.load();
+		const where = { host: H.choice === '*' ? '' : H.choice }, name = H.remote(where) ? where.host : undefined;
+		for (const id of ['host-me', 'host-facts', 'host-caps']) NP.clear(NP.$(id));
 		try {
-			const me = NP.whoami = await NP.api('GET', '/api/v1/whoami');
+			const me = await NP.api('GET', H.on('/api/v1/whoami', where));
+			if (!name) NP.whoami = me;
 			NP.append(NP.clear(NP.$('host-me')), [
-				h('dt', 'Host'), h('dd', me.host || ''),
+				h('dt', 'Host'), h('dd', name ? `${name} (through ${H.self})` : me.host || ''),
 				h('dt', 'You are'), h('dd', `${me.user} (uid ${me.uid})`),
-				h('dt', 'Role'), h('dd', me.admin ? 'admin: you see and act on every worker of this host' :
+				h('dt', 'Role'), h('dd', me.admin ? `admin: you see and act on every worker of ${name ? 'host ' + name : 'this host'}` :
 					'user: you see and act on your own processes only'),
-				h('dt', 'Signed in via'), h('dd', me.via || ''),
+				h('dt', 'Signed in via'), h('dd', name ? `this host, which asks ${name} for you` : me.via || ''),
 			]);
 		} catch (e) { NP.showErr(err, e); }
 		try {
-			renderHost(await NP.api('GET', '/api/v1/host'));
+			renderHost(await NP.api('GET', H.on('/api/v1/host', where)), name);
 		} catch (e) {
 			NP.clear(NP.$('host-facts'));
 			NP.showErr(err, e);
 		}
 		try {
-			const [ws, cmds] = await Promise.all([NP.api('GET', '/api/v1/workers?detail=1'),
-				NP.api('GET', '/api/v1/commands')]);
+			const [ws, cmds] = await Promise.all([NP.api('GET', H.on('/api/v1/workers?detail=1', where)),
+				NP.api('GET', H.on('/api/v1/commands', where))]);
 			renderCaps(ws.workers || [], cmds);
 		} catch (e) { NP.showErr(err, e); }
 	},

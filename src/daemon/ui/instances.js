@@ -1,9 +1,13 @@
 // Instances (Flink's profiling table) with a live countdown, one instance
 // with its artifacts viewed in the page (the flame graph and the call tree
 // in a sandboxed iframe; a thread dump rendered here), and "My dump files".
+// With several hosts (hosts.js), each list follows the host filter, and
+// an instance or file of another host carries its host into every link
+// and request about it.
 'use strict';
 (function () {
 const { h, $, api, fmt, setText, showErr, clear } = NP;
+const { remote, key, on: onHost } = NP.hosts;
 
 // What nprofd converts each stored format into (docs/api.md, Artifacts).
 const CONVERT = {
@@ -11,14 +15,25 @@ const CONVERT = {
 	threads: ['text'],
 };
 const VIEWS = { pprof: ['flamegraph', 'tree'], threads: ['threads'] };
-const artUrl = (a, f, inline) => '/api/v1/artifacts/' + encodeURIComponent(a.id) +
+const artUrl = (a, f, inline) => onHost('/api/v1/artifacts/' + encodeURIComponent(a.id) +
 	(f || inline ? '?' + [f ? 'format=' + encodeURIComponent(f) : '', inline ? 'inline=1' : '']
-		.filter(Boolean).join('&') : '');
-const viewHash = (inst, a, v) => `#/instances/${encodeURIComponent(inst)}/${encodeURIComponent(a)}/${v}`;
+		.filter(Boolean).join('&') : ''), a);
+// inst: { id, host }; a: an artifact's id
+const viewHash = (inst, a, v) => onHost(`#/instances/${encodeURIComponent(inst.id)}/${encodeURIComponent(a)}/${v}`, inst);
+const instHash = i => onHost('#/instances/' + encodeURIComponent(i.id), i);
+const workerHash = (i, wid) => onHost('#/workers/' + encodeURIComponent(wid), i);
+
+// An instance as the API gave it, asked of host (undefined: this one):
+// it and its artifacts carry their host.
+function placed(i, host) {
+	if (host && !i.host) i.host = host;
+	for (const a of i.artifacts || []) a.host = i.host;
+	return i;
+}
 
 // ---- what is known of instances, and the ones being watched -----------------------
 
-const known = new Map();	// id -> instance, the latest seen
+const known = new Map();	// key (HOST/ID or ID) -> instance, the latest seen
 const watchers = new Map();	// "HOST/ID" -> { id, host, cbs: [callback] }
 let watchTimer = null;
 
@@ -32,10 +47,12 @@ NP.resets.push(() => {
 	idId = null;
 });
 
-function remember(list) { for (const i of list) known.set(i.id, i); }
+function remember(list) { for (const i of list) known.set(key(placed(i)), i); }
 
-NP.instancesRunningOn = wid => [...known.values()]
-	.filter(i => i.worker === wid && i.status === 'RUNNING' && (i.kind || 'profile') === 'profile').map(i => i.id);
+// The ids of the profiles running on worker w (of its host).
+NP.instancesRunningOn = w => [...known.values()]
+	.filter(i => i.worker === w.id && remote(i) === remote(w) && (!remote(w) || i.host === w.host) &&
+		i.status === 'RUNNING' && (i.kind || 'profile') === 'profile').map(i => i.id);
 
 // Calls cb with the instance each second until it is no longer RUNNING;
 // host: another host's instance (docs/cluster.md), asked of it.
@@ -53,9 +70,8 @@ async function watch() {
 	watching = true;
 	for (const [k, w] of [...watchers]) {
 		try {
-			const i = await api('GET', '/api/v1/instances/' + encodeURIComponent(w.id) +
-				(w.host ? '?host=' + encodeURIComponent(w.host) : ''));
-			if (!w.host) known.set(w.id, i);
+			const i = placed(await api('GET', onHost('/api/v1/instances/' + encodeURIComponent(w.id), w)), w.host);
+			known.set(key(i), i);
 			for (const cb of w.cbs) cb(i);
 			if (i.status !== 'RUNNING') watchers.delete(k);
 		} catch (e) {
@@ -77,7 +93,7 @@ function statusText(i) {
 	return `RUNNING · ${fmt.secs(Math.ceil(remaining(i)))} left`;
 }
 function workerName(i) {
-	const w = NP.workers && NP.workers.byId.get(i.worker);
+	const w = NP.workers && NP.workers.byId.get(key({ id: i.worker, host: i.host }));
 	return w ? `${w.name} (${i.pid})` : `pid ${i.pid}`;
 }
 function what(i) {
@@ -93,7 +109,7 @@ function viewLinks(inst) {
 	for (const a of inst.artifacts || []) {
 		const el = h('span.art', { title: `${a.name}, ${fmt.bytes(a.size)}${a.complete === false ? ', incomplete' : ''}` });
 		for (const v of VIEWS[a.format] || [])
-			el.appendChild(h('a.vlink', { href: viewHash(inst.id, a.id, v) }, v === 'threads' ? 'threads' : v));
+			el.appendChild(h('a.vlink', { href: viewHash(inst, a.id, v) }, v === 'threads' ? 'threads' : v));
 		el.appendChild(downloads(a));
 		span.appendChild(el);
 	}
@@ -115,15 +131,17 @@ function downloads(a) {
 
 const tables = new Map();	// box -> state
 
-// instanceTable(box, {worker, status}) shows and polls; (box, null) stops it.
+// instanceTable(box, {worker, status, host}) shows and polls; (box, null)
+// stops it. host: '' this host, '*' every host, or one.
 NP.instanceTable = function (box, filter) {
 	let t = tables.get(box);
 	if (!filter) { if (t) { clearTimeout(t.timer); clearInterval(t.tick); tables.delete(box); } return; }
 	if (!t) {
 		const err = h('p.err', { role: 'alert' });
 		const body = h('tbody');
-		const table = h('table.grid', h('thead', h('tr', ['Id', 'Worker', 'What', 'Duration', 'Status',
-			'Message', 'Triggered', 'Finished', 'Owner', 'Artifacts', ''].map(c => h('th', c)))), body);
+		const table = h('table.grid', { class: NP.hosts.self ? 'hosts' : '' }, h('thead', h('tr', ['Id', 'Host',
+			'Worker', 'What', 'Duration', 'Status', 'Message', 'Triggered', 'Finished', 'Owner', 'Artifacts', '']
+			.map(c => h('th', { class: c === 'Host' ? 'c-host' : '' }, c)))), body);
 		NP.append(clear(box), [err, h('div.tablewrap.short', table)]);
 		t = { body, err, rows: new Map(), timer: null, tick: null, filter, picked: [] };
 		tables.set(box, t);
@@ -155,6 +173,7 @@ async function pollTable(box, t) {
 	const q = new URLSearchParams({ limit: '200' });
 	if (t.filter.worker) q.set('worker', t.filter.worker);
 	if (t.filter.status) q.set('status', t.filter.status);
+	if (t.filter.host) q.set('host', t.filter.host);
 	let running = false;
 	try {
 		const j = await api('GET', '/api/v1/instances?' + q);
@@ -180,9 +199,9 @@ function renderTable(t, list) {
 	const seen = new Set();
 	let prev = null;
 	for (const i of list) {
-		seen.add(i.id);
-		let r = t.rows.get(i.id);
-		if (!r) { r = makeRow(); t.rows.set(i.id, r); }
+		seen.add(key(i));
+		let r = t.rows.get(key(i));
+		if (!r) { r = makeRow(); t.rows.set(key(i), r); }
 		updateRow(r, i);
 		// Newest first, as given; move a row only when it is out of place.
 		const want = prev ? prev.nextSibling : t.body.firstChild;
@@ -191,7 +210,7 @@ function renderTable(t, list) {
 	}
 	for (const [id, r] of t.rows) if (!seen.has(id)) { r.tr.remove(); t.rows.delete(id); }
 	if (!list.length && !t.body.querySelector('.empty'))
-		t.body.appendChild(h('tr.empty', h('td', { colspan: '11' }, 'No instances yet.')));
+		t.body.appendChild(h('tr.empty', h('td', { colspan: '12' }, 'No instances yet.')));
 	else if (list.length) for (const e of t.body.querySelectorAll('.empty')) e.remove();
 }
 
@@ -203,9 +222,9 @@ function profileOf(i) {
 
 function makeRow() {
 	const c = {};
-	const tds = ['id', 'worker', 'what', 'duration', 'status', 'message', 'created', 'finished', 'user', 'arts', 'stop']
+	const tds = ['id', 'host', 'worker', 'what', 'duration', 'status', 'message', 'created', 'finished', 'user', 'arts', 'stop']
 		.map(k => (c[k] = h('td', { class: 'c-' + k })));
-	const r = { tr: h('tr', tds), c, key: '' };
+	const r = { tr: h('tr', tds), c, sig: '' };
 	r.pick = h('input', { type: 'checkbox', class: 'pick', title: 'tick two profiles to compare them' });
 	r.status = h('span.status');
 	c.status.appendChild(r.status);
@@ -215,18 +234,19 @@ function makeRow() {
 
 function updateRow(r, i) {
 	r.i = i;
-	r.tr.dataset.id = i.id;
+	r.tr.dataset.id = key(i);
 	r.tr.dataset.status = i.status;
 	// Rebuild the cells only when the instance changed.
-	const key = JSON.stringify([i.status, i.message, i.finished, i.artifacts, i.new_worker]);
+	const sig = JSON.stringify([i.status, i.message, i.finished, i.artifacts, i.new_worker]);
 	setText(r.status, statusText(i));
 	r.status.className = 'status s-' + i.status;
-	if (key === r.key) return;
-	r.key = key;
+	if (sig === r.sig) return;
+	r.sig = sig;
 	const c = r.c;
-	NP.append(clear(c.id), [r.pick, h('a', { href: '#/instances/' + encodeURIComponent(i.id) }, i.id)]);
+	NP.append(clear(c.id), [r.pick, h('a', { href: instHash(i) }, i.id)]);
 	r.pick.disabled = !profileOf(i);
-	NP.append(clear(c.worker), [h('a', { href: '#/workers/' + encodeURIComponent(i.worker), title: i.worker },
+	setText(c.host, i.host || '');
+	NP.append(clear(c.worker), [h('a', { href: workerHash(i, i.worker), title: i.worker },
 		workerName(i)), i.service ? h('span.hint', ' ' + i.service) : null]);
 	setText(c.what, what(i));
 	setText(c.duration, i.duration ? fmt.secs(i.duration) : '');
@@ -244,7 +264,7 @@ function updateRow(r, i) {
 		b.addEventListener('click', () => NP.once('stop:' + i.id, [b], async () => {
 			showErr(r.err, '');
 			try {
-				await api('POST', `/api/v1/instances/${encodeURIComponent(i.id)}/stop`);
+				await api('POST', onHost(`/api/v1/instances/${encodeURIComponent(i.id)}/stop`, i));
 				setText(r.status, 'STOPPING');
 			} catch (e) { showErr(r.err, e); }
 		}));
@@ -256,11 +276,15 @@ function updateRow(r, i) {
 
 NP.views.instances = {
 	el: $('view-instances'),
-	enter({ query }) {
+	async enter({ query }) {
 		const worker = query.get('worker') || '', status = query.get('status') || '';
+		// a link to a worker's history on another host names it
+		if (query.has('host')) NP.hosts.choose(query.get('host'));
+		await NP.hosts.load();
 		fillWorkers(worker);
 		$('i-status').value = status;
-		NP.instanceTable($('i-list'), { worker, status });
+		showErr($('i-err'), '');
+		NP.instanceTable($('i-list'), { worker, status, host: NP.hosts.choice });
 		const t = tables.get($('i-list'));
 		t.onList = list => { setText($('i-count'), `${list.length} shown`); fillWorkers($('i-worker').value, list); };
 		t.onPick = picked => { $('i-compare').disabled = picked.length !== 2; };
@@ -270,35 +294,44 @@ NP.views.instances = {
 };
 
 // Compare: the two ticked instances' profiles, the older one as before.
+// Both of one host: that host's daemon compares them (?host=).
 $('i-compare').addEventListener('click', () => {
 	const t = tables.get($('i-list'));
 	if (!t || t.picked.length !== 2) return;
-	const [a, b] = t.picked.map(id => known.get(id) || known.get(Number(id)))
-		.sort((x, y) => Number(x.id) - Number(y.id));
+	const [a, b] = t.picked.map(k => known.get(k)).sort((x, y) => Number(x.id) - Number(y.id));
 	const pa = a && profileOf(a), pb = b && profileOf(b);
-	if (pa && pb) NP.go(`#/compare/${encodeURIComponent(pa.id)}/${encodeURIComponent(pb.id)}`);
+	const hostOf = i => i.host || NP.hosts.self;
+	if (a && b && hostOf(a) !== hostOf(b)) {
+		showErr($('i-err'), `instances ${a.id} and ${b.id} are on different hosts (${hostOf(a)}, ${hostOf(b)}): ` +
+			'compare two profiles of one host, or download both and run nprof diff on them');
+		return;
+	}
+	showErr($('i-err'), '');
+	if (pa && pb) NP.go(onHost(`#/compare/${encodeURIComponent(pa.id)}/${encodeURIComponent(pb.id)}`, a));
 });
 
-const diffUrl = (before, after, f, inline) => '/api/v1/diff?' + new URLSearchParams(Object.assign(
-	{ before, after, format: f }, inline ? { inline: '1' } : {}));
+const diffUrl = (before, after, f, inline, host) => onHost('/api/v1/diff?' + new URLSearchParams(Object.assign(
+	{ before, after, format: f }, inline ? { inline: '1' } : {})), { host });
 
 NP.views.compare = {
 	el: $('view-compare'),
 	tab: 'instances',
-	enter({ before, after }) {
-		const err = $('c-err');
+	async enter({ before, after, query }) {
+		const err = $('c-err'), host = (query && query.get('host')) || undefined;
+		if (host && !NP.hosts.self) await NP.hosts.load();	// opened by its URL
 		showErr(err, '');
-		setText($('c-title'), `compare: profile ${before} (before) → ${after} (after)`);
+		setText($('c-title'), `compare: profile ${before} (before) → ${after} (after)` + (host ? ` on ${host}` : ''));
 		NP.append(clear($('c-links')), [h('span.dls', ['flamegraph', 'flat', 'collapsed'].map(f =>
-			h('a', { href: diffUrl(before, after, f), download: '' }, '↓ ' + f)))]);
+			h('a', { href: diffUrl(before, after, f, false, host), download: '' }, '↓ ' + f)))]);
 		const box = clear($('c-viewer'));
 		// A frame would show an error as raw JSON: check both profiles
 		// first (cheap), so that a wrong id is one line here.
-		Promise.all([before, after].map(id => api('GET', `/api/v1/artifacts/${encodeURIComponent(id)}?info=1`)))
+		Promise.all([before, after].map(id => api('GET', onHost(`/api/v1/artifacts/${encodeURIComponent(id)}?info=1`,
+			{ host }))))
 			.then(arts => {
 				const bad = arts.find(a => a.format !== 'pprof');
 				if (bad) { showErr(err, `artifact ${bad.id} is a ${bad.format}, not a profile`); return; }
-				box.appendChild(h('iframe.viewer', { src: diffUrl(before, after, 'flamegraph', true),
+				box.appendChild(h('iframe.viewer', { src: diffUrl(before, after, 'flamegraph', true, host),
 					sandbox: 'allow-scripts allow-downloads', title: 'differential flame graph' }));
 			}, e => showErr(err, e));
 	},
@@ -320,6 +353,10 @@ function filterChanged() {
 	if ($('i-status').value) q.set('status', $('i-status').value);
 	NP.go('#/instances' + (q.toString() ? '?' + q : ''));
 }
+NP.hosts.filter($('i-host'), () => {
+	// another host's workers are not this one's
+	NP.go('#/instances' + ($('i-status').value ? '?status=' + encodeURIComponent($('i-status').value) : ''));
+});
 $('i-worker').addEventListener('change', filterChanged);
 $('i-status').addEventListener('change', filterChanged);
 
@@ -329,30 +366,32 @@ let idId = null;
 NP.views.instance = {
 	el: $('view-instance'),
 	tab: 'instances',
-	async enter({ id, rest }) {
-		const err = $('id-err');
+	async enter({ id, rest, query }) {
+		const err = $('id-err'), host = (query && query.get('host')) || undefined;
+		if (host && !NP.hosts.self) await NP.hosts.load();	// opened by its URL
+		const where = { id, host }, k = key(where);
 		showErr(err, '');
-		const again = idId === id;
-		idId = id;
+		const again = idId === k;
+		idId = k;
 		setText($('id-title'), id);
 		if (!again) { clear($('id-viewer')); $('id-viewer').dataset.key = ''; }
 		let i;
 		try {
-			i = await api('GET', '/api/v1/instances/' + encodeURIComponent(id));
+			i = placed(await api('GET', onHost('/api/v1/instances/' + encodeURIComponent(id), where)), host);
 		} catch (e) {
 			showErr(err, e);
 			clear($('id-summary'));
 			return;
 		}
-		known.set(id, i);
+		known.set(k, i);
 		summary(i);
 		if (i.status === 'RUNNING')
-			NP.trackInstance(id, n => { if (idId === id) { summary(n); if (n.status !== 'RUNNING') this.enter({ id, rest }); } });
+			NP.trackInstance(id, n => { if (idId === k) { summary(n); if (n.status !== 'RUNNING') this.enter({ id, rest, query }); } }, host);
 		let [artId, v] = rest || [];
 		if (!artId) {
 			// The first viewable artifact, in its first view.
 			const a = (i.artifacts || []).find(x => VIEWS[x.format]);
-			if (a) { artId = a.id; v = VIEWS[a.format][0]; history.replaceState(null, '', viewHash(id, artId, v)); }
+			if (a) { artId = a.id; v = VIEWS[a.format][0]; history.replaceState(null, '', viewHash(i, artId, v)); }
 		}
 		const a = (i.artifacts || []).find(x => String(x.id) === String(artId));
 		if (!a) { if (artId) showErr(err, `instance ${id} has no artifact ${artId}`); return; }
@@ -362,12 +401,12 @@ NP.views.instance = {
 };
 
 function summary(i) {
-	const rows = [['Worker', h('a', { href: '#/workers/' + encodeURIComponent(i.worker) }, workerName(i))],
+	const rows = [['Host', remote(i) ? i.host : ''], ['Worker', h('a', { href: workerHash(i, i.worker) }, workerName(i))],
 		['What', what(i) + (i.interval ? ` every ${i.interval}` : '')], ['Status', h('span.status',
 			{ class: 's-' + i.status }, statusText(i))], ['Message', i.message],
 		['Duration', i.duration ? fmt.secs(i.duration) : ''], ['Triggered', fmt.time(i.created)],
 		['Finished', fmt.time(i.finished)], ['Owner', i.user], ['Service', i.service],
-		['New worker', i.new_worker ? h('a', { href: '#/workers/' + encodeURIComponent(i.new_worker) }, i.new_worker) : ''],
+		['New worker', i.new_worker ? h('a', { href: workerHash(i, i.new_worker) }, i.new_worker) : ''],
 		['Artifacts', (i.artifacts || []).length ? viewLinks(i) : 'none']];
 	setText($('id-title'), `${i.id}: ${what(i)} of ${workerName(i)}`);
 	NP.append(clear($('id-summary')), [h('dl.facts', rows.filter(([, v]) => v)
@@ -377,10 +416,10 @@ function summary(i) {
 function viewer(inst, a, v) {
 	const box = $('id-viewer');
 	const tabs = h('div.tabs', (VIEWS[a.format] || []).map(x =>
-		h('a', { href: viewHash(inst.id, a.id, x), class: x === v ? 'active' : '' }, x)),
+		h('a', { href: viewHash(inst, a.id, x), class: x === v ? 'active' : '' }, x)),
 		h('span.hint', ` ${a.name} · ${fmt.bytes(a.size)}`), downloads(a));
-	if (box.dataset.key === `${a.id}/${v}`) return;
-	box.dataset.key = `${a.id}/${v}`;
+	if (box.dataset.key === `${key(a)}/${v}`) return;
+	box.dataset.key = `${key(a)}/${v}`;
 	if (v === 'flamegraph' || v === 'tree') {
 		// nprof's own page, in a sandbox of its own (CSP sandbox from nprofd).
 		const f = h('iframe.viewer', { src: artUrl(a, v, true), sandbox: 'allow-scripts allow-downloads',
@@ -414,9 +453,9 @@ async function threadDump(a, out) {
 	const threads = td.threads || [];
 	const groups = new Map();
 	for (const t of threads) {
-		const key = (t.frames || []).map(f => f.function).join('\n') + '|' + (t.state || '');
-		if (!groups.has(key)) groups.set(key, []);
-		groups.get(key).push(t);
+		const stack = (t.frames || []).map(f => f.function).join('\n') + '|' + (t.state || '');
+		if (!groups.has(stack)) groups.set(stack, []);
+		groups.get(stack).push(t);
 	}
 	const list = [...groups.values()].sort((x, y) => y.length - x.length);
 	const states = {};
@@ -469,40 +508,47 @@ function group(ts) {
 
 NP.views.files = {
 	el: $('view-files'),
-	async enter() { loadFiles(); },
+	async enter() {
+		await NP.hosts.load();
+		loadFiles();
+	},
 };
+NP.hosts.filter($('f-host'), loadFiles);
 
 async function loadFiles() {
-	const err = $('f-err');
+	const err = $('f-err'), q = NP.hosts.query();
 	showErr(err, '');
 	let arts, insts;
 	try {
-		[arts, insts] = await Promise.all([api('GET', '/api/v1/artifacts'),
-			api('GET', '/api/v1/instances?limit=10000').catch(() => ({ instances: [] }))]);
+		[arts, insts] = await Promise.all([api('GET', '/api/v1/artifacts' + (q ? '?' + q : '')),
+			api('GET', '/api/v1/instances?limit=10000' + (q ? '&' + q : '')).catch(() => ({ instances: [] }))]);
 	} catch (e) { showErr(err, e); return; }
-	const byInst = new Map((insts.instances || []).map(i => [i.id, i]));
 	remember(insts.instances || []);
-	const groups = new Map();
+	const byInst = new Map((insts.instances || []).map(i => [key(i), i]));
+	const instOf = a => byInst.get(key({ id: a.instance, host: a.host }));
+	const groups = new Map();	// HOST/WORKER or WORKER -> its files
 	for (const a of arts.artifacts || []) {
-		if (!groups.has(a.worker)) groups.set(a.worker, []);
-		groups.get(a.worker).push(a);
+		const wk = key({ id: a.worker, host: a.host });
+		if (!groups.has(wk)) groups.set(wk, []);
+		groups.get(wk).push(a);
 	}
 	let total = 0, n = 0;
 	const out = [];
-	for (const [wid, list] of groups) {
-		const i0 = byInst.get(list[0].instance);
-		const w = NP.workers && NP.workers.byId.get(wid);
+	for (const [wk, list] of groups) {
+		const a0 = list[0], wid = a0.worker, i0 = instOf(a0);
+		const w = NP.workers && NP.workers.byId.get(wk);
 		const bytes = list.reduce((s, a) => s + (a.size || 0), 0);
 		total += bytes;
 		n += list.length;
 		const gerr = h('p.err', { role: 'alert' });
-		const rows = list.map(a => fileRow(a, byInst.get(a.instance), gerr));
-		out.push(h('section.fgroup', { dataset: { worker: wid } },
-			h('h2', w ? `${w.name} (pid ${w.pid})` : i0 ? `pid ${i0.pid}` : wid,
+		const rows = list.map(a => fileRow(a, instOf(a), gerr));
+		out.push(h('section.fgroup', { dataset: { worker: wk } },
+			h('h2', remote(a0) ? h('span.hint', a0.host + ': ') : '',
+				w ? `${w.name} (pid ${w.pid})` : i0 ? `pid ${i0.pid}` : wid,
 				i0 && i0.service ? h('span.hint', ' ' + i0.service) : '',
 				h('span.hint', ` · ${list.length} file${list.length > 1 ? 's' : ''}, ${fmt.bytes(bytes)}` +
 					(w ? '' : ' · exited')),
-				' ', h('a.small', { href: '#/instances?worker=' + encodeURIComponent(wid) }, 'history')),
+				' ', h('a.small', { href: onHost('#/instances?worker=' + encodeURIComponent(wid), a0) }, 'history')),
 			gerr,
 			h('table.grid', h('thead', h('tr', ['File', 'From', 'Format', 'Size', 'Created', 'View', 'Download', '']
 				.map(c => h('th', c)))), h('tbody', rows))));
@@ -514,11 +560,12 @@ async function loadFiles() {
 
 function fileRow(a, inst, gerr) {
 	const del = h('button.small.danger', { type: 'button', title: 'delete this file from nprofd' }, 'Delete');
-	const tr = h('tr', { dataset: { id: a.id } },
+	const i = { id: a.instance, host: a.host };
+	const tr = h('tr', { dataset: { id: key(a) } },
 		h('td', a.name, a.complete === false ? h('span.hint', ' (incomplete)') : ''),
-		h('td', h('a', { href: '#/instances/' + encodeURIComponent(a.instance) }, inst ? what(inst) : a.instance)),
+		h('td', h('a', { href: instHash(i) }, inst ? what(inst) : a.instance)),
 		h('td', a.format), h('td.num', fmt.bytes(a.size)), h('td', { title: a.created || '' }, fmt.time(a.created)),
-		h('td', (VIEWS[a.format] || []).map(v => h('a.vlink', { href: viewHash(a.instance, a.id, v) }, v))),
+		h('td', (VIEWS[a.format] || []).map(v => h('a.vlink', { href: viewHash(i, a.id, v) }, v))),
 		h('td', downloads(a)), h('td', del));
 	del.addEventListener('click', async () => {
 		if (NP.busy('del:' + a.id)) return;
@@ -528,7 +575,7 @@ function fileRow(a, inst, gerr) {
 		NP.once('del:' + a.id, [del], async () => {
 			showErr(gerr, '');
 			try {
-				await api('DELETE', '/api/v1/artifacts/' + encodeURIComponent(a.id));
+				await api('DELETE', onHost('/api/v1/artifacts/' + encodeURIComponent(a.id), a));
 				tr.remove();
 			} catch (e) { showErr(gerr, `${a.name}: ${e.message}`); }
 		});

@@ -37,29 +37,20 @@ NP.MODES = MODES;
 const W = NP.workers = {
 	list: [],			// the last GET /api/v1/workers, as given
 	byId: new Map(),
-	selected: new Set(),		// worker ids, kept across refreshes
-	details: new Map(),		// id -> GET /api/v1/workers/ID (with unavailable), and when
-	commands: null,		// GET /api/v1/commands
+	selected: new Set(),		// worker keys (hosts.js), kept across refreshes
+	details: new Map(),		// key -> GET /api/v1/workers/ID (with unavailable), and when
+	commands: new Map(),	// host ('' this one) -> its GET /api/v1/commands
 };
 
-// Several hosts (docs/cluster.md): a worker of another host is known here
-// as HOST/ID, and every request about it names its host (?host=), which
-// its own daemon answers. One host alone: keys are ids, as before.
-W.self = null;			// this daemon's name in its cluster; null: no cluster
-W.host = '';			// the host filter: '' this host, '*' every host, or one
-const remote = w => !!(w && w.host && W.self && w.host !== W.self);
-const key = w => remote(w) ? w.host + '/' + w.id : w.id;
-const onHost = (path, w) => remote(w) ?
-	path + (path.includes('?') ? '&' : '?') + 'host=' + encodeURIComponent(w.host) : path;
-NP.workerKey = key;
-NP.onHost = onHost;
+// Several hosts (hosts.js): a worker of another host is HOST/ID here.
+const { remote, key, on: onHost } = NP.hosts;
 
 NP.resets.push(() => {
 	W.list = [];
 	W.byId = new Map();
 	W.selected.clear();
 	W.details.clear();
-	W.commands = null;
+	W.commands.clear();
 	detailList = null;
 	render();
 	for (const el of document.querySelectorAll('ul.log, ul.why, .actions .err')) clear(el);
@@ -182,7 +173,7 @@ function actionsPanel(box, targets) {
 		modeSel.title = MODES[m] || '';
 		setBtn(start, !ts.length ? 'select a worker first' : modeNo || '', 'start');
 		setBtn(stop, !ts.length ? 'select a worker first' :
-			!NP.instancesRunningOn || !ts.some(w => !remote(w) && NP.instancesRunningOn(w.id).length) ?
+			!NP.instancesRunningOn || !ts.some(w => NP.instancesRunningOn(w).length) ?
 				'no profiling instance runs on the selected workers' : '', 'stop');
 		for (const a of ACTIONS) {
 			const name = a.need || a.key;
@@ -190,11 +181,10 @@ function actionsPanel(box, targets) {
 				denied('action:' + name, 'actions', name) ? reasons.get('action:' + name) : '', a.key,
 				a.what);
 		}
-		// The operator's commands.
-		if (W.commands === null) {
-			try { W.commands = (await api('GET', '/api/v1/commands')).commands || []; } catch (e) { W.commands = []; }
-		}
-		for (const c of W.commands) {
+		// The operator's commands: those of the targets' hosts.
+		const cmds = await commandsOf(ts);
+		for (const b of cmdBox.children) b.hidden = !cmds.some(c => c.name === b.dataset.cmd);
+		for (const c of cmds) {
 			let b = cmdBox.querySelector(`[data-cmd="${CSS.escape(c.name)}"]`);
 			if (!b) {
 				b = h('button', { type: 'button', dataset: { cmd: c.name } }, c.name);
@@ -217,29 +207,15 @@ function actionsPanel(box, targets) {
 		b.title = reason ? 'Unavailable: ' + reason : desc || '';
 	}
 
+	// A line of the log; an instance's with its link, its status followed
+	// until it ends, then its files.
 	function note(text, inst, w) {
 		const li = h('li', h('span.t', fmt.time(new Date().toISOString())), ' ', text);
-		if (inst && inst.id && remote(w)) {
-			// Another host's instance: its status here, its files from there.
+		if (inst && inst.id) {
+			const host = remote(w) ? w.host : undefined;
 			const st = h('span.status', { class: 's-' + inst.status }, inst.status);
-			NP.append(li, [` instance ${inst.id} on ${w.host} `, st]);
-			if (inst.status === 'RUNNING' && NP.trackInstance)
-				NP.trackInstance(inst.id, i => {
-					st.className = 'status s-' + i.status;
-					setText(st, i.status + (i.message ? ': ' + i.message : ''));
-					if (i.status !== 'RUNNING')
-						NP.append(li, (i.artifacts || []).map(a => [' ', h('a.vlink', {
-							href: onHost(`/api/v1/artifacts/${encodeURIComponent(a.id)}` +
-								(a.format === 'pprof' ? '?format=flamegraph&inline=1' : ''), w),
-							target: '_blank', rel: 'noopener' },
-							a.format === 'pprof' ? 'flamegraph' : 'download')]));
-				}, w.host);
-		} else if (inst && inst.id) {
-			li.appendChild(document.createTextNode(' '));
-			li.appendChild(h('a', { href: '#/instances/' + encodeURIComponent(inst.id) }, 'instance ' + inst.id));
-			const st = h('span.status', { class: 's-' + inst.status }, inst.status);
-			li.appendChild(document.createTextNode(' '));
-			li.appendChild(st);
+			NP.append(li, [' ', h('a', { href: onHost('#/instances/' + encodeURIComponent(inst.id), w) },
+				'instance ' + inst.id), host ? ` on ${host} ` : ' ', st]);
 			if (inst.status === 'RUNNING' && NP.trackInstance)
 				NP.trackInstance(inst.id, i => {
 					st.className = 'status s-' + i.status;
@@ -248,7 +224,7 @@ function actionsPanel(box, targets) {
 					if (i.new_worker) st.title = i.message || '';
 					if (i.status !== 'RUNNING' && i.artifacts && i.artifacts.length && NP.viewLinks)
 						NP.append(li, [' ', NP.viewLinks(i)]);
-				});
+				}, host);
 		}
 		log.insertBefore(li, log.firstChild);
 		while (log.children.length > 8) log.removeChild(log.lastChild);
@@ -276,9 +252,9 @@ function actionsPanel(box, targets) {
 		note(`${body.mode} for ${body.duration} on ${label(w)}:`, i, w);
 	}));
 	stop.addEventListener('click', () => each('stop', stop, async w => {
-		for (const id of remote(w) ? [] : NP.instancesRunningOn(w.id) || []) {
-			await api('POST', `/api/v1/instances/${encodeURIComponent(id)}/stop`);
-			note(`stopped on ${label(w)}:`, { id, status: 'STOPPED' });
+		for (const id of NP.instancesRunningOn(w)) {
+			await api('POST', onHost(`/api/v1/instances/${encodeURIComponent(id)}/stop`, w));
+			note(`stopped on ${label(w)}:`, { id, status: 'STOPPED' }, w);
 		}
 	}));
 	const act = (key, path, body, text) => async w => {
@@ -329,6 +305,25 @@ function actionsPanel(box, targets) {
 	return { refresh };
 }
 NP.actionsPanel = actionsPanel;
+
+// The operator's commands (each host has its own nprofd.conf) of the
+// targets' hosts, by name; this host's when there is no target.
+async function commandsOf(ts) {
+	const hosts = ts.length ? [...new Set(ts.map(w => remote(w) ? w.host : ''))] : [''];
+	const lists = await Promise.all(hosts.map(async host => {
+		if (!W.commands.has(host)) {
+			let list = [];
+			try {
+				list = (await api('GET', onHost('/api/v1/commands', { host }))).commands || [];
+			} catch (e) { /* none offered */ }
+			W.commands.set(host, list);
+		}
+		return W.commands.get(host);
+	}));
+	const byName = new Map();
+	for (const c of lists.flat()) if (!byName.has(c.name)) byName.set(c.name, c);
+	return [...byName.values()];
+}
 
 // ---- the workers table ---------------------------------------------------------------------
 
@@ -503,28 +498,12 @@ function selectionChanged() {
 	if (panel) panel.refresh();
 }
 
-// The cluster's hosts, for the host filter; nothing shows without one.
-async function hosts() {
-	const sel = $('w-host');
-	let j;
-	try { j = await api('GET', '/api/v1/hosts'); } catch (e) { return; }
-	W.self = j.cluster ? j.cluster.name : null;
-	sel.hidden = !W.self;
-	$('w-table').classList.toggle('hosts', !!W.self);
-	if (!W.self) return;
-	const names = (j.hosts || []).map(x => x.name).filter(n => n !== W.self);
-	const want = ['', '*', ...names];
-	if ([...sel.options].map(o => o.value).join('\n') !== want.join('\n'))
-		NP.append(clear(sel), want.map(v => h('option', { value: v },
-			v === '' ? `this host (${W.self})` : v === '*' ? 'every host' : v)));
-	sel.value = W.host;
-}
-
 async function poll() {
 	try {
-		const j = await api('GET', '/api/v1/workers' + (W.host ? '?host=' + encodeURIComponent(W.host) : ''));
+		const q = NP.hosts.query();
+		const j = await api('GET', '/api/v1/workers' + (q ? '?' + q : ''));
 		W.list = j.workers || [];
-		if (W.self) for (const w of W.list) if (!w.host) w.host = W.self;
+		if (NP.hosts.self) for (const w of W.list) if (!w.host) w.host = NP.hosts.self;
 		W.byId = new Map(W.list.map(w => [key(w), w]));
 		showErr($('w-err'), j.partial ? 'Some hosts did not answer: ' + (j.unanswered || [])
 			.map(u => `${u.host} (${u.error})`).concat(j.error ? [j.error] : []).join('; ') : '');
@@ -542,7 +521,7 @@ NP.views.workers = {
 		if (!panel) panel = actionsPanel($('w-actions'), () => [...W.selected].map(id => W.byId.get(id)).filter(Boolean));
 		clearInterval(timer);
 		timer = setInterval(() => { if (!document.hidden) poll(); }, 2000);
-		await hosts();
+		await NP.hosts.load();
 		await poll();
 		panel.refresh();
 	},
@@ -556,11 +535,10 @@ $('w-filter').addEventListener('input', () => {
 	const hash = '#/workers' + (filterText ? '?q=' + encodeURIComponent(filterText) : '');
 	history.replaceState(null, '', hash);
 });
-$('w-host').addEventListener('change', () => {
-	W.host = $('w-host').value;
+NP.hosts.filter($('w-host'), () => {
 	W.selected.clear();
 	poll().then(selectionChanged);
-	hosts();
+	NP.hosts.load();
 });
 $('w-all').addEventListener('change', () => {
 	const q = filterText.toLowerCase().trim(), on = $('w-all').checked;
@@ -594,6 +572,7 @@ NP.views.worker = {
 	tab: 'workers',
 	async enter({ id, query }) {
 		const err = $('wd-err'), host = query && query.get('host');
+		if (host && !NP.hosts.self) await NP.hosts.load();	// opened by its URL
 		const where = { id, host: host || undefined };
 		showErr(err, '');
 		setText($('wd-title'), id);
@@ -618,8 +597,7 @@ NP.views.worker = {
 		await load();
 		clearInterval(wdTimer);
 		wdTimer = setInterval(() => { if (!document.hidden) load(); }, 5000);
-		// (another host's instances are in the actions' log, not listed here yet)
-		if (NP.instanceTable) NP.instanceTable($('wd-instances'), remote(where) ? null : { worker: id });
+		if (NP.instanceTable) NP.instanceTable($('wd-instances'), { worker: id, host: remote(where) ? host : '' });
 	},
 	leave() {
 		clearInterval(wdTimer);
