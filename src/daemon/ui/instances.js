@@ -324,16 +324,18 @@ NP.views.compare = {
 		NP.append(clear($('c-links')), [h('span.dls', ['flamegraph', 'flat', 'collapsed'].map(f =>
 			h('a', { href: diffUrl(before, after, f, false, host), download: '' }, '↓ ' + f)))]);
 		const box = clear($('c-viewer'));
-		// A frame would show an error as raw JSON: check both profiles
-		// first (cheap), so that a wrong id is one line here.
+		// The comparison takes a while: it starts at once, and both
+		// profiles are checked meanwhile (cheap); a frame would show an
+		// error as raw JSON, so a wrong id replaces it with one line here.
+		box.appendChild(h('iframe.viewer', { src: diffUrl(before, after, 'flamegraph', true, host),
+			sandbox: 'allow-scripts allow-downloads', title: 'differential flame graph' }));
+		const refuse = e => { clear(box); showErr(err, e); };
 		Promise.all([before, after].map(id => api('GET', onHost(`/api/v1/artifacts/${encodeURIComponent(id)}?info=1`,
 			{ host }))))
 			.then(arts => {
 				const bad = arts.find(a => a.format !== 'pprof');
-				if (bad) { showErr(err, `artifact ${bad.id} is a ${bad.format}, not a profile`); return; }
-				box.appendChild(h('iframe.viewer', { src: diffUrl(before, after, 'flamegraph', true, host),
-					sandbox: 'allow-scripts allow-downloads', title: 'differential flame graph' }));
-			}, e => showErr(err, e));
+				if (bad) refuse(`artifact ${bad.id} is a ${bad.format}, not a profile`);
+			}, refuse);
 	},
 	leave() { clear($('c-viewer')); },
 };
