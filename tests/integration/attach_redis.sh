@@ -7,6 +7,9 @@
 # answers as fast after the detach as before the attach (medians of three
 # bounded runs each; figures in the output).
 # test-timeout: 180
+# test-alone
+# it holds redis's throughput after the detach to the one before,
+# which a neighbour's CPU would move.
 . "$(dirname "$0")/lib.sh"
 need_build
 if ! command -v redis-server >/dev/null || ! command -v redis-benchmark >/dev/null; then

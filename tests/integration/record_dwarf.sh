@@ -15,6 +15,9 @@
 # - --cstack fp on the no-frame-pointer build loses the callers, and the
 #   summary names the method used; as user nobody (paranoid 2: user space
 #   only) DWARF works the same.
+# test-alone
+# as nobody it records a few hundred samples, whose shares a
+# neighbour's CPU would thin.
 . "$(dirname "$0")/lib.sh"
 need_build
 [ -x "$PROGS/nofp/qsort_burn" ] || bail "the no-frame-pointer programs are built ($PROGS/nofp)"

@@ -2,6 +2,9 @@
 # Threads created during the recording are sampled (also a thread's thread);
 # a target that exits during the recording: what was recorded is written and
 # the output says it exited; the duration is honoured.
+# test-alone
+# it holds how soon nprof returns after -d, which a neighbour's
+# CPU would delay.
 . "$(dirname "$0")/lib.sh"
 need_build
 

@@ -21,6 +21,9 @@
 # seconds within a few milliseconds, however slow nprof is to start or to
 # finish (a busy machine). Shares are of time, not of counts: nothing here
 # depends on the machine's speed.
+# test-alone
+# its off-CPU spans are held to the program's own clock within
+# 3 %, which a neighbour's CPU would blur.
 . "$(dirname "$0")/lib.sh"
 need_build
 [ "$(id -u)" -eq 0 ] || bail "root (the scheduler's tracepoint; tests as nobody too)"
