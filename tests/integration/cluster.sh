@@ -33,17 +33,10 @@
 need_build
 need_daemon
 not_ok() { not_ok_reply "$@"; }
-if ! command -v etcd >/dev/null; then
-	skip "a cluster of nprofd through etcd" "etcd is not installed (scripts/install-deps: etcd-server)"
-	finish
-fi
+need_etcd "a cluster of nprofd through etcd"
 command -v unshare >/dev/null || bail "unshare is installed (util-linux)"
 TTL=3
 
-# free_port: a TCP port free on 127.0.0.1 now.
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 EPORT=$(free_port) PPORT=$(free_port)
 ETCD_URL=http://127.0.0.1:$EPORT
 
@@ -95,21 +88,7 @@ test_user "$CU" || bail "useradd makes a test user"
 test_user "$UI" "$UIPW" && test_user "$UI2" "$UIPW2" || bail "useradd and chpasswd make the UI's users"
 SV=$TMP/sv/splitsvc
 # c has what the page's journey does (daemon_ui.sh's sections)
-declare -A MORE_CONF=([c]="[instances]
-grace = 5s
-[actions]
-restart = on
-commands = on
-heap_profiling = on
-attach = on
-[service splitsvc]
-match = exe:$TMP/sv/split_sv
-restart_command = sv restart $SV
-[command hello]
-description = says hello to the worker
-run = echo hello %p
-timeout = 10s
-output = stdout")
+declare -A MORE_CONF=([c]="$(journey_conf "$SV")")
 AS_CU="setpriv --reuid=$CU --regid=$CU --init-groups"
 
 # start_host NAME IP WORKER_ARG [USER_WORKER_ARG [BUSY]]: nprofd as PID 1
@@ -314,13 +293,8 @@ on a POST "/api/v1/instances?host=c" "{\"worker\": \"$WS\", \"mode\": \"cpu\", \
 RI=$(json "$TMP/api.out" 'j["id"]')
 check "POST /api/v1/instances?host=c through a, on c's split ($WS): 201 RUNNING" \
 	[ "$CODE,$(json "$TMP/api.out" 'j["status"]')" = "201,RUNNING" ]
-for ((i = 0; i < 600; i++)); do
-	on a GET "/api/v1/instances/$RI?host=c"
-	STATUS=$(json "$TMP/api.out" 'j["status"]')
-	[ "$STATUS" != RUNNING ] && break
-	sleep 0.1
-done
-cp "$TMP/api.out" "$TMP/remote_inst.json"
+SOCK=$D/a.sock wait_instance "$RI?host=c" 60
+cp "$TMP/inst.json" "$TMP/remote_inst.json"
 check "its status through a: FINISHED" [ "$STATUS" = FINISHED ]
 on c GET "/api/v1/instances/$RI"
 check "it ran on c: c's own socket has instance $RI, of split's pid there ($SPLIT_PID)" \
@@ -358,12 +332,7 @@ on a POST "/api/v1/instances?host=c" "{\"worker\": \"$WS\", \"mode\": \"cpu\", \
 RL=$(json "$TMP/api.out" 'j["id"]')
 on a POST "/api/v1/instances/$RL/stop?host=c"
 check "POST /api/v1/instances/$RL/stop?host=c through a: $CODE" [ "${CODE:0:1}" = 2 ]
-for ((i = 0; i < 600; i++)); do
-	on c GET "/api/v1/instances/$RL"
-	STATUS=$(json "$TMP/api.out" 'j["status"]')
-	[ "$STATUS" != RUNNING ] && break
-	sleep 0.1
-done
+SOCK=$D/c.sock wait_instance "$RL" 60
 check "c's instance $RL, stopped through a: STOPPED on c" [ "$STATUS" = STOPPED ]
 on a DELETE "/api/v1/artifacts/$RA?host=c"
 check "DELETE /api/v1/artifacts/$RA?host=c through a: $CODE" [ "${CODE:0:1}" = 2 ]

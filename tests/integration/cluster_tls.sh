@@ -12,15 +12,9 @@
 need_build
 need_daemon
 not_ok() { not_ok_reply "$@"; }
-if ! command -v etcd >/dev/null; then
-	skip "nprofd and etcd over TLS" "etcd is not installed (scripts/install-deps: etcd-server)"
-	finish
-fi
+need_etcd "nprofd and etcd over TLS"
 command -v openssl >/dev/null || bail "openssl is installed (scripts/install-deps)"
 
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 EPORT=$(free_port) PPORT=$(free_port)
 ETCD_URL=https://127.0.0.1:$EPORT
 

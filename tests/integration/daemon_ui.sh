@@ -27,23 +27,7 @@ command -v runsv >/dev/null && command -v sv >/dev/null ||
 U=nprofui$$
 PW="ui-$$-$RANDOM-pass"
 SV=$TMP/sv/splitsvc
-cat >"$D/nprofd.conf" <<CONF
-[instances]
-grace = 5s
-[actions]
-restart = on
-commands = on
-heap_profiling = on
-attach = on
-[service splitsvc]
-match = exe:$TMP/sv/split_sv
-restart_command = sv restart $SV
-[command hello]
-description = says hello to the worker
-run = echo hello %p
-timeout = 10s
-output = stdout
-CONF
+journey_conf "$SV" >"$D/nprofd.conf"
 start_daemon "$D/nprofd.conf" || bail "nprofd starts and listens"
 ok "nprofd starts on $HTTP_ADDR"
 

@@ -495,6 +495,43 @@ rooted_chain() {
 }
 
 # --- nprofd --------------------------------------------------------------------
+# need_etcd WHAT: skips the script's checks (WHAT) when Debian's etcd is
+# not installed.
+need_etcd() {
+	command -v etcd >/dev/null && return 0
+	skip "$1" "etcd is not installed (scripts/install-deps: etcd-server)"
+	finish
+}
+
+# free_port: a TCP port free on 127.0.0.1 now.
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# journey_conf SV: the sections of nprofd.conf the page's whole journey
+# (tests/e2e/daemon_ui.js) uses: restarts, commands, heap profiling and
+# attaching on; the runit service SV (its program $TMP/sv/split_sv)
+# restarted by sv; the operator's command hello.
+journey_conf() {
+	cat <<CONF
+[instances]
+grace = 5s
+[actions]
+restart = on
+commands = on
+heap_profiling = on
+attach = on
+[service splitsvc]
+match = exe:$TMP/sv/split_sv
+restart_command = sv restart $1
+[command hello]
+description = says hello to the worker
+run = echo hello %p
+timeout = 10s
+output = stdout
+CONF
+}
+
 
 # need_daemon: nprofd is built, curl is there and we are root (a daemon
 # for several users); sets NPROFD, D (the daemon's directory: its
