@@ -107,6 +107,12 @@ bool api_cluster_is_self(struct daemon *d, const char *host);
  * signed for rq's user, and its reply passed back as it came. */
 void api_cluster_forward(struct daemon *d, const struct request *rq, struct reply *rp,
 			 const char *host);
+/* A profile artifact id of another host for rq's user (a comparison of
+ * two hosts' profiles): its record as that host describes it (a new
+ * reference), and *ret_fd the read end of a pipe its stored file flows
+ * into; NULL after replying the error, naming query argument key. */
+json_t *api_cluster_artifact(struct daemon *d, const struct request *rq, struct reply *rp,
+			     const char *host, const char *id, const char *key, int *ret_fd);
 /* GET /api/v1/workers on this host alone, as JSON (not from the reply
  * cache, whatever the query): what api_cluster_list adds its own
  * host's from. */

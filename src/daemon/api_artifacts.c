@@ -484,16 +484,10 @@ static void artifacts_list(struct daemon *d, const struct request *rq, struct re
 /* A profile artifact of rq's user, complete, for a diff: its row (decref
  * it) and its open file into *ret_fd; NULL after replying the error. */
 static json_t *diff_input(struct daemon *d, const struct request *rq, struct reply *rp,
-			  const char *key, int *ret_fd)
+			  const char *key, const char *id, int *ret_fd)
 {
-	const char *id = rq->query(rq, key);
 	json_t *row;
 
-	if (!id) {
-		reply_error(rp, 400, key, "%s=ID is missing: the artifacts to compare are before=ID "
-			    "and after=ID (profiles, see GET /api/v1/artifacts)", key);
-		return NULL;
-	}
 	if (!(row = find_artifact(d, rq, rp, id)))
 		return NULL;
 	if (strcmp(json_string_value(json_object_get(row, "format")), "pprof")) {
@@ -512,11 +506,36 @@ static json_t *diff_input(struct daemon *d, const struct request *rq, struct rep
 	return NULL;
 }
 
+/* One side of a comparison, key (before, after): an artifact of this
+ * host, or of KEY_host's when that names another host of the cluster
+ * (*remote set), as api_cluster_artifact gets it. */
+static json_t *diff_side(struct daemon *d, const struct request *rq, struct reply *rp,
+			 const char *key, int *ret_fd, bool *remote)
+{
+	char host_key[16];
+	const char *id = rq->query(rq, key), *host;
+
+	snprintf(host_key, sizeof(host_key), "%s_host", key);
+	host = rq->query(rq, host_key);
+	if (!id) {
+		reply_error(rp, 400, key, "%s=ID is missing: the artifacts to compare are before=ID "
+			    "and after=ID (profiles, see GET /api/v1/artifacts)", key);
+		return NULL;
+	}
+	if (host && !api_cluster_is_self(d, host)) {
+		*remote = true;
+		return api_cluster_artifact(d, rq, rp, host, id, key, ret_fd);
+	}
+	return diff_input(d, rq, rp, key, id, ret_fd);
+}
+
 void api_diff(struct daemon *d, const struct request *rq, struct reply *rp)
 {
 	const char *format = rq->query(rq, "format"), *inl = rq->query(rq, "inline");
 	json_t *before = NULL, *after = NULL;
 	int fb = -1, fa = -1, out;
+	bool remote_before = false, remote_after = false;
+	uid_t owner;
 	char *argv[] = { d->nprof, "diff", "-", "/dev/fd/3", "-o", NULL, "--title", NULL, NULL };
 	char base[96], title[256];
 
@@ -526,11 +545,25 @@ void api_diff(struct daemon *d, const struct request *rq, struct reply *rp)
 			    format);
 		return;
 	}
-	if (!inline_valid(inl, rp) || !(before = diff_input(d, rq, rp, "before", &fb)) ||
-	    !(after = diff_input(d, rq, rp, "after", &fa)))
+	if (!inline_valid(inl, rp) || !(before = diff_side(d, rq, rp, "before", &fb, &remote_before)) ||
+	    !(after = diff_side(d, rq, rp, "after", &fa, &remote_after)))
 		goto out;
-	if (json_integer_value(json_object_get(before, "worker_uid")) !=
-	    json_integer_value(json_object_get(after, "worker_uid"))) {
+	owner = (uid_t)json_integer_value(json_object_get(after, "worker_uid"));
+	if (remote_before || remote_after) {
+		/* Each host gave its profile to this user: nprof reads both, as
+		 * open files, as this user (root's as nobody: it needs no
+		 * privilege, and no other user's uid is this host's to take).
+		 * nprof opens AFTER again by /dev/fd/3, which a pipe of root's
+		 * refuses another user: the pipes become the user's. */
+		owner = rq->user.uid ? rq->user.uid : 65534;
+		if ((remote_before && fchown(fb, owner, (gid_t)-1) < 0) ||
+		    (remote_after && fchown(fa, owner, (gid_t)-1) < 0)) {
+			reply_error(rp, 500, NULL, "comparing the two profiles failed: cannot hand "
+				    "their pipes to uid %u: %s", (unsigned)owner, strerror(errno));
+			goto out;
+		}
+	} else if (json_integer_value(json_object_get(before, "worker_uid")) !=
+		   json_integer_value(json_object_get(after, "worker_uid"))) {
 		/* each is read as its owner; no one user may read both */
 		reply_error(rp, 400, "after", "the two profiles are of workers of different users; "
 			    "compare two of one user's (or download both and run nprof diff)");
@@ -541,9 +574,7 @@ void api_diff(struct daemon *d, const struct request *rq, struct reply *rp)
 		 json_string_value(json_object_get(before, "name")),
 		 json_string_value(json_object_get(after, "name")));
 	argv[7] = title;
-	out = run_nprof_streamed(d, argv,
-				 (uid_t)json_integer_value(json_object_get(after, "worker_uid")),
-				 fb, fa, "comparing the two profiles", rp);
+	out = run_nprof_streamed(d, argv, owner, fb, fa, "comparing the two profiles", rp);
 	if (out >= 0) {
 		snprintf(base, sizeof(base), "diff-%lld-%lld",
 			 (long long)json_integer_value(json_object_get(before, "id")),

@@ -441,6 +441,39 @@ static int read_all(int fd, size_t max, char **ret, size_t *ret_len)
 	return 0;
 }
 
+/* The registry's record of host: the list (decref it; url and pin point
+ * into it), or NULL after replying the error (key names the argument). */
+static json_t *find_host(struct daemon *d, struct reply *rp, const char *host, const char *key,
+			 const char **ret_url, const char **ret_pin)
+{
+	char err[768];
+	json_t *hosts = NULL, *h;
+	size_t i;
+
+	*ret_url = *ret_pin = NULL;
+	if (!d->cluster) {
+		reply_error(rp, 404, key, "no host %.64s: this nprofd is in no cluster ([cluster] "
+			    "etcd)", host);
+		return NULL;
+	}
+	if (cluster_hosts(d->cluster, &hosts, err, sizeof(err)) < 0) {
+		reply_error(rp, 503, key, "cannot find host %.64s: %s", host, err);
+		return NULL;
+	}
+	json_array_foreach(hosts, i, h) {
+		if (!strcmp(json_string_value(json_object_get(h, "name")), host)) {
+			*ret_url = json_string_value(json_object_get(h, "url"));
+			*ret_pin = json_string_value(json_object_get(h, "tls_pin"));
+		}
+	}
+	if (!*ret_url) {
+		reply_error(rp, 404, key, "no host %.64s in the cluster; see GET /api/v1/hosts", host);
+		json_decref(hosts);
+		return NULL;
+	}
+	return hosts;
+}
+
 void api_cluster_forward(struct daemon *d, const struct request *rq, struct reply *rp,
 			 const char *host)
 {
@@ -448,9 +481,8 @@ void api_cluster_forward(struct daemon *d, const struct request *rq, struct repl
 	const char *kp[FORWARD_ARGS], *vp[FORWARD_ARGS], *url = NULL, *pin = NULL;
 	bool has_value[FORWARD_ARGS];
 	struct remote_reply r;
-	json_t *hosts = NULL, *h, *j;
+	json_t *hosts = NULL, *j;
 	int n;
-	size_t i;
 
 	if (!strcmp(rq->user.via, "cluster")) {
 		reply_error(rp, 400, "host", "host=%.64s in a request from another daemon; each "
@@ -463,26 +495,8 @@ void api_cluster_forward(struct daemon *d, const struct request *rq, struct repl
 			    "host %.64s; shorten it", host);
 		return;
 	}
-	if (!d->cluster) {
-		reply_error(rp, 404, "host", "no host %.64s: this nprofd is in no cluster ([cluster] "
-			    "etcd)", host);
+	if (!(hosts = find_host(d, rp, host, "host", &url, &pin)))
 		return;
-	}
-	if (cluster_hosts(d->cluster, &hosts, err, sizeof(err)) < 0) {
-		reply_error(rp, 503, "host", "cannot find host %.64s: %s", host, err);
-		return;
-	}
-	json_array_foreach(hosts, i, h) {
-		if (!strcmp(json_string_value(json_object_get(h, "name")), host)) {
-			url = json_string_value(json_object_get(h, "url"));
-			pin = json_string_value(json_object_get(h, "tls_pin"));
-		}
-	}
-	if (!url) {
-		reply_error(rp, 404, "host", "no host %.64s in the cluster; see GET /api/v1/hosts",
-			    host);
-		goto out;
-	}
 	for (int k = 0; k < n; k++) {
 		kp[k] = keys[k];
 		vp[k] = has_value[k] ? values[k] : NULL;
@@ -552,4 +566,69 @@ void api_cluster_forward(struct daemon *d, const struct request *rq, struct repl
 	}
 out:
 	json_decref(hosts);
+}
+
+json_t *api_cluster_artifact(struct daemon *d, const struct request *rq, struct reply *rp,
+			     const char *host, const char *id, const char *key, int *ret_fd)
+{
+	static const char *const info_key[] = { "info" }, *const info_value[] = { "1" };
+	char path[128], err[768];
+	const char *url, *pin, *format;
+	struct remote_reply r = { 0 };
+	json_t *hosts, *art = NULL;
+	uint64_t timeout_ms = d->cfg.forward_timeout_ns / 1000000;
+
+	if (!strcmp(rq->user.via, "cluster")) {
+		reply_error(rp, 400, key, "%s_host=%.64s in a request from another daemon; each "
+			    "daemon asks each host itself", key, host);
+		return NULL;
+	}
+	if (strspn(id, "0123456789") != strlen(id) || !id[0] || strlen(id) > 20) {
+		reply_error(rp, 400, key, "%s=%.32s: an artifact's id is a number (see GET "
+			    "/api/v1/artifacts?host=%.64s)", key, id, host);
+		return NULL;
+	}
+	if (!(hosts = find_host(d, rp, host, key, &url, &pin)))
+		return NULL;
+	snprintf(path, sizeof(path), "/api/v1/artifacts/%s", id);
+	/* its record first: a profile, complete, that the user may read there */
+	if (remote_call(d, url, pin, "GET", path, info_key, info_value, 1, NULL, 0, &rq->user,
+			timeout_ms, d->cfg.max_reply, &r, err, sizeof(err)) < 0) {
+		reply_error(rp, 502, key, "host %.64s: %s", host, err);
+		goto out;
+	}
+	art = r.body ? json_loadb(r.body, r.len, 0, NULL) : NULL;
+	format = json_string_value(json_object_get(art, "format"));
+	if (r.status != 200 || !format) {
+		reply_error(rp, r.status == 404 ? 404 : 502, key, "artifact %.32s of host %.64s: %.300s",
+			    id, host, json_string_value(json_object_get(art, "error")) ?:
+			    "its daemon did not describe it");
+	} else if (strcmp(format, "pprof")) {
+		reply_error(rp, 400, key, "artifact %.32s of host %.64s is a %.32s, not a profile: only "
+			    "profiles compare", id, host, format);
+	} else if (!json_is_true(json_object_get(art, "complete"))) {
+		reply_error(rp, 409, key, "artifact %.32s of host %.64s is still being written; try "
+			    "again when its instance has ended", id, host);
+	} else {
+		free(r.body);
+		r = (struct remote_reply){ 0 };
+		/* then the file as stored, flowing in as it is read */
+		if (remote_stream(d, url, pin, path, NULL, NULL, 0, &rq->user, timeout_ms, &r, ret_fd,
+				  err, sizeof(err)) < 0) {
+			reply_error(rp, 502, key, "host %.64s: %s", host, err);
+		} else if (r.status != 200) {
+			close(*ret_fd);
+			reply_error(rp, 502, key, "host %.64s answered %ld for artifact %.32s; try again",
+				    host, r.status, id);
+		} else {
+			free(r.body);
+			json_decref(hosts);
+			return art;
+		}
+	}
+out:
+	free(r.body);
+	json_decref(art);
+	json_decref(hosts);
+	return NULL;
 }

@@ -26,7 +26,10 @@
 // host's workers, and then the filter is set to NPROF_E2E_HOST; every
 // step after that (and the second user's) happens on that host's workers
 // through this daemon's page, each request carrying ?host=; the host view
-// shows that host's facts, asked of it.
+// shows that host's facts, asked of it; and a profile of the user's
+// worker on NPROF_E2E_OTHER_HOST (pid NPROF_E2E_OTHER_PID there) is
+// compared with one of NPROF_E2E_HOST's, picked on the instances page
+// under "every host".
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -43,6 +46,11 @@ const SECS = +(process.env.NPROF_E2E_SECONDS || 3);
 const HOST = process.env.NPROF_E2E_HOST || '';
 const HOSTS = (process.env.NPROF_E2E_HOSTS || '').split(/\s+/).filter(Boolean);
 const HEAP_SIGNAL = process.env.NPROF_E2E_HEAP_SIGNAL || HEAP;
+// With HOST, a worker of the user's on host OTHER (its pid there), whose
+// profile is compared with one of HOST's.
+const OTHER = process.env.NPROF_E2E_OTHER_HOST || '', OTHER_PID = process.env.NPROF_E2E_OTHER_PID || '';
+// an item of OTHER's key in the page: its id alone when OTHER is the page's own host
+const KO = id => OTHER === HOSTS[0] ? String(id) : `${OTHER}/${id}`;
 // What names an item of HOST's: its key in the page (HOST/ID, hosts.js),
 // a request about it (?host=), the end of a URL that has it.
 const K = id => HOST ? `${HOST}/${id}` : String(id);
@@ -384,6 +392,36 @@ async function pickHost(page, mine) {
 			'burn_sixty shrank, burn_ten grew: ' + line('burn_sixty').replace(/\s+/g, ' ') + ' / ' +
 			line('burn_ten').replace(/\s+/g, ' '));
 		await shot(page, 'compare');
+
+		// --- several hosts: a profile of OTHER's against HOST's -------------------------------
+		if (OTHER_PID) {
+			const instO = await page.evaluate(async ({ workers, instances, csrf }) => {
+				const w = (await (await fetch(workers)).json()).workers[0];
+				const r = await fetch(instances, { method: 'POST', headers: {
+					'Content-Type': 'application/json', 'X-CSRF-Token': csrf },
+					body: JSON.stringify({ worker: w.id, mode: 'cpu', duration: '3s', interval: '1ms' }) });
+				return (await r.json()).id;
+			}, { workers: `/api/v1/workers?pid=${OTHER_PID}&host=${OTHER}`,
+				instances: `/api/v1/instances?host=${OTHER}`, csrf: await page.evaluate(() => NP.session.csrf) });
+			await page.click('#nav a[data-view=instances]');
+			await page.selectOption('#i-host', '*');
+			await page.waitForSelector(`#i-list tr[data-id="${KO(instO)}"][data-status=FINISHED]`,
+				{ timeout: 30000 });
+			await page.check(`#i-list tr[data-id="${K(inst)}"] input.pick`);
+			await page.check(`#i-list tr[data-id="${KO(instO)}"] input.pick`);
+			await page.click('#i-compare');
+			ok(/#\/compare\/\d+\/\d+\?before_host=\w+&after_host=\w+$/.test(page.url()),
+				`two hosts' profiles compared, with their hosts in the URL: ${page.url()}`);
+			const rowsO = page.frameLocator('#c-viewer iframe').locator('#difftable tbody tr');
+			await rowsO.first().waitFor({ timeout: 30000 });
+			const textO = (await rowsO.allInnerTexts()).join('\n');
+			ok(/burn_sixty/.test(textO) && /wall_compute/.test(textO),
+				`${HOST}'s split against ${OTHER}'s wall_split: burn_sixty and wall_compute in the table`,
+				textO.slice(0, 300));
+			await shot(page, 'compare two hosts');
+			await page.click('#nav a[data-view=instances]');
+			await page.selectOption('#i-host', HOST);
+		}
 
 		// --- restart a runit service, with the confirmation ---------------------------------
 		await only(SVC);

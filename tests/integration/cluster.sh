@@ -14,6 +14,8 @@
 # after it restarts); an instance started through a on c's worker runs on c and its
 # flame graph downloads through a; a POST (Stop) and a DELETE (an
 # artifact) with ?host=c are passed to c too, and a's audit log has them;
+# a wall profile of b's and one of c's compare through a (before_host,
+# after_host) as nprof diff compares the two downloaded;
 # etcd stopped leaves each daemon
 # serving its own host (partial, "retrying"), and one started meanwhile
 # serves its own; etcd started again restores the view; b stopped leaves
@@ -338,6 +340,32 @@ on a DELETE "/api/v1/artifacts/$RA?host=c"
 check "DELETE /api/v1/artifacts/$RA?host=c through a: $CODE" [ "${CODE:0:1}" = 2 ]
 on c GET "/api/v1/artifacts/$RA?info=1"
 check "and c no longer has it: 404" [ "$CODE" = 404 ]
+
+# --- two hosts' profiles compared through a ---------------------------------------
+# A wall profile of b's sleep and one of c's split, each made on its host;
+# a fetches both (signed for root) and compares them: the same table as
+# nprof diff gives on the two profiles downloaded.
+on a GET "/api/v1/workers?host=b"
+WB=$(json "$TMP/api.out" '[w["id"] for w in j["workers"] if w["name"] == "sleep"][0]')
+on a POST "/api/v1/instances?host=b" "{\"worker\": \"$WB\", \"mode\": \"wall\", \"duration\": \"2s\"}"
+IB=$(json "$TMP/api.out" 'j["id"]')
+on a POST "/api/v1/instances?host=c" "{\"worker\": \"$WS\", \"mode\": \"wall\", \"duration\": \"2s\"}"
+IC=$(json "$TMP/api.out" 'j["id"]')
+SOCK=$D/a.sock wait_instance "$IB?host=b" 60
+AB=$(artifact_of)
+SOCK=$D/a.sock wait_instance "$IC?host=c" 60
+AC=$(artifact_of)
+on a GET "/api/v1/diff?before=$AB&before_host=b&after=$AC&after_host=c&format=flat"
+cp "$TMP/api.out" "$TMP/two_hosts.flat"
+curl -s --unix-socket "$D/a.sock" -o "$TMP/b_wall.pb.gz" "http://nprofd/api/v1/artifacts/$AB?host=b"
+curl -s --unix-socket "$D/a.sock" -o "$TMP/c_wall.pb.gz" "http://nprofd/api/v1/artifacts/$AC?host=c"
+"$NPROF" diff "$TMP/b_wall.pb.gz" "$TMP/c_wall.pb.gz" -o flat >"$TMP/local.flat" 2>"$TMP/local.err"
+check "b's wall profile ($AB) against c's ($AC), compared through a: 200, nprof diff's own table of the two, naming burn_sixty" \
+	bash -c "[ '$CODE' = 200 ] && cmp -s '$TMP/two_hosts.flat' '$TMP/local.flat' && grep -q burn_sixty '$TMP/local.flat'"
+on a GET "/api/v1/diff?before=$AB&before_host=zz&after=$AC&after_host=c"
+check "a host not in the cluster, for before: 404 naming before" error_names 404 before
+on b GET "/api/v1/diff?before=$AB&after=$AC&after_host=c"
+check "the same from b's own socket to c: compared too (b asks c itself)" [ "$CODE" = 200 ]
 on a GET "/api/v1/host?host=c"
 check "GET /api/v1/host?host=c through a: c's facts ($CODE)" \
 	[ "$CODE,$(json "$TMP/api.out" 'j["kernel"]')" = "200,$(uname -r)" ]
@@ -376,6 +404,7 @@ if need_browser; then
 		bail "the test programs are usable by $UI"
 	# $UI's own workers: one on a and b each (for "every host"), the rest on c
 	in_ns a sleep 9001
+	in_ns a "$PROGS/wall_split" --seconds 600
 	in_ns b sleep 9002
 	in_ns c "$PROGS/split" --seconds 600
 	in_ns c "$PROGS/split" --ratio 1:3:6 --seconds 600
@@ -392,6 +421,7 @@ if need_browser; then
 	pid_of -x eight_threads && C_EIGHT=$INNER &&
 	pid_of -x alloc_primes && C_HEAP=$INNER && C_HEAP_OUTER=$OUTER &&
 	pid_of -f "^$TMP/sv/split_sv" && C_SVC=$INNER &&
+	pid_of -fx "$PROGS/wall_split --seconds 600" && A_WALL=$INNER &&
 	pid_of -fx "sleep 9001" && pid_of -fx "sleep 9002" ||
 		bail "$UI's workers start in the namespaces of a, b and c"
 	URL_A=$(sed -n 's|.*listening on \(http://[^/]*/\).*|\1|p' "$D/a.log" | head -1)
@@ -401,6 +431,7 @@ if need_browser; then
 	# RUNNING must still be there to be seen on a loaded machine)
 	E2E_TIMEOUT=300 NPROF_E2E_DIR=$NPROF_BUILD/e2e/cluster NPROF_E2E_URL=$URL_A \
 		NPROF_E2E_HOST=c NPROF_E2E_HOSTS="a b c" NPROF_E2E_SECONDS=10 \
+		NPROF_E2E_OTHER_HOST=a NPROF_E2E_OTHER_PID=$A_WALL \
 		NPROF_E2E_USER=$UI NPROF_E2E_PASSWORD=$UIPW NPROF_E2E_USER2=$UI2 NPROF_E2E_PASSWORD2=$UIPW2 \
 		NPROF_E2E_SPLIT=$C_SPLIT NPROF_E2E_SPLIT2=$C_SPLIT2 NPROF_E2E_EIGHT=$C_EIGHT \
 		NPROF_E2E_HEAP=$C_HEAP NPROF_E2E_HEAP_SIGNAL=$C_HEAP_OUTER NPROF_E2E_SVC=$C_SVC \

@@ -294,44 +294,55 @@ NP.views.instances = {
 };
 
 // Compare: the two ticked instances' profiles, the older one as before.
-// Both of one host: that host's daemon compares them (?host=).
+// Both of one host: that host's daemon compares them (?host=); of two
+// hosts, this daemon fetches each from its host (before_host,
+// after_host) and compares them here.
 $('i-compare').addEventListener('click', () => {
 	const t = tables.get($('i-list'));
 	if (!t || t.picked.length !== 2) return;
-	const [a, b] = t.picked.map(k => known.get(k)).sort((x, y) => Number(x.id) - Number(y.id));
+	const [a, b] = t.picked.map(k => known.get(k)).sort((x, y) =>
+		Date.parse(x.created) - Date.parse(y.created) || Number(x.id) - Number(y.id));
 	const pa = a && profileOf(a), pb = b && profileOf(b);
+	if (!pa || !pb) return;
 	const hostOf = i => i.host || NP.hosts.self;
-	if (a && b && hostOf(a) !== hostOf(b)) {
-		showErr($('i-err'), `instances ${a.id} and ${b.id} are on different hosts (${hostOf(a)}, ${hostOf(b)}): ` +
-			'compare two profiles of one host, or download both and run nprof diff on them');
-		return;
-	}
+	const path = `#/compare/${encodeURIComponent(pa.id)}/${encodeURIComponent(pb.id)}`;
 	showErr($('i-err'), '');
-	if (pa && pb) NP.go(onHost(`#/compare/${encodeURIComponent(pa.id)}/${encodeURIComponent(pb.id)}`, a));
+	if (hostOf(a) === hostOf(b)) NP.go(onHost(path, a));
+	else NP.go(path + '?' + new URLSearchParams({ before_host: hostOf(a), after_host: hostOf(b) }));
 });
 
-const diffUrl = (before, after, f, inline, host) => onHost('/api/v1/diff?' + new URLSearchParams(Object.assign(
-	{ before, after, format: f }, inline ? { inline: '1' } : {})), { host });
+// The comparison's URL: where: { host } (both of one other host), or
+// { before_host, after_host } (of two hosts).
+const diffUrl = (before, after, f, inline, where) => {
+	const q = new URLSearchParams(Object.assign({ before, after, format: f }, inline ? { inline: '1' } : {}));
+	if (where.before_host) { q.set('before_host', where.before_host); q.set('after_host', where.after_host); }
+	return onHost('/api/v1/diff?' + q, { host: where.host });
+};
 
 NP.views.compare = {
 	el: $('view-compare'),
 	tab: 'instances',
 	async enter({ before, after, query }) {
-		const err = $('c-err'), host = (query && query.get('host')) || undefined;
-		if (host && !NP.hosts.self) await NP.hosts.load();	// opened by its URL
+		const err = $('c-err'), q = k => (query && query.get(k)) || undefined;
+		const where = { host: q('host'), before_host: q('before_host'), after_host: q('after_host') };
+		if (!where.before_host || !where.after_host) where.before_host = where.after_host = undefined;
+		const hosts = [where.before_host || where.host, where.after_host || where.host];
+		if (hosts.some(Boolean) && !NP.hosts.self) await NP.hosts.load();	// opened by its URL
 		showErr(err, '');
-		setText($('c-title'), `compare: profile ${before} (before) → ${after} (after)` + (host ? ` on ${host}` : ''));
+		setText($('c-title'), `compare: profile ${before}` + (where.before_host ? ` of ${where.before_host}` : '') +
+			` (before) → ${after}` + (where.after_host ? ` of ${where.after_host}` : '') + ' (after)' +
+			(where.host ? ` on ${where.host}` : ''));
 		NP.append(clear($('c-links')), [h('span.dls', ['flamegraph', 'flat', 'collapsed'].map(f =>
-			h('a', { href: diffUrl(before, after, f, false, host), download: '' }, '↓ ' + f)))]);
+			h('a', { href: diffUrl(before, after, f, false, where), download: '' }, '↓ ' + f)))]);
 		const box = clear($('c-viewer'));
 		// The comparison takes a while: it starts at once, and both
 		// profiles are checked meanwhile (cheap); a frame would show an
 		// error as raw JSON, so a wrong id replaces it with one line here.
-		box.appendChild(h('iframe.viewer', { src: diffUrl(before, after, 'flamegraph', true, host),
+		box.appendChild(h('iframe.viewer', { src: diffUrl(before, after, 'flamegraph', true, where),
 			sandbox: 'allow-scripts allow-downloads', title: 'differential flame graph' }));
 		const refuse = e => { clear(box); showErr(err, e); };
-		Promise.all([before, after].map(id => api('GET', onHost(`/api/v1/artifacts/${encodeURIComponent(id)}?info=1`,
-			{ host }))))
+		Promise.all([before, after].map((id, k) => api('GET', onHost(`/api/v1/artifacts/${encodeURIComponent(id)}?info=1`,
+			{ host: hosts[k] }))))
 			.then(arts => {
 				const bad = arts.find(a => a.format !== 'pprof');
 				if (bad) refuse(`artifact ${bad.id} is a ${bad.format}, not a profile`);
