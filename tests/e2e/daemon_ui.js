@@ -68,6 +68,16 @@ async function pickHost(page, mine) {
 	}, { host: HOST, mine }, { timeout: 60000 });
 }
 
+// A 3 s cpu instance of the first worker GET workers lists, started by
+// POST instances from the page (its session, its CSRF token): its id.
+const startCpu = async (page, workers, instances) => page.evaluate(async ({ workers, instances }) => {
+	const w = (await (await fetch(workers)).json()).workers[0];
+	const r = await fetch(instances, { method: 'POST', headers: {
+		'Content-Type': 'application/json', 'X-CSRF-Token': NP.session.csrf },
+		body: JSON.stringify({ worker: w.id, mode: 'cpu', duration: '3s', interval: '1ms' }) });
+	return (await r.json()).id;
+}, { workers, instances });
+
 (async () => {
 	const origin = new URL(URL_).origin;
 	for (const f of fs.readdirSync(OUT)) if (/^ui-.*\.png$/.test(f)) fs.unlinkSync(path.join(OUT, f));
@@ -367,14 +377,7 @@ async function pickHost(page, mine) {
 		ok(true, `Stop: instance ${rid} STOPPED`);
 
 		// --- compare: split (6:3:1) against split --ratio 1:3:6 ---------------------------------
-		const inst2 = await page.evaluate(async ({ workers, instances, csrf }) => {
-			const w = (await (await fetch(workers)).json()).workers[0];
-			const r = await fetch(instances, { method: 'POST', headers: {
-				'Content-Type': 'application/json', 'X-CSRF-Token': csrf },
-				body: JSON.stringify({ worker: w.id, mode: 'cpu', duration: '3s', interval: '1ms' }) });
-			return (await r.json()).id;
-		}, { workers: onHost('/api/v1/workers?pid=' + SPLIT2), instances: onHost('/api/v1/instances'),
-			csrf: await page.evaluate(() => NP.session.csrf) });
+		const inst2 = await startCpu(page, onHost('/api/v1/workers?pid=' + SPLIT2), onHost('/api/v1/instances'));
 		await page.waitForSelector(`#i-list tr[data-id="${K(inst2)}"][data-status=FINISHED]`, { timeout: 20000 });
 		ok(await page.isDisabled('#i-compare'), 'Compare waits for two ticked profiles');
 		await page.check(`#i-list tr[data-id="${K(inst)}"] input.pick`);
@@ -395,14 +398,8 @@ async function pickHost(page, mine) {
 
 		// --- several hosts: a profile of OTHER's against HOST's -------------------------------
 		if (OTHER_PID) {
-			const instO = await page.evaluate(async ({ workers, instances, csrf }) => {
-				const w = (await (await fetch(workers)).json()).workers[0];
-				const r = await fetch(instances, { method: 'POST', headers: {
-					'Content-Type': 'application/json', 'X-CSRF-Token': csrf },
-					body: JSON.stringify({ worker: w.id, mode: 'cpu', duration: '3s', interval: '1ms' }) });
-				return (await r.json()).id;
-			}, { workers: `/api/v1/workers?pid=${OTHER_PID}&host=${OTHER}`,
-				instances: `/api/v1/instances?host=${OTHER}`, csrf: await page.evaluate(() => NP.session.csrf) });
+			const instO = await startCpu(page, `/api/v1/workers?pid=${OTHER_PID}&host=${OTHER}`,
+				`/api/v1/instances?host=${OTHER}`);
 			await page.click('#nav a[data-view=instances]');
 			await page.selectOption('#i-host', '*');
 			await page.waitForSelector(`#i-list tr[data-id="${KO(instO)}"][data-status=FINISHED]`,
