@@ -65,7 +65,7 @@ struct cluster_auth *cluster_auth_new(const char *key_file, uid_t uid, uint64_t 
 
 	if (fd < 0) {
 		snprintf(err, errlen, "[cluster] key_file = %s: %s; create it (head -c 32 "
-			 "/dev/urandom >%s; chmod 600 %s), the same file on every host",
+			 "/dev/urandom | base64 >%s; chmod 600 %s), the same file on every host",
 			 key_file, strerror(errno), key_file, key_file);
 		return NULL;
 	}
@@ -77,12 +77,15 @@ struct cluster_auth *cluster_auth_new(const char *key_file, uid_t uid, uint64_t 
 		errno = EPERM;
 		goto out;
 	}
+	/* The key is the file's bytes less a final newline, for a key
+	 * written as text (base64, as every message here suggests: raw
+	 * random bytes end in a newline one time in 256). */
 	n = read(fd, key, sizeof(key));
 	if (n > 0 && key[n - 1] == '\n')
 		n--;
 	if (n < CLUSTER_KEY_MIN || n > CLUSTER_KEY_MAX) {
 		snprintf(err, errlen, "[cluster] key_file = %s holds %zd bytes; the key is %d to %d "
-			 "bytes (head -c 32 /dev/urandom >%s)", key_file, n, CLUSTER_KEY_MIN,
+			 "bytes (head -c 32 /dev/urandom | base64 >%s)", key_file, n, CLUSTER_KEY_MIN,
 			 CLUSTER_KEY_MAX, key_file);
 		errno = EINVAL;
 		goto out;

@@ -1196,7 +1196,7 @@ static int check_all(struct parser *p)
 	if (c->etcd[0] && !c->cluster_key_file[0])
 		return fail_at(p, p->etcd_line ? p->etcd_line : p->line,
 			       "[cluster] etcd is set but key_file is not; create the cluster's "
-			       "shared key (head -c 32 /dev/urandom >/etc/nprof/cluster.key, mode "
+			       "shared key (head -c 32 /dev/urandom | base64 >/etc/nprof/cluster.key, mode "
 			       "0600) and set key_file to it");
 	if (!c->etcd_user[0] != !c->etcd_password_file[0])
 		return fail_at(p, p->line, "[cluster] %s is set but %s is not; set both, or neither",

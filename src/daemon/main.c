@@ -164,7 +164,7 @@ int main(int argc, char **argv)
 					   why);
 		if (etcd[0] && !d.cfg.cluster_key_file[0])
 			return usage_error("--etcd needs the cluster's shared key: set [cluster] key_file "
-					   "in nprofd.conf (head -c 32 /dev/urandom "
+					   "in nprofd.conf (head -c 32 /dev/urandom | base64 "
 					   ">/etc/nprof/cluster.key; chmod 600 it)");
 	}
 	if (listen && listen[0]) {

@@ -83,7 +83,7 @@ etcd_call() {
 check "etcd's auth is on: a call without a token is refused" \
 	bash -c "! curl -s -X POST '$ETCD_URL/v3/kv/range' -d '{\"key\": \"AA==\"}' | grep -q header"
 
-head -c 32 /dev/urandom >"$D/cluster.key"
+head -c 32 /dev/urandom | base64 >"$D/cluster.key"
 chmod 600 "$D/cluster.key"
 CU=nprofc$$ UI=nprofu$$ UIPW="pw-$$-Cluster" UI2=nprofv$$ UIPW2="pw2-$$-Cluster"
 test_user "$CU" || bail "useradd makes a test user"
@@ -273,7 +273,7 @@ signed "$SIG" "/api/v1/workers/$WC"
 check "c: root (an admin on c) asking for it: 200" [ "$CODE" = 200 ]
 signed "$SIG" "/api/v1/workers/$WC"
 check "c: the same signed request again (a replay): 401" [ "$CODE" = 401 ]
-head -c 32 /dev/urandom >"$TMP/other.key"
+head -c 32 /dev/urandom | base64 >"$TMP/other.key"
 sign GET "/api/v1/workers/$WC" root "$TMP/other.key"
 signed "$SIG" "/api/v1/workers/$WC"
 check "c: signed with another key: 401 naming the key file" \

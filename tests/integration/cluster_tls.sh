@@ -53,7 +53,7 @@ ok "etcd answers on $ETCD_URL to a client with a certificate of the CA"
 check "and refuses one without a client certificate" \
 	bash -c "! curl -s --max-time 10 --cacert '$D/ca.pem' -X POST '$ETCD_URL/v3/kv/range' -d '{\"key\": \"AA==\"}' | grep -q header"
 
-head -c 32 /dev/urandom >"$D/cluster.key"
+head -c 32 /dev/urandom | base64 >"$D/cluster.key"
 chmod 600 "$D/cluster.key"
 
 # start_host NAME IP CA [CLIENT]: nprofd on IP with [cluster] etcd_ca =

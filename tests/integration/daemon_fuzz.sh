@@ -56,7 +56,7 @@ stop_all() {
 }
 trap stop_all EXIT
 
-head -c 32 /dev/urandom >"$D/cluster.key"
+head -c 32 /dev/urandom | base64 >"$D/cluster.key"
 chmod 600 "$D/cluster.key"
 cat >"$D/nprofd.conf" <<CONF
 # the fuzzed daemon: one instance at a time, short ones; a cluster key,
@@ -111,6 +111,7 @@ FORMATS = ['pprof', 'jfr', 'flamegraph', 'tree', 'svg', 'speedscope', 'collapsed
            'summary', 'traces', 'flat', 'threads', 'json', 'text', 'core', 'html', '', 'x' * 200]
 ACTIONS = ['stacks', 'heapdump', 'coredump', 'restart', 'dump', '', 'stacks/x']
 QKEYS = ['format', 'info', 'limit', 'status', 'worker', 'instance', 'user', 'q', 'service', 'before', 'after',
+         'host', 'before_host', 'after_host', 'batch',
          'agent', 'pid', 'x', '', 'format[]', 'FORMAT']
 STATUSES = ['RUNNING', 'FINISHED', 'STOPPED', 'FAILED', 'running', '']
 
@@ -592,8 +593,15 @@ else
 	not_ok "RSS ${END_RSS:-?} kB after the run, under 2 x ${WARM_RSS:-?} kB + 20 MiB (seed $SEED)"
 fi
 
-curl -s --max-time 10 --unix-socket "$SOCK" "http://nprofd/api/v1/instances?limit=10000" >"$TMP/inst.json"
-STARTED=$(report "$TMP/inst.json" 'len(j["instances"])')
+# (asked until it answers, for up to a minute: the run's last connections
+# may still hold the daemon's slots)
+for ((i = 0; i < 60; i++)); do
+	curl -s --max-time 10 --unix-socket "$SOCK" "http://nprofd/api/v1/instances?limit=10000" >"$TMP/inst.json"
+	STARTED=$(report "$TMP/inst.json" 'len(j["instances"])')
+	[ -n "$STARTED" ] && break
+	sleep 1
+done
+[ -n "$STARTED" ] || diag "GET /api/v1/instances answered: $(head -c 300 "$TMP/inst.json")"
 check "instances and actions really ran: ${STARTED:-none} ($(report "$TMP/inst.json" \
 	'", ".join("%s %d" % (k, v) for k, v in sorted(__import__("collections").Counter(
 	"%s %s" % (i["kind"], i["status"]) for i in j["instances"]).items()))'))" [ "${STARTED:-0}" -gt 0 ]
