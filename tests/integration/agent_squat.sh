@@ -11,6 +11,10 @@
 # listener that never accepts costs a bounded wait, then ptrace. A real
 # agent is still taken, by root and by its owner, also when the process
 # dropped root after its agent listened.
+# test-alone
+# nprof list asks every agent of the host, one after the other: its
+# stalling squatters would hold a neighbour's list for seconds each, and
+# a neighbour's busy agents its own (one run under two hogs: 20 s).
 . "$(dirname "$0")/lib.sh"
 need_build
 AGENT=$NPROF_BUILD/libnprof.so
