@@ -2,10 +2,14 @@
  * file; see profile_input.h. */
 #include "cli/profile_input.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "output/jfr.h"
@@ -76,10 +80,38 @@ static enum input_kind detect(const char *data, size_t len)
 	return INPUT_COLLAPSED;
 }
 
+/* path opened for reading. /dev/fd/N is the descriptor N as it was
+ * given, not opened again: opening it by its path would check the
+ * permissions anew, which a pipe or file another user handed over (as
+ * nprofd hands a comparison its two profiles) refuses. */
+static FILE *open_input(const char *path)
+{
+	char *end;
+	long fd;
+	int copy;
+	FILE *f;
+
+	if (!strcmp(path, "-"))
+		return stdin;
+	if (strncmp(path, "/dev/fd/", 8) || !isdigit((unsigned char)path[8]))
+		return fopen(path, "rb");
+	errno = 0;
+	fd = strtol(path + 8, &end, 10);
+	if (*end || errno || fd > INT_MAX) {
+		errno = ENOENT;
+		return NULL;
+	}
+	if ((copy = fcntl((int)fd, F_DUPFD_CLOEXEC, 0)) < 0)
+		return NULL;
+	if (!(f = fdopen(copy, "rb")))
+		close(copy);
+	return f;
+}
+
 int cli_read_profile(const char *cmd, const char *path, struct profile **ret_p)
 {
 	const char *name = strcmp(path, "-") ? path : "standard input";
-	FILE *in = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+	FILE *in = open_input(path);
 	char *data = NULL;
 	size_t len = 0;
 	enum input_kind kind;

@@ -551,17 +551,10 @@ void api_diff(struct daemon *d, const struct request *rq, struct reply *rp)
 	owner = (uid_t)json_integer_value(json_object_get(after, "worker_uid"));
 	if (remote_before || remote_after) {
 		/* Each host gave its profile to this user: nprof reads both, as
-		 * open files, as this user (root's as nobody: it needs no
-		 * privilege, and no other user's uid is this host's to take).
-		 * nprof opens AFTER again by /dev/fd/3, which a pipe of root's
-		 * refuses another user: the pipes become the user's. */
+		 * the open files it is given, as this user (root's as nobody: it
+		 * needs no privilege, and no other user's uid is this host's to
+		 * take). */
 		owner = rq->user.uid ? rq->user.uid : 65534;
-		if ((remote_before && fchown(fb, owner, (gid_t)-1) < 0) ||
-		    (remote_after && fchown(fa, owner, (gid_t)-1) < 0)) {
-			reply_error(rp, 500, NULL, "comparing the two profiles failed: cannot hand "
-				    "their pipes to uid %u: %s", (unsigned)owner, strerror(errno));
-			goto out;
-		}
 	} else if (json_integer_value(json_object_get(before, "worker_uid")) !=
 		   json_integer_value(json_object_get(after, "worker_uid"))) {
 		/* each is read as its owner; no one user may read both */

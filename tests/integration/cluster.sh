@@ -366,6 +366,9 @@ on a GET "/api/v1/diff?before=$AB&before_host=zz&after=$AC&after_host=c"
 check "a host not in the cluster, for before: 404 naming before" error_names 404 before
 on b GET "/api/v1/diff?before=$AB&after=$AC&after_host=c"
 check "the same from b's own socket to c: compared too (b asks c itself)" [ "$CODE" = 200 ]
+on b GET "/api/v1/diff?before=$AC&before_host=c&after=$AB&format=flat"
+check "and the other way, b's own (a root-only file) after c's: compared by nprof as nobody, given both open" \
+	[ "$CODE" = 200 ]
 on a GET "/api/v1/host?host=c"
 check "GET /api/v1/host?host=c through a: c's facts ($CODE)" \
 	[ "$CODE,$(json "$TMP/api.out" 'j["kernel"]')" = "200,$(uname -r)" ]

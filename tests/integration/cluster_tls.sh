@@ -60,7 +60,7 @@ chmod 600 "$D/cluster.key"
 # CA.pem and, unless CLIENT is "none", nprofd's client certificate.
 start_host() {
 	local name=$1 client="etcd_cert = $D/nprofd.pem
-etcd_key = $D/nprofd.key" i
+etcd_key = $D/nprofd.key"
 	[ "${4:-}" = none ] && client=
 	cat >"$D/$name.conf" <<CONF
 [cluster]
@@ -71,17 +71,7 @@ etcd_ca = $D/$3.pem
 $client
 hosts_cache = 0
 CONF
-	mkdir -p "$D/$name"
-	"$NPROFD" --config "$D/$name.conf" --socket "$D/$name.sock" --state-dir "$D/$name/state" \
-		--listen "$2:0" 2>"$D/$name.log" &
-	bg_pids+=("$!")
-	for ((i = 0; i < 200; i++)); do
-		grep -q 'listening on' "$D/$name.log" 2>/dev/null && return 0
-		kill -0 "$!" 2>/dev/null || break
-		sleep 0.05
-	done
-	diag_file "$D/$name.log"
-	return 1
+	start_daemon "$D/$name.conf" "$name" "$2"
 }
 on() {
 	local s=$1

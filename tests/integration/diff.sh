@@ -68,6 +68,22 @@ else
 	skip "the diff page in a browser" "$BROWSER_WHY"
 fi
 
+# Files handed over open, as nprofd hands a comparison its two profiles:
+# /dev/fd/N is read as given, never opened again by a user who could not.
+if [ "$(id -u)" = 0 ]; then
+	install -m 600 "$TMP/before.collapsed" "$TMP/root_before.collapsed"
+	install -m 600 "$TMP/after.collapsed" "$TMP/root_after.collapsed"
+	timeout 30 $AS_NOBODY "$NPROF" diff /dev/fd/3 /dev/fd/4 -o flat 3<"$TMP/root_before.collapsed" \
+		4<"$TMP/root_after.collapsed" >"$TMP/fd.flat" 2>"$TMP/fd.err"
+	"$NPROF" diff "$TMP/before.collapsed" "$TMP/after.collapsed" -o flat >"$TMP/path.flat" 2>/dev/null
+	check "as nobody, two root-only files given open as /dev/fd/3 and /dev/fd/4: the same table as by their paths" \
+		cmp -s "$TMP/fd.flat" "$TMP/path.flat"
+	run_nprof 30 diff /dev/fd/3 "$TMP/after.collapsed"
+	check "/dev/fd/3 not open: one line naming it" eval 'one_error_line && err_says "/dev/fd/3"'
+else
+	skip "files handed over open" "needs root"
+fi
+
 # --- errors: one line each --------------------------------------------------------------
 
 run_nprof 30 diff "$TMP/before.collapsed"

@@ -580,22 +580,27 @@ http() {
 		${1:+-H "Authorization: Bearer $1"} ${4:+--data-binary "$4"} "http://$HTTP_ADDR$3")
 }
 
-# start_daemon CONFIG: nprofd on this test's socket and state; sets
-# DAEMON and HTTP_ADDR once it listens (up to 10 s).
+# start_daemon CONFIG [NAME IP]: nprofd on this test's socket and state
+# ($SOCK, $D/state, its log $D/log, on 127.0.0.1), or NAME's
+# ($D/NAME.sock, $D/NAME/state, $D/NAME.log, on IP); sets DAEMON and
+# HTTP_ADDR once it listens (up to 10 s).
 start_daemon() {
-	local i
-	: >"$D/log"
-	"$NPROFD" --config "$1" --socket "$SOCK" --state-dir "$D/state" --listen 127.0.0.1:0 \
-		2>"$D/log" &
+	local i sock=$SOCK state=$D/state log=$D/log ip=127.0.0.1
+	if [ -n "${2:-}" ]; then
+		sock=$D/$2.sock state=$D/$2/state log=$D/$2.log ip=$3
+		mkdir -p "$D/$2"
+	fi
+	: >"$log"
+	"$NPROFD" --config "$1" --socket "$sock" --state-dir "$state" --listen "$ip:0" 2>"$log" &
 	DAEMON=$!
 	bg_pids+=("$DAEMON")
 	for ((i = 0; i < 200; i++)); do
-		HTTP_ADDR=$(sed -n 's|.*listening on http://\([^/]*\)/.*|\1|p' "$D/log" | head -1)
+		HTTP_ADDR=$(sed -n 's|.*listening on http://\([^/]*\)/.*|\1|p' "$log" | head -1)
 		[ -n "$HTTP_ADDR" ] && return 0
 		kill -0 "$DAEMON" 2>/dev/null || break
 		sleep 0.05
 	done
-	diag_file "$D/log"
+	diag_file "$log"
 	return 1
 }
 
