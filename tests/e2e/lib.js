@@ -69,6 +69,19 @@ async function newPage(browser, errors) {
 	return page;
 }
 
+// The page's main-thread CPU time so far, in ms (Chromium's ThreadTime
+// metric). Bars on the pages' speed compare CPU times the page spent,
+// one action's against another's: wall time on a shared host measures
+// the neighbours, and an absolute bar measures the machine.
+async function cpuMeter(page) {
+	const cdp = await page.context().newCDPSession(page);
+	await cdp.send('Performance.enable');
+	return async () => {
+		const { metrics } = await cdp.send('Performance.getMetrics');
+		return 1000 * metrics.find(m => m.name === 'ThreadTime').value;
+	};
+}
+
 // Pixel statistics of a PNG (a screenshot's buffer), decoded by the
 // browser: { width, height, colors: distinct colours, fg: fraction of pixels
 // that differ from the most common colour (the background), sd: standard
@@ -155,4 +168,4 @@ async function noteStop(page, errors, file) {
 }
 
 module.exports = { ok, note, done, launch, newPage, artifactDir, pixelStats, screenshotNotBlank,
-	guardPage, noteStop };
+	guardPage, noteStop, cpuMeter };

@@ -30,59 +30,24 @@ function kindOf(f) { return f < 0 ? -1 : DATA.funcs[f * 4 + 3]; }
  * A tree is a set of typed arrays indexed by node: func, total, self,
  * parent, depth, left (value offset from the root's left edge) and the
  * children in name order (kids, from kidStart, kidCount long). */
-function finish(func, total, self, parent, n, preorder) {
+function finish(func, total, self, parent, n) {
 	const kidCount = new Uint32Array(n), kidStart = new Uint32Array(n), kids = new Uint32Array(n);
 	const depth = new Uint32Array(n), left = new Float64Array(n);
 	for (let i = 1; i < n; i++) kidCount[parent[i]]++;
 	for (let i = 1, s = 0; i < n; i++) { s += kidCount[i - 1]; kidStart[i] = s; }
+	// Every builder numbers parents before children and siblings in name
+	// order (function ids are in name order), so one pass places
+	// everything: a node starts where its sibling before it ends, or at
+	// its parent's left edge. kidCount counts the children placed so far,
+	// and ends as it was.
 	let maxDepth = 0;
-	if (preorder) {
-		// From the writer: parents before children, siblings in name
-		// order, so one pass places everything: a node starts where its
-		// sibling before it ends, or at its parent's left edge. kidCount
-		// counts the children placed so far, and ends as it was.
-		kidCount.fill(0);
-		for (let i = 1; i < n; i++) {
-			const p = parent[i], k = kidStart[p] + kidCount[p]++;
-			depth[i] = depth[p] + 1;
-			if (depth[i] > maxDepth) maxDepth = depth[i];
-			left[i] = k > kidStart[p] ? left[kids[k - 1]] + total[kids[k - 1]] : left[p];
-			kids[k] = i;
-		}
-		return { n, func, total, self, parent, depth, left, kids, kidStart, kidCount, maxDepth };
-	}
-	const fill = new Uint32Array(n);
-	for (let i = 1; i < n; i++) { const p = parent[i]; kids[kidStart[p] + fill[p]++] = i; }
-	// Function ids are numbered in name order by the writer.
-	// Most nodes have a few children: insertion sort in place, without
-	// the subarray and comparator calls a million small sorts would cost.
-	const byFunc = (x, y) => func[x] - func[y];
-	for (let i = 0; i < n; i++) {
-		const s = kidStart[i], e = s + kidCount[i];
-		if (e - s > 16) {
-			kids.subarray(s, e).sort(byFunc);
-			continue;
-		}
-		for (let a = s + 1; a < e; a++) {
-			const x = kids[a], fx = func[x];
-			let b = a - 1;
-			while (b >= s && func[kids[b]] > fx) { kids[b + 1] = kids[b]; b--; }
-			kids[b + 1] = x;
-		}
-	}
-	// Breadth first from the root: parents are placed before children.
-	const order = new Uint32Array(n);
-	for (let k = 0, end = 1; k < end; k++) {
-		const i = order[k];
-		let x = left[i];
-		for (let c = kidStart[i], e = c + kidCount[i]; c < e; c++) {
-			const j = kids[c];
-			depth[j] = depth[i] + 1;
-			if (depth[j] > maxDepth) maxDepth = depth[j];
-			left[j] = x;
-			x += total[j];
-			order[end++] = j;
-		}
+	kidCount.fill(0);
+	for (let i = 1; i < n; i++) {
+		const p = parent[i], k = kidStart[p] + kidCount[p]++;
+		depth[i] = depth[p] + 1;
+		if (depth[i] > maxDepth) maxDepth = depth[i];
+		left[i] = k > kidStart[p] ? left[kids[k - 1]] + total[kids[k - 1]] : left[p];
+		kids[k] = i;
 	}
 	return { n, func, total, self, parent, depth, left, kids, kidStart, kidCount, maxDepth };
 }
@@ -108,7 +73,7 @@ function decode(nodes) {
 		}
 		if (kids > 0) { stack.push(i); remaining.push(kids); }
 	}
-	return finish(func.subarray(0, n), total.subarray(0, n), self.subarray(0, n), parent.subarray(0, n), n, true);
+	return finish(func.subarray(0, n), total.subarray(0, n), self.subarray(0, n), parent.subarray(0, n), n);
 }
 
 // The same samples merged from the other end of each stack: every node
@@ -119,67 +84,77 @@ function decode(nodes) {
 // function id instead of a hash of (parent, function) — a hash with
 // millions of keys made this take seconds on 100,000 stacks.
 function invert(t) {
-	let cap = 1024, n = 1;
-	let func = new Int32Array(cap), total = new Float64Array(cap), self = new Float64Array(cap), parent = new Uint32Array(cap);
-	const grow = (A, old) => { const x = new A(cap); x.set(old); return x; };
-	let m = 0, nfunc = 0;
+	// A walker makes at most one node per frame it walks, so the frames
+	// under every stack's end bound the node count.
+	let m = 0, nfunc = 0, cap = 1;
 	for (let i = 1; i < t.n; i++) {
-		if (t.self[i]) m++;
+		if (t.self[i]) { m++; cap += t.depth[i]; }
 		if (t.func[i] >= nfunc) nfunc = t.func[i] + 1;
 	}
-	// A walker: the forward node it looks at next, its weight, and the
-	// reversed node it stands in. Walkers stay sorted by that node.
-	let at = new Int32Array(m), w = new Float64Array(m), grp = new Int32Array(m);
-	let nat = new Int32Array(m), nw = new Float64Array(m), ngrp = new Int32Array(m);
-	const stamp = new Int32Array(nfunc).fill(-1), childOf = new Int32Array(nfunc);
-	const count = new Int32Array(m + 1);
-	func[0] = -1; total[0] = t.total[0]; self[0] = t.self[0];
+	const func = new Int32Array(cap), total = new Float64Array(cap), self = new Float64Array(cap), parent = new Uint32Array(cap);
+	// Each forward node's function and parent side by side: a walker's
+	// step up costs one cache miss, not two. The root's function is -1.
+	const up = new Int32Array(2 * t.n);
+	up[0] = -1;
+	for (let i = 1; i < t.n; i++) { up[2 * i] = t.func[i]; up[2 * i + 1] = t.parent[i]; }
+	// A walker: the function of the forward node it stands on, that
+	// node's parent, its weight, and the reversed node it stands in.
+	// Walkers stay sorted by that reversed node.
+	let wf = new Int32Array(m), wp = new Int32Array(m), w = new Float64Array(m), grp = new Int32Array(m);
+	let nf = new Int32Array(m), np = new Int32Array(m), nw = new Float64Array(m), ngrp = new Int32Array(m);
 	let len = 0;
 	for (let i = 1; i < t.n; i++)
-		if (t.self[i]) { at[len] = i; w[len] = t.self[i]; grp[len] = 0; len++; }
+		if (t.self[i]) { wf[len] = up[2 * i]; wp[len] = up[2 * i + 1]; w[len] = t.self[i]; len++; }
+	// Per function, within the group at hand: how many walkers stand on
+	// it, then where they go next; stamp says which group an entry is of.
+	const stamp = new Int32Array(nfunc).fill(-1), childOf = new Int32Array(nfunc);
+	const count = new Int32Array(nfunc), seen = new Int32Array(nfunc);
+	func[0] = -1; total[0] = t.total[0]; self[0] = t.self[0];
+	let n = 1;
 	while (len > 0) {
 		let nlen = 0;
 		for (let a = 0; a < len;) {
 			const g = grp[a];
 			let b = a;
 			while (b < len && grp[b] === g) b++;
-			// Pass 1: a child of g per distinct function, and how many
-			// walkers go to each.
-			const first = n;
+			// Pass 1: the functions the walkers of g stand on, and how
+			// many stand on each; a walker at the root ends in g.
+			let nseen = 0;
 			for (let k = a; k < b; k++) {
-				const x = at[k];
-				if (x === 0) { self[g] += w[k]; continue; }
-				const f = t.func[x];
-				if (stamp[f] !== g) {
-					stamp[f] = g;
-					if (n === cap) {
-						cap *= 2;
-						func = grow(Int32Array, func); total = grow(Float64Array, total);
-						self = grow(Float64Array, self); parent = grow(Uint32Array, parent);
-					}
-					childOf[f] = n;
-					func[n] = f; parent[n] = g; count[n - first] = 0;
-					n++;
-				}
-				const c = childOf[f];
-				total[c] += w[k];
-				count[c - first]++;
+				const f = wf[k];
+				if (f < 0) { self[g] += w[k]; continue; }
+				if (stamp[f] !== g) { stamp[f] = g; count[f] = 0; seen[nseen++] = f; }
+				count[f]++;
 			}
-			// Pass 2: the walkers step up, sorted by child.
-			for (let c = first, s = nlen; c < n; c++) { const k = count[c - first]; count[c - first] = s; s += k; }
+			// g's children in name order, so the tree needs no sorting.
+			if (nseen > 16) seen.subarray(0, nseen).sort();
+			else for (let i = 1; i < nseen; i++) {
+				const x = seen[i];
+				let j = i - 1;
+				while (j >= 0 && seen[j] > x) { seen[j + 1] = seen[j]; j--; }
+				seen[j + 1] = x;
+			}
+			for (let i = 0; i < nseen; i++) {
+				const f = seen[i];
+				childOf[f] = n; func[n] = f; parent[n] = g;
+				const c = count[f];
+				count[f] = nlen; nlen += c;
+				n++;
+			}
+			// Pass 2: each walker steps up into its child's slot.
 			for (let k = a; k < b; k++) {
-				const x = at[k];
-				if (x === 0) continue;
-				const c = childOf[t.func[x]], to = count[c - first]++;
-				nat[to] = t.parent[x]; nw[to] = w[k]; ngrp[to] = c;
-				nlen++;
+				const f = wf[k];
+				if (f < 0) continue;
+				const c = childOf[f], to = count[f]++, x = wp[k];
+				total[c] += w[k];
+				nf[to] = up[2 * x]; np[to] = up[2 * x + 1]; nw[to] = w[k]; ngrp[to] = c;
 			}
 			a = b;
 		}
-		[at, nat] = [nat, at]; [w, nw] = [nw, w]; [grp, ngrp] = [ngrp, grp];
+		[wf, nf] = [nf, wf]; [wp, np] = [np, wp]; [w, nw] = [nw, w]; [grp, ngrp] = [ngrp, grp];
 		len = nlen;
 	}
-	return finish(func.subarray(0, n), total.subarray(0, n), self.subarray(0, n), parent.subarray(0, n), n, false);
+	return finish(func.subarray(0, n), total.subarray(0, n), self.subarray(0, n), parent.subarray(0, n), n);
 }
 
 /* ---- Formatting ---- */
