@@ -416,7 +416,26 @@ const startCpu = async (page, workers, instances) => page.evaluate(async ({ work
 				`${HOST}'s split against ${OTHER}'s wall_split: burn_sixty and wall_compute in the table`,
 				textO.slice(0, 300));
 			await shot(page, 'compare two hosts');
+			// Under every host a worker is named with its host, and
+			// picking one picks its host: two hosts' workers may share
+			// an id (each host has its own PID namespace here).
 			await page.click('#nav a[data-view=instances]');
+			const row = `#i-list tr[data-id="${K(inst)}"]`;
+			await page.waitForSelector(row);
+			const wid = await page.getAttribute(`${row} td.c-worker a`, 'title');
+			const opt = await page.locator(`#i-worker option[value="${HOST}/${wid}"]`).innerText().catch(() => '');
+			ok(opt.endsWith(` on ${HOST}`), `every host: the worker menu names ${HOST}'s worker with its host: ${opt}`);
+			await page.selectOption('#i-worker', `${HOST}/${wid}`);
+			// until the list is HOST's alone (the one before stays until
+			// the new one arrives)
+			await page.waitForFunction(h => document.getElementById('i-host').value === h &&
+				[...document.querySelectorAll('#i-list tr[data-id]')].every(r => r.dataset.id.startsWith(h + '/')),
+				HOST, { timeout: 10000 }).catch(() => {});
+			const shown = await page.$$eval('#i-list tr[data-id]', rs => rs.map(r => r.dataset.id));
+			ok(await page.inputValue('#i-host') === HOST && endsHost(`#\\/instances\\?worker=${wid}`).test(page.url()) &&
+				shown.includes(K(inst)) && !shown.includes(K(inst2)) && !shown.includes(KO(instO)),
+				`picking it shows that worker's instances on ${HOST} alone: ${page.url()} [${shown.join(' ')}]`);
+			await page.selectOption('#i-worker', '');
 			await page.selectOption('#i-host', HOST);
 		}
 

@@ -12,9 +12,10 @@
 # agent is still taken, by root and by its owner, also when the process
 # dropped root after its agent listened.
 # test-alone
-# nprof list asks every agent of the host, one after the other: its
-# stalling squatters would hold a neighbour's list for seconds each, and
-# a neighbour's busy agents its own (one run under two hogs: 20 s).
+# nprof list asks every agent of the host: its stalling squatters would
+# hold a neighbour's list for a bounded wait (10 s), and a neighbour's
+# busy agents its own (one run under two hogs: 20 s, when list still
+# asked one agent after the other).
 . "$(dirname "$0")/lib.sh"
 need_build
 AGENT=$NPROF_BUILD/libnprof.so
@@ -183,8 +184,25 @@ if start_prog stall $AS_NOBODY "$PY" "$TMP/squat.py" "$T" "$LOG" stall; then
 		not_ok "stacks past a listener that never accepts: ptrace after a bounded wait"
 		np_diag
 	fi
-	kill -KILL "$PID"
-	wait_pid "$PID" 5
+	# Three such listeners: list asks the agents at once, so it takes
+	# about the one bounded wait stacks took, not three of them.
+	one_wait=$NP_SECS stallers=("$PID")
+	for k in 2 3; do
+		start_prog "target$k" sh -c 'echo ready; exec sleep 120' || break
+		start_prog "stall$k" $AS_NOBODY "$PY" "$TMP/squat.py" "$PID" "$LOG" stall || break
+		stallers+=("$PID")
+	done
+	run_nprof 100 list
+	stalled=$(grep -c "agent (@nprof-agent-[0-9]*): Connection timed out)\$" "$TMP/np.out")
+	if [ "$NP_RC" -eq 0 ] && [ "$stalled" -eq 3 ] && less_than "$NP_SECS" "$(awk -v s="$one_wait" 'BEGIN { print 2 * s }')"; then
+		ok "list past three listeners that never accept: ${NP_SECS}s, one wait ${one_wait}s"
+	else
+		not_ok "list past three listeners that never accept: under twice one wait (${one_wait}s)"
+		diag "$stalled of 3 timed out, ${NP_SECS}s"
+		np_diag
+	fi
+	kill -KILL "${stallers[@]}"
+	for p in "${stallers[@]}"; do wait_pid "$p" 5; done
 else
 	not_ok "the stalling squatter starts"
 fi

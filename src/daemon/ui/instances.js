@@ -351,18 +351,32 @@ NP.views.compare = {
 	leave() { clear($('c-viewer')); },
 };
 
-// The worker filter: every worker the user sees, and those instances name.
+// The worker filter: every worker the user sees, and those the instances
+// name. A worker is of one host: another host's is named with it, and
+// picking it picks its host too (under "every host", two hosts' workers
+// may share an id).
 function fillWorkers(sel, list) {
 	const s = $('i-worker'), have = new Set([...s.options].map(o => o.value));
-	const add = (id, text) => { if (!have.has(id)) { have.add(id); s.appendChild(h('option', { value: id }, text)); } };
-	for (const w of (NP.workers && NP.workers.list) || []) add(w.id, `${w.name} (${w.pid})`);
-	for (const i of list || []) add(i.worker, `${workerName(i)}`);
-	if (sel) add(sel, sel);
-	s.value = sel;
+	const add = (x, text) => {
+		const k = key(x);
+		if (have.has(k)) return;
+		have.add(k);
+		s.appendChild(h('option', { value: k, dataset: { id: x.id, host: remote(x) ? x.host : '' } },
+			text + (remote(x) ? ' on ' + x.host : '')));
+	};
+	for (const w of (NP.workers && NP.workers.list) || []) add(w, `${w.name} (${w.pid})`);
+	for (const i of list || []) add({ id: i.worker, host: i.host }, workerName(i));
+	const chosen = { id: sel, host: NP.hosts.choice === '*' ? '' : NP.hosts.choice };
+	if (sel) add(chosen, sel);
+	s.value = sel ? key(chosen) : '';
 }
 function filterChanged() {
-	const q = new URLSearchParams();
-	if ($('i-worker').value) q.set('worker', $('i-worker').value);
+	const o = $('i-worker').selectedOptions[0], q = new URLSearchParams();
+	if (o && o.value) {
+		q.set('worker', o.dataset.id);
+		if (o.dataset.host) q.set('host', o.dataset.host);
+		else if (NP.hosts.choice) NP.hosts.choose('');
+	}
 	if ($('i-status').value) q.set('status', $('i-status').value);
 	NP.go('#/instances' + (q.toString() ? '?' + q : ''));
 }
