@@ -10,8 +10,10 @@
 # (huge, many, junk Content-Length, chunked with junk), query strings and
 # bodies (random JSON, deep nesting, huge strings, invalid UTF-8, huge
 # numbers, NULs). POSTs to /api/v1/instances use a real worker (a
-# `sleep 300`) some of the time, so that profiles really run, are
-# stopped, downloaded and converted.
+# `sleep 300`) some of the time, and one request in 100 of each thread
+# (its first among them) is a well-formed start of a profile or a thread
+# dump on it, so that profiles really run, are stopped, downloaded and
+# converted, however few requests a busy host gets through.
 #
 # Checks: the daemon is alive at the end and answers GET /api/v1/whoami;
 # no reply had a 5xx status (but 505 to a request line whose version is
@@ -442,9 +444,29 @@ def complete(buf, method, want):
     return True
 
 
-def one(gen):
-    req, version, method, want, incomplete = gen.request()
-    unix = gen.chance(0.6)
+def well_formed_start(gen):
+    """A well-formed start on the real worker, as root over the socket: a
+    short profile or a thread dump. Each thread sends one every
+    START_EVERY requests, its first one included: a slow or busy host
+    sends fewer requests, and the random ones alone started none in one
+    run under load."""
+    w = WORKERS[0]
+    if gen.chance(0.5):
+        path, body = '/api/v1/instances', {'worker': w, 'mode': gen.r.choice(['cpu', 'wall']), 'duration': '1s'}
+    else:
+        path, body = '/api/v1/workers/%s/stacks' % w, {}
+    data = json.dumps(body).encode()
+    req = (b'POST %s HTTP/1.1\r\nHost: nprofd\r\nContent-Type: application/json\r\n'
+           b'Content-Length: %d\r\nConnection: close\r\n\r\n' % (path.encode(), len(data))) + data
+    return req, 'HTTP/1.1', 'POST', 1, False
+
+
+START_EVERY = 100
+
+
+def one(gen, start=False):
+    req, version, method, want, incomplete = well_formed_start(gen) if start else gen.request()
+    unix = start or gen.chance(0.6)
     limit = 2.0 if incomplete else TIMEOUT
     s = socket.socket(socket.AF_UNIX if unix else socket.AF_INET, socket.SOCK_STREAM)
     s.settimeout(limit)
@@ -515,8 +537,10 @@ def one(gen):
 def run(k):
     gen = Gen(SEED * 1000 + k)
     end = time.monotonic() + SECS
+    n = 0
     while time.monotonic() < end:
-        one(gen)
+        one(gen, n % START_EVERY == 0)
+        n += 1
 
 
 print('seed %d, %d threads, %.0f s' % (SEED, THREADS, SECS), flush=True)

@@ -498,10 +498,12 @@ function selectionChanged() {
 	if (panel) panel.refresh();
 }
 
-async function poll() {
+// ready: what must be known before the list is placed (the host
+// registry, read at entry), asked for meanwhile rather than first.
+async function poll(ready) {
 	try {
 		const q = NP.hosts.query();
-		const j = await api('GET', '/api/v1/workers' + (q ? '?' + q : ''));
+		const [j] = await Promise.all([api('GET', '/api/v1/workers' + (q ? '?' + q : '')), ready]);
 		W.list = j.workers || [];
 		if (NP.hosts.self) for (const w of W.list) if (!w.host) w.host = NP.hosts.self;
 		W.byId = new Map(W.list.map(w => [key(w), w]));
@@ -521,8 +523,7 @@ NP.views.workers = {
 		if (!panel) panel = actionsPanel($('w-actions'), () => [...W.selected].map(id => W.byId.get(id)).filter(Boolean));
 		clearInterval(timer);
 		timer = setInterval(() => { if (!document.hidden) poll(); }, 2000);
-		await NP.hosts.load();
-		await poll();
+		await poll(NP.hosts.load());
 		panel.refresh();
 	},
 	leave() { clearInterval(timer); timer = null; },
