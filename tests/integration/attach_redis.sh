@@ -3,13 +3,13 @@
 # (linked with jemalloc, which its malloc calls reach first) under
 # redis-benchmark load on loopback. Attach, an alloc profile, a heap
 # snapshot, a lock profile and a wall profile, detach — all while the
-# benchmark runs: it sees no error and no connection reset, and redis
-# answers as fast after the detach as before the attach (medians of three
-# bounded runs each; figures in the output).
+# benchmark runs: it sees no error and no connection reset, and a GET
+# costs redis no more CPU after the detach than before the attach (at most
+# twice: medians of five bounded runs each; throughput in the output).
 # test-timeout: 180
 # test-alone
-# it holds redis's throughput after the detach to the one before,
-# which a neighbour's CPU would move.
+# it holds redis's CPU per request after the detach to the one before,
+# and its throughput figures are only worth reading without a neighbour.
 . "$(dirname "$0")/lib.sh"
 need_build
 if ! command -v redis-server >/dev/null || ! command -v redis-benchmark >/dev/null; then
@@ -34,15 +34,30 @@ kill -0 "$RP" 2>/dev/null || { diag_file "$TMP/redis.out"; bail "redis-server st
 check "redis-server answers on 127.0.0.1:$PORT without the agent" \
 	bash -c "redis-cli -p $PORT ping | grep -q PONG && ! grep -q libnprof /proc/$RP/maps"
 
-# rps: the median requests per second of five bounded GET runs.
-rps() {
-	local k
+# cpu_ns: redis-server's CPU time so far, all its threads (schedstat, ns;
+# printf: mawk prints a sum past 2^31 as 2.1e+09, which bash refuses).
+cpu_ns() { cat /proc/"$RP"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s }'; }
+# gets: five bounded GET runs; prints the median requests per second and
+# the median of redis-server's CPU time per GET (ns). Throughput moves
+# with whatever else the host runs (88k to 210k req/s between runs here
+# under two CPU hogs); the CPU a request costs redis hardly does (2.0 to
+# 3.0 us), and a cost left behind (a session still sampling, a hook still
+# in the path) shows there.
+gets() {
+	local k c0 c1 r
 	for k in 1 2 3 4 5; do
-		redis-benchmark -p "$PORT" -q -t get -n 20000 -c 10 -P 4 2>&1 |
-			sed -n 's/.*GET: \([0-9.]*\) requests per second.*/\1/p' | tail -1
-	done | sort -n | sed -n 3p
+		c0=$(cpu_ns)
+		r=$(redis-benchmark -p "$PORT" -q -t get -n 20000 -c 10 -P 4 2>&1 |
+			sed -n 's/.*GET: \([0-9.]*\) requests per second.*/\1/p' | tail -1)
+		c1=$(cpu_ns)
+		echo "${r:-0} $(((c1 - c0) / 20000))"
+	done >"$TMP/gets"
+	echo "$(sort -n -k1,1 "$TMP/gets" | sed -n '3s/ .*//p') $(sort -n -k2,2 "$TMP/gets" | sed -n '3s/.* //p')"
 }
-before=$(rps)
+# The key the GETs read holds what the load below will leave there (a
+# 256-byte value), so that both measures read the same.
+redis-benchmark -p "$PORT" -q -t set -n 1000 -d 256 >/dev/null 2>&1
+read -r before before_ns <<<"$(gets)"
 
 # The load: a few commands, looping until killed.
 redis-benchmark -p "$PORT" -q -l -c 20 -d 256 -t set,get,lpush,incr >"$TMP/load.out" 2>&1 &
@@ -84,13 +99,12 @@ check "redis-benchmark saw no error and no connection reset all along" \
 	bash -c "! grep -qiE 'error|reset|refused|broken' '$TMP/load.out' && grep -q 'requests per second' '$TMP/load.out'"
 grep -iE 'error|reset|refused|broken' "$TMP/load.out" | head -3 | sed 's/^/# /'
 
-after=$(rps)
+read -r after after_ns <<<"$(gets)"
 diag "GET requests per second: $before before the attach, $after after the detach (medians of 5)"
-# Identical runs differ by a third on this shared VM (148k to 208k req/s
-# measured back to back): the bar catches a cost left behind, such as a
-# session still sampling, not a few percent — bench/attach measures that.
-check "redis answers after the detach at $after req/s, before the attach $before (at least half)" \
-	awk -v a="$after" -v b="$before" 'BEGIN { exit !(b > 0 && a >= 0.5 * b) }'
+# The bar catches a cost left behind, not a few percent: bench/attach
+# measures that.
+check "redis's CPU per GET after the detach: $after_ns ns, before the attach $before_ns ns (at most twice)" \
+	awk -v a="$after_ns" -v b="$before_ns" 'BEGIN { exit !(b > 0 && a > 0 && a <= 2 * b) }'
 redis-cli -p "$PORT" shutdown nosave >/dev/null 2>&1
 wait_pid "$RP" 10
 check "redis-server shuts down normally" bash -c "! kill -0 $RP 2>/dev/null"
