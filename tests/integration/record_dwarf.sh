@@ -63,7 +63,8 @@ top_stacks() {
 }
 
 # record_pid LABEL SECONDS_RECORDED PROGRAM_ARGS...: starts the program,
-# records it by PID into $TMP/LABEL.collapsed, waits for its end.
+# records it by PID into $TMP/LABEL.collapsed, waits for its end
+# (INTERVAL: the sampling interval, else nprof's default).
 record_pid() {
 	local label=$1 secs=$2
 	shift 2
@@ -72,7 +73,8 @@ record_pid() {
 		not_ok "$label: the program starts"
 		return 1
 	fi
-	run_nprof 30 record -d "$secs" ${CSTACK:+--cstack $CSTACK} -o collapsed -f "$REC" "$PID"
+	run_nprof 30 record -d "$secs" ${CSTACK:+--cstack $CSTACK} ${INTERVAL:+-i $INTERVAL} \
+		-o collapsed -f "$REC" "$PID"
 	wait_pid "$PID" 20
 	if [ "$NP_RC" -eq 0 ] && is_collapsed "$REC"; then
 		return 0
@@ -86,7 +88,10 @@ for build in nofp fp; do
 	if [ $build = nofp ]; then dir=$PROGS/nofp; else dir=$PROGS; fi
 
 	# --- split: shares and reaching the roots -----------------------------
-	if record_pid "$build-split" 5 "$dir/split" --seconds 7 --truth "$TMP/$build.truth"; then
+	# Every 2 ms: the 1000 samples and more a 5-point bar on a share needs
+	# (split_longer, lib.sh), also when a busy host leaves split one CPU of
+	# two (at 10 ms a CI run under two hogs got 490 and missed by 5.5).
+	if INTERVAL=2ms record_pid "$build-split" 5 "$dir/split" --seconds 7 --truth "$TMP/$build.truth"; then
 		f=$REC
 		diag "$build split: $(total "$f") samples"
 		shares_check "$build split" "$f" "$TMP/$build.truth" "$TOL" samples $FNS
