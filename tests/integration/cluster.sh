@@ -343,8 +343,8 @@ check "and c no longer has it: 404" [ "$CODE" = 404 ]
 
 # --- two hosts' profiles compared through a ---------------------------------------
 # A wall profile of b's sleep and one of c's split, each made on its host;
-# a fetches both (signed for root) and compares them: the same table as
-# nprof diff gives on the two profiles downloaded.
+# a fetches both (signed for root) and compares them: what nprof diff
+# gives on the two profiles downloaded, byte for byte.
 on a GET "/api/v1/workers?host=b"
 WB=$(json "$TMP/api.out" '[w["id"] for w in j["workers"] if w["name"] == "sleep"][0]')
 on a POST "/api/v1/instances?host=b" "{\"worker\": \"$WB\", \"mode\": \"wall\", \"duration\": \"2s\"}"
@@ -361,18 +361,19 @@ curl -s --unix-socket "$D/a.sock" -o "$TMP/c_wall.pb.gz" "http://nprofd/api/v1/a
 # shares come first, so which functions make it varies) and every stack
 # (collapsed, naming c's burn_sixty).
 for f in "flat:[running]" collapsed:burn_sixty; do
-	on a GET "/api/v1/diff?before=$AB&before_host=b&after=$AC&after_host=c&format=${f%%:*}"
-	cp "$TMP/api.out" "$TMP/two_hosts.${f%%:*}"
-	"$NPROF" diff "$TMP/b_wall.pb.gz" "$TMP/c_wall.pb.gz" -o "${f%%:*}" >"$TMP/local.${f%%:*}" 2>"$TMP/local.err"
-	what="b's wall profile ($AB) against c's ($AC), compared through a: nprof diff's own ${f%%:*} of the two, with ${f#*:}"
-	if [ "$CODE" = 200 ] && cmp -s "$TMP/two_hosts.${f%%:*}" "$TMP/local.${f%%:*}" &&
-		grep -qF -- "${f#*:}" "$TMP/local.${f%%:*}"; then
+	fmt=${f%%:*} want=${f#*:}
+	on a GET "/api/v1/diff?before=$AB&before_host=b&after=$AC&after_host=c&format=$fmt"
+	cp "$TMP/api.out" "$TMP/two_hosts.$fmt"
+	"$NPROF" diff "$TMP/b_wall.pb.gz" "$TMP/c_wall.pb.gz" -o "$fmt" >"$TMP/local.$fmt" 2>"$TMP/local.err"
+	what="b's wall profile ($AB) against c's ($AC), compared through a: nprof diff's own $fmt of the two, with $want"
+	if [ "$CODE" = 200 ] && cmp -s "$TMP/two_hosts.$fmt" "$TMP/local.$fmt" &&
+		grep -qF -- "$want" "$TMP/local.$fmt"; then
 		ok "$what"
 	else
 		not_ok "$what"
 		diag "through a ($CODE), then nprof diff on the two downloaded:"
-		diff "$TMP/two_hosts.${f%%:*}" "$TMP/local.${f%%:*}" | head -20 | while IFS= read -r l; do diag "$l"; done
-		diag_file "$TMP/local.${f%%:*}" 20
+		diff "$TMP/two_hosts.$fmt" "$TMP/local.$fmt" | diag_file /dev/stdin 20
+		diag_file "$TMP/local.$fmt" 20
 		diag_file "$TMP/local.err" 3
 	fi
 done

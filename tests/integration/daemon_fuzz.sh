@@ -105,6 +105,11 @@ SEED, SECS, SOCK, ADDR, WORKERS, REPORT = (int(sys.argv[1]), float(sys.argv[2]),
                                            sys.argv[4], sys.argv[5].split(','), sys.argv[6])
 THREADS = 4
 TIMEOUT = 10.0
+# Each thread's first request and every START_EVERY-th after it is a
+# well-formed start (Gen.start_request): a slow or busy host gets fewer
+# requests through, and the random ones alone started none in one run
+# under load.
+START_EVERY = 100
 HOST, PORT = ADDR.rsplit(':', 1)
 
 MODES = ['cpu', 'wall', 'alloc', 'lock', 'page-faults', 'context-switches', 'cycles',
@@ -375,6 +380,20 @@ class Gen:
             want = 2
         return req, version, method, want, incomplete
 
+    def start_request(self):
+        """A well-formed start on the real worker, as root over the
+        socket (one() sends it there): a short profile or a thread dump."""
+        w = WORKERS[0]
+        if self.chance(0.5):
+            path, body = '/api/v1/instances', {'worker': w, 'mode': self.r.choice(['cpu', 'wall']),
+                                               'duration': '1s'}
+        else:
+            path, body = '/api/v1/workers/%s/stacks' % w, {}
+        data = json.dumps(body).encode()
+        req = (b'POST %s HTTP/1.1\r\nHost: nprofd\r\nContent-Type: application/json\r\n'
+               b'Content-Length: %d\r\nConnection: close\r\n\r\n' % (path.encode(), len(data))) + data
+        return req, 'HTTP/1.1', 'POST', 1, False
+
     def chunks(self, body):
         r = self.r
         out = b''
@@ -444,28 +463,8 @@ def complete(buf, method, want):
     return True
 
 
-def well_formed_start(gen):
-    """A well-formed start on the real worker, as root over the socket: a
-    short profile or a thread dump. Each thread sends one every
-    START_EVERY requests, its first one included: a slow or busy host
-    sends fewer requests, and the random ones alone started none in one
-    run under load."""
-    w = WORKERS[0]
-    if gen.chance(0.5):
-        path, body = '/api/v1/instances', {'worker': w, 'mode': gen.r.choice(['cpu', 'wall']), 'duration': '1s'}
-    else:
-        path, body = '/api/v1/workers/%s/stacks' % w, {}
-    data = json.dumps(body).encode()
-    req = (b'POST %s HTTP/1.1\r\nHost: nprofd\r\nContent-Type: application/json\r\n'
-           b'Content-Length: %d\r\nConnection: close\r\n\r\n' % (path.encode(), len(data))) + data
-    return req, 'HTTP/1.1', 'POST', 1, False
-
-
-START_EVERY = 100
-
-
 def one(gen, start=False):
-    req, version, method, want, incomplete = well_formed_start(gen) if start else gen.request()
+    req, version, method, want, incomplete = gen.start_request() if start else gen.request()
     unix = start or gen.chance(0.6)
     limit = 2.0 if incomplete else TIMEOUT
     s = socket.socket(socket.AF_UNIX if unix else socket.AF_INET, socket.SOCK_STREAM)
