@@ -10,7 +10,9 @@
  * and gets "ok[ LEN]\n" (then LEN bytes of the profile for stop, of a
  * profile snapshot -- the profile so far -- for dump, of a thread dump for
  * stacks: stacks.c)
- * or "error MESSAGE\n", then the connection closes. */
+ * or "error MESSAGE\n", then the connection closes. A peer that is neither
+ * this process's user nor root is refused, but for one that the user
+ * namespace hides (peer_proves_access). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -21,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -29,6 +32,7 @@
 #include "agent/agent.h"
 #include "agent/hot/fatal.h"
 #include "agent/hot/hot.h"
+#include "base/hex.h"
 
 #define MAX_LINE 4096
 #define IO_TIMEOUT_S 5
@@ -291,6 +295,60 @@ static void handle(int fd, char *line)
 	}
 }
 
+/* The uid the kernel shows for a user not mapped in our user namespace
+ * (/proc/sys/kernel/overflowuid, 65534 unless changed). */
+static uid_t overflow_uid(void)
+{
+	char buf[32];
+	int fd = open("/proc/sys/kernel/overflowuid", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return 65534;
+	buf[n] = '\0';
+	return (uid_t)strtoul(buf, NULL, 10);
+}
+
+/* A peer of a user namespace above ours shows as the overflow uid: it
+ * may be root, whom a process of a user namespace (`unshare -Ur`) does
+ * not see as uid 0. It is served when it proves that it may ptrace this
+ * process -- what root and our own user may, and nobody else: it writes
+ * the nonce we name at the address we name in our memory
+ * (process_vm_writev), then says "proved". The client's side is
+ * agent_client.c's answer_challenge. */
+static bool peer_proves_access(int fd)
+{
+	static uint8_t proof[16]; /* written by the peer, across processes */
+	uint8_t nonce[16];
+	char hex[2 * sizeof(nonce) + 1], line[16];
+	size_t got = 0;
+	bool ok;
+
+	if (getrandom(nonce, sizeof(nonce), 0) != (ssize_t)sizeof(nonce))
+		return false;
+	memset(proof, 0, sizeof(proof));
+	hex_encode(nonce, sizeof(nonce), hex);
+	reply(fd, "challenge %p %s\n", (void *)proof, hex);
+	while (got < sizeof(line) - 1) {
+		ssize_t n = recv(fd, line + got, sizeof(line) - 1 - got, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+		if (memchr(line, '\n', got))
+			break;
+	}
+	line[got] = '\0';
+	ok = !strcmp(line, "proved\n") &&
+	     !memcmp((const void *)(volatile uint8_t *)proof, nonce, sizeof(nonce));
+	memset(proof, 0, sizeof(proof));
+	return ok;
+}
+
 static void serve(int lfd)
 {
 	struct timeval tv = { IO_TIMEOUT_S, 0 };
@@ -325,7 +383,8 @@ static void serve(int lfd)
 	 * checked credentials are the only gate. Checked after reading the
 	 * request, so that closing does not reset the connection before the
 	 * refusal reaches the peer. */
-	if (cred.uid != 0 && cred.uid != geteuid())
+	if (cred.uid != 0 && cred.uid != geteuid() &&
+	    (cred.uid != overflow_uid() || !peer_proves_access(fd)))
 		reply(fd, "error permission denied: this agent serves uid %d and root, not uid %d\n",
 		      (int)geteuid(), (int)cred.uid);
 	else if (got)

@@ -44,3 +44,15 @@ void hex_encode(const uint8_t *bytes, size_t n, char *out)
 	}
 	out[2 * n] = '\0';
 }
+
+int hex_decode(const char *text, size_t n, uint8_t *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		int hi = digit(text[2 * i]), lo = hi < 0 ? -1 : digit(text[2 * i + 1]);
+
+		if (lo < 0)
+			return -EINVAL;
+		out[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return 0;
+}

@@ -21,4 +21,8 @@ int hex_parse(const char *p, const char *end, unsigned flags,
  * out (2n + 1 bytes): build-ids, digests. */
 void hex_encode(const uint8_t *bytes, size_t n, char *out);
 
+/* Reads the 2n hex digits (either case) at text into the n bytes at out:
+ * 0, or -EINVAL when one is not a digit (out then partly written). */
+int hex_decode(const char *text, size_t n, uint8_t *out);
+
 #endif

@@ -9,12 +9,14 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "base/array.h"
 #include "base/clock.h"
+#include "base/hex.h"
 #include "output/pprof.h"
 #include "symbolize/procfs.h"
 
@@ -222,6 +224,48 @@ int agent_client_probe(pid_t pid, struct diag *d)
 	return 1;
 }
 
+/* An agent in a user namespace below ours sees us as the overflow uid
+ * (root is not mapped there), and asks us to prove that we may ptrace
+ * its process: "challenge ADDR NONCE\n", the nonce to write at ADDR in
+ * its memory (agent/control.c). Returns 0 (answered, or no challenge
+ * came) or -errno with d set. */
+static int answer_challenge(int fd, pid_t pid, struct diag *d)
+{
+	static const char word[] = "challenge ";
+	char line[128];
+	unsigned long long addr;
+	uint8_t nonce[16];
+	char hex[40];
+	size_t got = 0;
+	ssize_t n = recv(fd, line, sizeof(word) - 1, MSG_PEEK | MSG_WAITALL);
+	struct iovec local = { nonce, sizeof(nonce) }, remote;
+
+	if (n != (ssize_t)sizeof(word) - 1 || memcmp(line, word, sizeof(word) - 1))
+		return 0;
+	while (got < sizeof(line) - 1 && (got == 0 || line[got - 1] != '\n')) {
+		n = recv(fd, line + got, 1, 0);
+		if (n <= 0)
+			return diag_set(d, -EPROTO, "PID %d's agent broke off its challenge", (int)pid);
+		got += (size_t)n;
+	}
+	line[got] = '\0';
+	if (sscanf(line, "challenge %llx %39s", &addr, hex) != 2 || strlen(hex) != 32 ||
+	    hex_decode(hex, sizeof(nonce), nonce) < 0)
+		return diag_set(d, -EPROTO, "PID %d's agent sent a challenge that is not one",
+				(int)pid);
+	remote.iov_base = (void *)(uintptr_t)addr;
+	remote.iov_len = sizeof(nonce);
+	if (process_vm_writev(pid, &local, 1, &remote, 1, 0) != (ssize_t)sizeof(nonce))
+		return diag_set(d, -EACCES,
+				"PID %d's agent runs in a user namespace where we are not mapped, "
+				"and we may not ptrace PID %d to prove who we are (%s): run nprof "
+				"as its user or as root",
+				(int)pid, (int)pid, strerror(errno));
+	if (send(fd, "proved\n", 7, MSG_NOSIGNAL) != 7)
+		return diag_set(d, -errno, "PID %d's agent: %s", (int)pid, strerror(errno));
+	return 0;
+}
+
 int agent_client_request(pid_t pid, const char *line, char **ret_data, size_t *ret_len,
 			 struct diag *d)
 {
@@ -235,6 +279,9 @@ int agent_client_request(pid_t pid, const char *line, char **ret_data, size_t *r
 		err = diag_set(d, -errno, "PID %d's agent: %s", (int)pid, strerror(errno));
 		goto out;
 	}
+	err = answer_challenge(fd, pid, d);
+	if (err < 0)
+		goto out;
 	for (;;) {
 		ssize_t n;
 

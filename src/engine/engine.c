@@ -240,6 +240,10 @@ static void add_offcpu_notes(struct engine_run *x)
 		profile_add_note(p, "wall time recorded from outside with perf_events: on-CPU "
 				 "samples every %s of CPU, off-CPU time from every context "
 				 "switch (sched:sched_switch), in samples of %s", iv, iv);
+	if (r->tracefs_mounted)
+		profile_add_note(p, "tracefs was not mounted: nprof mounted it at "
+				 "/sys/kernel/tracing for the sched:sched_switch tracepoint, as "
+				 "perf does");
 	if (x->threads_refused[0])
 		profile_add_note(p, "threads blocked since before the start are under "
 				 "[unknown stack] until they next run: their stacks were not "

@@ -114,6 +114,7 @@ struct recorder {
 	pid_t pid;
 	bool kernel;		/* kernel frames are sampled */
 	bool offcpu;		/* off-CPU spans from sched_switch */
+	bool tracefs_mounted;	/* ... for which nprof mounted tracefs */
 	bool switch_records;	/* context-switches from switch records */
 	uint64_t interval;	/* the effective sampling period */
 	unsigned max_stack;	/* frames per sample: max_depth, and for fp

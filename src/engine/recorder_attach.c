@@ -282,6 +282,7 @@ static int probe_offcpu(struct recorder *r, struct diag *d)
 	if (err < 0)
 		return diag_set(d, err, "%s: %s", p->c.event->def->name, sd.msg);
 	r->offcpu = true;
+	r->tracefs_mounted = p->sched.mounted;
 	if (p->c.force_user_only) {
 		snprintf(why, sizeof(why), "user-space sampling only");
 		return explain_scheduler(r, -EACCES, why, d);

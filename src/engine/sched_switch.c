@@ -5,10 +5,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
+#include <stdatomic.h>
 
 #include "symbolize/procfs.h"
 
 static const char *const tracefs_dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+
+/* This process mounted tracefs (every later load says so too). */
+static atomic_bool mounted_here;
 
 #define FORMAT_MAX (16u << 10)
 
@@ -72,27 +79,60 @@ static int read_file(const char *dir, const char *name, char **ret, size_t *ret_
 	return procfs_read_file(path, FORMAT_MAX, ret, ret_len);
 }
 
+/* Whether tracefs is mounted at /sys/kernel/tracing (its magic number). */
+static bool tracefs_mounted(void)
+{
+	struct statfs sf;
+
+	return statfs(tracefs_dirs[0], &sf) == 0 && sf.f_type == TRACEFS_MAGIC;
+}
+
+/* Finds the tracepoint's directory: dir, with its id read into *buf. */
+static int find_tracepoint(const char **ret_dir, char **buf, size_t *len)
+{
+	int err = -ENOENT;
+
+	for (size_t i = 0; i < sizeof(tracefs_dirs) / sizeof(tracefs_dirs[0]); i++) {
+		int r = read_file(tracefs_dirs[i], "id", buf, len);
+
+		if (r == 0) {
+			*ret_dir = tracefs_dirs[i];
+			return 0;
+		}
+		if (r == -EACCES || r == -EPERM)
+			err = -EACCES;
+	}
+	return err;
+}
+
 int sched_switch_load(struct sched_switch_format *ret, struct diag *d)
 {
 	struct sched_switch_format f = { 0 };
 	const char *dir = NULL;
 	char *buf = NULL, *end;
 	size_t len = 0;
-	int err = -ENOENT;
+	int err = find_tracepoint(&dir, &buf, &len);
 
-	for (size_t i = 0; i < sizeof(tracefs_dirs) / sizeof(tracefs_dirs[0]) && !dir; i++) {
-		int r = read_file(tracefs_dirs[i], "id", &buf, &len);
-
-		if (r == 0)
-			dir = tracefs_dirs[i];
-		else if (r == -EACCES || r == -EPERM)
-			err = -EACCES;
+	/* Not mounted: perf mounts it when it needs it, and so do we (root
+	 * only: the kernel allows no one else). */
+	if (err == -ENOENT && !tracefs_mounted()) {
+		if (mount("nodev", tracefs_dirs[0], "tracefs", 0, NULL) == 0) {
+			atomic_store(&mounted_here, true);
+			err = find_tracepoint(&dir, &buf, &len);
+		} else if (errno == EPERM || errno == EACCES) {
+			err = diag_set(d, -EACCES,
+				       "tracefs is not mounted, and only root may mount it: run "
+				       "`sudo mount -t tracefs nodev /sys/kernel/tracing` once, or "
+				       "nprof as root");
+			goto out;
+		}
 	}
-	if (!dir) {
+	if (err < 0) {
 		err = diag_set(d, err, err == -EACCES
 			       ? "tracefs is root's"
-			       : "the kernel has no sched:sched_switch tracepoint (no tracefs "
-				 "at /sys/kernel/tracing)");
+			       : "the kernel has no sched:sched_switch tracepoint (not in "
+				 "/sys/kernel/tracing/events: a kernel without "
+				 "CONFIG_SCHED_TRACER or tracepoints)");
 		goto out;
 	}
 	f.id = strtoull(buf, &end, 10);
@@ -108,6 +148,7 @@ int sched_switch_load(struct sched_switch_format *ret, struct diag *d)
 			       "field of 4 or 8 bytes", dir);
 		goto out;
 	}
+	f.mounted = atomic_load(&mounted_here);
 	*ret = f;
 	err = 0;
 out:

@@ -6,6 +6,7 @@
 #ifndef NPROF_ENGINE_SCHED_SWITCH_H
 #define NPROF_ENGINE_SCHED_SWITCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,12 +16,17 @@ struct sched_switch_format {
 	uint64_t id;		/* attr.config for PERF_TYPE_TRACEPOINT */
 	unsigned state_offset;	/* prev_state in the raw record */
 	unsigned state_size;	/* 4 or 8 */
+	bool mounted;		/* tracefs was not mounted: this process mounted it */
 };
 
 /* Reads the id and the format from tracefs (/sys/kernel/tracing, else
- * /sys/kernel/debug/tracing). -EACCES when tracefs is not ours to read
- * (it is root's: 0700), -ENOENT when absent, -EPROTO when the format has
- * no usable prev_state; d says which. */
+ * /sys/kernel/debug/tracing). Where tracefs is not mounted (a freshly
+ * booted host: only a tool that needs it mounts it), root mounts it at
+ * /sys/kernel/tracing as perf does, and says so in ret->mounted (of every load after).
+ * -EACCES when tracefs is not ours to read (it is root's: 0700), or not
+ * mounted and not ours to mount; -ENOENT when the kernel has no such
+ * tracepoint; -EPROTO when the format has no usable prev_state; d says
+ * which, and what to do. */
 int sched_switch_load(struct sched_switch_format *ret, struct diag *d);
 
 /* Parses a format file's text (len bytes, need not end in a NUL): the

@@ -23,6 +23,9 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <unistd.h>
+
+#include "base/target_files.h"
 
 #include "unwind/modules.h"
 #include "unwind/unwind_table.h"
@@ -39,6 +42,7 @@
 
 struct dwarf_state {
 	pid_t pid;
+	struct target_files *tf;    /* its files, read as its user may */
 	struct unwind_modules mods; /* changed only between walks */
 };
 
@@ -76,6 +80,7 @@ static void dwarf_state_free(void *state)
 	if (!st)
 		return;
 	unwind_modules_release(&st->mods);
+	target_files_free(st->tf);
 	free(st);
 }
 
@@ -93,6 +98,12 @@ static int dwarf_state_new(pid_t pid, void **ret_state, struct diag *d)
 		return -ENOMEM;
 	st->pid = pid;
 	unwind_modules_init(&st->mods);
+	st->tf = target_files_new(pid);
+	if (!st->tf) {
+		err = diag_set(d, -errno, "cannot read /proc/%d/status: %s", (int)pid,
+			       strerror(errno));
+		goto out;
+	}
 	err = unwind_modules_from_maps(&st->mods, c, pid);
 	if (err < 0) {
 		diag_set(d, err, "cannot read /proc/%d/maps for its unwind tables: %s",
@@ -124,7 +135,7 @@ static const struct unwind_table *mapping_table(struct dwarf_state *st,
 {
 	const struct unwind_table *t = NULL;
 	struct unwind_cache *c = shared_cache();
-	char path[4096 + 64];
+	int fd, err;
 
 	if (!c || !m->path)
 		return NULL;
@@ -135,10 +146,14 @@ static const struct unwind_table *mapping_table(struct dwarf_state *st,
 		if (!vdso || unwind_cache_get_memory(c, vdso, m->end - m->start, &t))
 			return NULL;
 	} else if (m->path[0] == '/' && !strstr(m->path, " (deleted)")) {
-		/* The path is as the target sees it: go through its root so
-		 * that containers work. */
-		snprintf(path, sizeof(path), "/proc/%d/root%s", (int)st->pid, m->path);
-		if (unwind_cache_get(c, path, NULL, &t))
+		/* The mapped file itself (containers, and a world its user
+		 * arranged: base/target_files.h). */
+		fd = target_files_open_mapped(st->tf, m->start, m->end, m->inode, m->path);
+		if (fd < 0)
+			return NULL;
+		err = unwind_cache_get_fd(c, fd, &t);
+		close(fd);
+		if (err)
 			return NULL;
 	} else {
 		return NULL;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "base/hex.h"
+#include "base/target_files.h"
 #include "capture/tracee.h"
 #include "inject/remote_symbol.h"
 #include "symbolize/elf_symtab.h"
@@ -35,81 +36,78 @@ static void build_id_of(int fd, char *hex, size_t len)
 		elf_end(e);
 }
 
-static int copy_file(int from, const char *to)
+/* Whether the file at fd is a usable copy of the agent for a process of
+ * uid: the same build-id, and only uid (or root) could have written it,
+ * since the process is about to run its code. */
+static bool usable_copy(int fd, const char *ours, uid_t uid)
 {
-	char tmp[PATH_MAX + 16], buf[65536];
-	ssize_t n;
-	int fd;
+	char theirs[128];
+	struct stat st;
 
-	snprintf(tmp, sizeof(tmp), "%s.%d", to, (int)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	lseek(from, 0, SEEK_SET);
-	while ((n = read(from, buf, sizeof(buf))) > 0)
-		if (write(fd, buf, (size_t)n) != n) {
-			n = -1;
-			break;
-		}
-	if (n < 0 || fchmod(fd, 0644) < 0 || close(fd) < 0) {
-		int err = errno ? -errno : -EIO;
-
-		unlink(tmp);
-		return err;
-	}
-	if (rename(tmp, to) < 0) {
-		int err = -errno;
-
-		unlink(tmp);
-		return err;
-	}
-	return 0;
+	if (fstat(fd, &st) < 0 || (st.st_uid != uid && st.st_uid != 0) ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH)))
+		return false;
+	build_id_of(fd, theirs, sizeof(theirs));
+	return !strcmp(ours, theirs);
 }
 
 /* The library's path as pid sees it: lib itself when that is the same
- * file there, else a copy in its /tmp named by build-id (an existing copy
- * is used only when its build-id matches). */
+ * file there, else a copy in its /tmp named by its user and build-id (an
+ * existing copy is used only when it is that user's and its build-id
+ * matches). Every look and the copy in the process's world are made with
+ * its user's rights (target_files.h): root never writes there. */
 static int visible_path(pid_t pid, const char *lib, struct agent_load *r, struct diag *d)
 {
-	char there[PATH_MAX + 32], ours[128], theirs[128];
+	char ours[128];
 	struct stat a, b;
-	int fd = open(lib, O_RDONLY | O_CLOEXEC), cfd;
+	struct target_files *tf = NULL;
+	int fd = open(lib, O_RDONLY | O_CLOEXEC), there = -1, err;
 
 	if (fd < 0)
 		return diag_set(d, -errno, "cannot read the agent %s: %s", lib, strerror(errno));
-	snprintf(there, sizeof(there), "/proc/%d/root%s", (int)pid, lib);
-	if (fstat(fd, &a) == 0 && stat(there, &b) == 0 && a.st_dev == b.st_dev &&
-	    a.st_ino == b.st_ino) {
-		snprintf(r->path, sizeof(r->path), "%s", lib);
-		close(fd);
-		return 0;
+	tf = target_files_new(pid);
+	if (!tf) {
+		err = diag_set(d, -errno, "cannot read /proc/%d/status: %s", (int)pid,
+			       strerror(errno));
+		goto out;
 	}
+	there = target_files_open(tf, lib);
+	if (there >= 0 && fstat(fd, &a) == 0 && fstat(there, &b) == 0 &&
+	    a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+		snprintf(r->path, sizeof(r->path), "%s", lib);
+		err = 0;
+		goto out;
+	}
+	if (there >= 0)
+		close(there);
 	build_id_of(fd, ours, sizeof(ours));
 	if (!ours[0]) {
-		close(fd);
-		return diag_set(d, -EINVAL, "the agent %s has no build-id to name its copy by", lib);
+		err = diag_set(d, -EINVAL, "the agent %s has no build-id to name its copy by", lib);
+		goto out;
 	}
-	snprintf(r->path, sizeof(r->path), "/tmp/nprof-agent-%.80s.so", ours);
-	snprintf(there, sizeof(there), "/proc/%d/root%s", (int)pid, r->path);
-	cfd = open(there, O_RDONLY | O_CLOEXEC);
-	if (cfd >= 0) {
-		build_id_of(cfd, theirs, sizeof(theirs));
-		close(cfd);
-		if (!strcmp(ours, theirs)) {
-			close(fd);
-			return 0;
-		}
-		unlink(there);
+	snprintf(r->path, sizeof(r->path), "/tmp/nprof-agent-%u-%.80s.so",
+		 (unsigned)target_files_uid(tf), ours);
+	there = target_files_open(tf, r->path);
+	if (there >= 0 && usable_copy(there, ours, target_files_uid(tf))) {
+		err = 0;
+		goto out;
 	}
-	cfd = copy_file(fd, there);
-	close(fd);
-	if (cfd < 0)
-		return diag_set(d, cfd,
-				"the agent is not in process %d's filesystem (another mount "
-				"namespace) and copying it to %s there failed: %s",
-				(int)pid, r->path, strerror(-cfd));
+	err = target_files_install(tf, fd, r->path);
+	if (err < 0) {
+		err = diag_set(d, err,
+			       "the agent is not in process %d's filesystem (another mount "
+			       "namespace) and copying it to %s there as its user (uid %u) "
+			       "failed: %s",
+			       (int)pid, r->path, (unsigned)target_files_uid(tf), strerror(-err));
+		goto out;
+	}
 	r->copied = true;
-	return 0;
+out:
+	if (there >= 0)
+		close(there);
+	target_files_free(tf);
+	close(fd);
+	return err;
 }
 
 /* Where to call: dlopen in the C library (glibc >= 2.34), else in

@@ -12,16 +12,22 @@
 #include <string.h>
 #include <unistd.h>
 
-/* One line of /proc/PID/maps: start, offset and path (NULL when none). */
-static bool parse_line(char *line, uint64_t *start, uint64_t *offset, char **path)
+#include "base/target_files.h"
+
+/* One line of /proc/PID/maps: its range, offset, inode and path (NULL
+ * when none). */
+static bool parse_line(char *line, struct remote_mapping *ret, char **path)
 {
-	unsigned long long s, e, off;
+	unsigned long long s, e, off, ino;
 	int used = 0;
 
-	if (sscanf(line, "%llx-%llx %*4s %llx %*s %*u %n", &s, &e, &off, &used) < 3 || !used)
+	if (sscanf(line, "%llx-%llx %*4s %llx %*s %llu %n", &s, &e, &off, &ino, &used) < 4 ||
+	    !used)
 		return false;
-	*start = s;
-	*offset = off;
+	ret->start = s;
+	ret->end = e;
+	ret->offset = off;
+	ret->inode = ino;
 	line[strcspn(line, "\n")] = '\0';
 	*path = line[used] == '/' ? line + used : NULL;
 	return true;
@@ -34,10 +40,10 @@ static bool name_has_prefix(const char *path, const char *prefix)
 	return !strncmp(base ? base + 1 : path, prefix, strlen(prefix));
 }
 
-/* Calls found(ctx, start, offset, path) for each file mapping until it
+/* Calls found(ctx, mapping, path) for each file mapping until it
  * returns true. */
 static int each_mapping(pid_t pid,
-			bool (*found)(void *ctx, uint64_t start, uint64_t offset, const char *path),
+			bool (*found)(void *ctx, const struct remote_mapping *m, const char *path),
 			void *ctx)
 {
 	char file[64], *line = NULL;
@@ -50,11 +56,10 @@ static int each_mapping(pid_t pid,
 	if (!f)
 		return -errno;
 	while (getline(&line, &cap, f) > 0) {
-		uint64_t start, offset;
+		struct remote_mapping m;
 		char *path;
 
-		if (parse_line(line, &start, &offset, &path) && path &&
-		    found(ctx, start, offset, path)) {
+		if (parse_line(line, &m, &path) && path && found(ctx, &m, path)) {
 			r = 1;
 			break;
 		}
@@ -67,36 +72,41 @@ static int each_mapping(pid_t pid,
 struct find_ctx {
 	const char *const *prefixes;
 	struct remote_module *m;
-	uint64_t start;
 };
 
-static bool match_module(void *arg, uint64_t start, uint64_t offset, const char *path)
+static bool match_module(void *arg, const struct remote_mapping *m, const char *path)
 {
 	struct find_ctx *c = arg;
 
-	if (offset != 0 || strstr(path, " (deleted)"))
+	if (m->offset != 0 || strstr(path, " (deleted)"))
 		return false;
 	for (const char *const *p = c->prefixes; *p; p++)
 		if (name_has_prefix(path, *p)) {
 			snprintf(c->m->path, sizeof(c->m->path), "%s", path);
-			c->start = start;
+			c->m->map = *m;
 			return true;
 		}
 	return false;
 }
 
-/* The ELF file at path as pid sees it, in *ret_e (with its fd). */
-static int open_elf(pid_t pid, const char *path, Elf **ret_e, int *ret_fd,
+/* The ELF file of module m of pid, in *ret_e (with its fd): the mapped
+ * file itself (target_files.h), never a path root resolves in the
+ * process's world. */
+static int open_elf(pid_t pid, const struct remote_module *m, Elf **ret_e, int *ret_fd,
 		    struct diag *d)
 {
-	char file[PATH_MAX + 32];
+	struct target_files *tf = target_files_new(pid);
+	const char *path = m->path;
 	Elf *e;
 
-	snprintf(file, sizeof(file), "/proc/%d/root%s", (int)pid, path);
-	*ret_fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (!tf)
+		return diag_set(d, -errno, "cannot read /proc/%d/status: %s", (int)pid,
+				strerror(errno));
+	*ret_fd = target_files_open_mapped(tf, m->map.start, m->map.end, m->map.inode, path);
+	target_files_free(tf);
 	if (*ret_fd < 0)
-		return diag_set(d, -errno, "cannot read %s as process %d sees it: %s", path,
-				(int)pid, strerror(errno));
+		return diag_set(d, *ret_fd, "cannot read %s as process %d maps it: %s", path,
+				(int)pid, strerror(-*ret_fd));
 	elf_version(EV_CURRENT);
 	e = elf_begin(*ret_fd, ELF_C_READ_MMAP, NULL);
 	if (!e || elf_kind(e) != ELF_K_ELF) {
@@ -145,7 +155,7 @@ int remote_module_find(pid_t pid, const char *const *prefixes,
 		return diag_set(d, r, "cannot read /proc/%d/maps: %s", (int)pid, strerror(-r));
 	if (r == 0)
 		return -ENOENT;
-	r = open_elf(pid, ret->path, &e, &fd, d);
+	r = open_elf(pid, ret, &e, &fd, d);
 	if (r < 0)
 		return r;
 	r = first_load_vaddr(e, &vaddr);
@@ -154,7 +164,7 @@ int remote_module_find(pid_t pid, const char *const *prefixes,
 	if (r < 0)
 		return diag_set(d, r, "%s (in process %d) has no loadable segment", ret->path,
 				(int)pid);
-	ret->bias = c.start - vaddr;
+	ret->bias = ret->map.start - vaddr;
 	return 0;
 }
 
@@ -169,7 +179,7 @@ int remote_symbol(pid_t pid, const struct remote_module *m, const char *name,
 	int fd, r;
 	Elf *e;
 
-	r = open_elf(pid, m->path, &e, &fd, d);
+	r = open_elf(pid, m, &e, &fd, d);
 	if (r < 0)
 		return r;
 	while ((scn = elf_nextscn(e, scn))) {
@@ -223,7 +233,7 @@ int remote_code_find(pid_t pid, const struct remote_module *m,
 	Elf *e;
 	const uint8_t *raw;
 
-	r = open_elf(pid, m->path, &e, &fd, d);
+	r = open_elf(pid, m, &e, &fd, d);
 	if (r < 0)
 		return r;
 	r = -ENOENT;
@@ -248,10 +258,9 @@ int remote_code_find(pid_t pid, const struct remote_module *m,
 	return r;
 }
 
-static bool match_prefix(void *arg, uint64_t start, uint64_t offset, const char *path)
+static bool match_prefix(void *arg, const struct remote_mapping *m, const char *path)
 {
-	(void)start;
-	(void)offset;
+	(void)m;
 	return name_has_prefix(path, arg);
 }
 

@@ -1,7 +1,8 @@
 /* remote_symbol: where a function of a shared library is in another
- * process: its module found in /proc/PID/maps, its ELF read through
- * /proc/PID/root (the process's own view of the filesystem, whatever its
- * mount namespace), its load address from the mapping of offset 0. */
+ * process: its module found in /proc/PID/maps, its ELF read from the
+ * mapped file itself (base/target_files.h: by map_files when nprof is
+ * root, never by a path resolved in the process's mount namespace), its
+ * load address from the mapping of offset 0. */
 #ifndef NPROF_INJECT_REMOTE_SYMBOL_H
 #define NPROF_INJECT_REMOTE_SYMBOL_H
 
@@ -11,9 +12,15 @@
 
 #include "base/diag.h"
 
+/* One line of /proc/PID/maps. */
+struct remote_mapping {
+	uint64_t start, end, offset, inode;
+};
+
 struct remote_module {
-	char path[PATH_MAX]; /* as the process sees it */
-	uint64_t bias;	     /* run-time address minus ELF virtual address */
+	char path[PATH_MAX];	   /* as the process sees it */
+	struct remote_mapping map; /* its mapping of offset 0 */
+	uint64_t bias;		   /* run-time address minus ELF virtual address */
 };
 
 /* The first module mapped in pid whose file name starts with one of

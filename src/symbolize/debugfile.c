@@ -12,10 +12,12 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "base/target_files.h"
+
 #define MAX_TRIED 16
 
 struct search {
-	const char *root;
+	struct target_files *tf; /* the binary's world, or NULL: this host's */
 	const struct elf_info *bin;
 	struct { dev_t dev; ino_t ino; } tried[MAX_TRIED];
 	unsigned ntried;
@@ -66,19 +68,17 @@ int debugfile_crc32(int fd, uint32_t *ret_crc)
 	return 0;
 }
 
-/* Opens path and checks it is the debug file we want; by_crc says the
- * match is through the debuglink CRC rather than the build-id. */
-static int try_path(struct search *s, const char *path, bool by_crc,
-		    struct debugfile *ret)
+/* Checks that the file open as fd (which this takes), found at path, is
+ * the debug file we want; by_crc says the match is through the debuglink
+ * CRC rather than the build-id. */
+static int try_fd(struct search *s, int fd, const char *path, bool by_crc,
+		  struct debugfile *ret)
 {
 	struct elf_info info;
 	struct stat st;
 	Elf *elf = NULL;
-	int fd, err = -ENOENT;
+	int err = -ENOENT;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -ENOENT;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 		goto out;
 	/* The same file seen through the target's root and the host's is
@@ -120,27 +120,40 @@ out:
 	return err;
 }
 
-/* Tries rel under the target's root, then on the host. */
-static int try_rooted(struct search *s, const char *rel, bool by_crc,
-		      struct debugfile *ret)
+/* Whether path is under the system's debug directory: root's to arrange
+ * on this host, so root may look there for anyone. */
+static bool in_system_debug_dir(const char *path)
 {
-	char path[PATH_MAX];
-	int err = -ENOENT;
-
-	if (s->root) {
-		if (snprintf(path, sizeof(path), "%s%s", s->root, rel) <
-		    (int)sizeof(path))
-			err = try_path(s, path, by_crc, ret);
-		if (err != -ENOENT)
-			return err;
-	}
-	return try_path(s, rel, by_crc, ret);
+	return !strncmp(path, "/usr/lib/debug/", 15);
 }
 
-int debugfile_find(const char *root, const char *bin_path,
+/* Tries path in the binary's world (as its user may), then on this host;
+ * but when nprof has more rights than the binary's user, on this host
+ * only under the system's debug directory: a path like DIR/NAME is theirs
+ * to point anywhere. */
+static int try_rooted(struct search *s, const char *path, bool by_crc,
+		      struct debugfile *ret)
+{
+	int fd, err;
+
+	if (s->tf) {
+		fd = target_files_open(s->tf, path);
+		if (fd >= 0) {
+			err = try_fd(s, fd, path, by_crc, ret);
+			if (err != -ENOENT)
+				return err;
+		}
+		if (target_files_privileged(s->tf) && !in_system_debug_dir(path))
+			return -ENOENT;
+	}
+	fd = target_files_open_host(path, false);
+	return fd < 0 ? -ENOENT : try_fd(s, fd, path, by_crc, ret);
+}
+
+int debugfile_find(struct target_files *tf, const char *bin_path,
 		   const struct elf_info *bin, struct debugfile *ret)
 {
-	struct search s = { .root = root, .bin = bin };
+	struct search s = { .tf = tf, .bin = bin };
 	char rel[PATH_MAX], dir[PATH_MAX];
 	const char *slash;
 	int err = -ENOENT;
@@ -163,7 +176,10 @@ int debugfile_find(const char *root, const char *bin_path,
 	/* MiniDebugInfo (.gnu_debugdata, an xz-compressed ELF holding a
 	 * .symtab) would be tried here, before the debuglink: it needs
 	 * liblzma, which the build does not link yet. */
-	if (!bin->debuglink[0] || !bin_path || bin_path[0] != '/')
+	/* A debuglink is a file name: one with a '/' would lead out of the
+	 * directories below, to wherever the binary's author chose. */
+	if (!bin->debuglink[0] || strchr(bin->debuglink, '/') || !bin_path ||
+	    bin_path[0] != '/')
 		goto out;
 	slash = strrchr(bin_path, '/');
 	if ((size_t)(slash - bin_path) >= sizeof(dir))

@@ -7,8 +7,12 @@
  *     /usr/lib/debug/DIR/NAME, where DIR is the binary's directory,
  *     accepted when the file's CRC32 matches the link's (and its build-id,
  *     when both files have one).
- * Each path is tried under the target's root (/proc/PID/root, so a
- * container's own debug files are found) and then on the host. */
+ * Each path is tried in the target's world (its root and mount namespace,
+ * so a container's own debug files are found: opened with no more rights
+ * than its user's, base/target_files.h) and then on the host -- but when
+ * nprof has more rights than the target's user, on the host only under
+ * /usr/lib/debug, which root arranges: DIR is the user's. A debuglink
+ * with a '/' in it is not followed. Only regular files are opened. */
 #ifndef NPROF_SYMBOLIZE_DEBUGFILE_H
 #define NPROF_SYMBOLIZE_DEBUGFILE_H
 
@@ -26,10 +30,13 @@ struct debugfile {
 	char *path;	/* as opened */
 };
 
+struct target_files;
+
 /* Finds the debug file for the binary at bin_path (as the target names
- * it), whose facts are bin. root is "/proc/PID/root" or NULL. On success
- * fills ret (release with debugfile_close). -ENOENT when there is none. */
-int debugfile_find(const char *root, const char *bin_path,
+ * it), whose facts are bin. tf is the target's world, or NULL (this
+ * host's alone). On success fills ret (release with debugfile_close).
+ * -ENOENT when there is none. */
+int debugfile_find(struct target_files *tf, const char *bin_path,
 		   const struct elf_info *bin, struct debugfile *ret);
 
 void debugfile_close(struct debugfile *f);

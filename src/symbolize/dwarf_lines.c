@@ -94,7 +94,7 @@ int dwarf_lines_open_elf(Elf *e, struct dwarf_lines **ret)
 	return 0;
 }
 
-int dwarf_lines_open_module(int fd, const char *path, const char *root,
+int dwarf_lines_open_module(int fd, const char *path, struct target_files *tf,
 			    const struct elf_info *info,
 			    struct dwarf_lines **ret, char **ret_debug_path)
 {
@@ -117,7 +117,7 @@ int dwarf_lines_open_module(int fd, const char *path, const char *root,
 			e = NULL; /* dl owns it */
 		goto out;
 	}
-	err = debugfile_find(root, path, info, &df);
+	err = debugfile_find(tf, path, info, &df);
 	if (err < 0)
 		goto out;
 	err = -ENOMEM;

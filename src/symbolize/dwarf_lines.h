@@ -33,6 +33,7 @@
 #define DWARF_LINES_MAX_UNITS (1u << 20)
 
 struct dwarf_lines;
+struct target_files;
 
 /* One frame of an address: the function, or a function inlined in it. */
 struct dwarf_loc {
@@ -53,9 +54,9 @@ int dwarf_lines_open_elf(Elf *e, struct dwarf_lines **ret);
 /* The DWARF of the module whose mapped file is open as fd (the caller
  * keeps fd) and named path by the target: the file's own when it has
  * .debug_info, else its debug file's, found from info (the file's facts)
- * under root ("/proc/PID/root" or NULL), then on the host. ret_debug_path,
+ * in tf's world (or NULL: this host's alone; debugfile.h). ret_debug_path,
  * when not NULL, gets the debug file used (malloc'd) or NULL. */
-int dwarf_lines_open_module(int fd, const char *path, const char *root,
+int dwarf_lines_open_module(int fd, const char *path, struct target_files *tf,
 			    const struct elf_info *info,
 			    struct dwarf_lines **ret, char **ret_debug_path);
 

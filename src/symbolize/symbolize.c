@@ -25,6 +25,7 @@
 #include "base/array.h"
 #include "base/clock.h"
 #include "base/hex.h"
+#include "base/target_files.h"
 #include "symbolize/demangle.h"
 #include "symbolize/dwarf_lines.h"
 #include "symbolize/kallsyms.h"
@@ -81,13 +82,14 @@ struct proc_syms {
 	struct symbolizer *s;
 	pid_t pid;
 	bool kernel;
-	char root[64];		/* "/proc/PID/root" */
+	struct target_files *tf; /* its files, read as its user may (NULL: gone) */
 	char *exe;		/* the main executable's path, or NULL */
 	struct maps maps;	/* entries' user: index in mods, or NO_MODULE */
 	struct pmod *mods;
 	size_t nmods, mods_cap;
 	struct perfmap perfmap;
-	char perfmap_path[PATH_MAX];
+	char perfmap_path[PATH_MAX];	/* the perf map found, ... */
+	bool perfmap_in_world;		/* ... in its world (else on this host) */
 	const char *perfmap_module;
 	uint64_t perfmap_read_ns;	/* CLOCK_MONOTONIC of the last read */
 };
@@ -274,43 +276,29 @@ out:
 	return err;
 }
 
-static int open_checked(const char *path, uint64_t inode)
-{
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -1;
-	/* A path can now name a different file (a package upgrade replaced
-	 * it): only the mapped inode will do. */
-	if (fstat(fd, &st) < 0 || (inode && (uint64_t)st.st_ino != inode)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/* Opens the mapped file: through map_files first for files that have no
- * usable path, then through the target's root (containers), then
- * map_files, then the plain path. */
+/* Opens the mapped file: the file itself (map_files, when nprof may), else
+ * by its path in the process's world checked to be the mapped inode
+ * (base/target_files.h); for a process that has exited since, by its path
+ * on this host -- only with the rights of its own user. */
 static int pmod_open(const struct proc_syms *ps, const struct pmod *pm)
 {
-	char mf[128], rooted[PATH_MAX + 64];
-	int fd = -1;
 	bool pathless = pm->deleted || pm->kind == MAPK_MEMFD;
+	const char *path = pathless || pm->path[0] != '/' ? NULL : pm->path;
+	struct stat st;
+	int fd = -ENOENT;
 
-	snprintf(mf, sizeof(mf), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
-		 (int)ps->pid, pm->start, pm->end);
-	if (pathless)
-		fd = open_checked(mf, 0);
-	if (fd < 0 && !pathless && pm->path[0] == '/' &&
-	    snprintf(rooted, sizeof(rooted), "%s%s", ps->root, pm->path) <
-		    (int)sizeof(rooted))
-		fd = open_checked(rooted, pm->inode);
-	if (fd < 0 && !pathless)
-		fd = open_checked(mf, 0);
-	if (fd < 0 && pm->kind == MAPK_FILE)
-		fd = open_checked(pm->path, pm->inode);
+	if (ps->tf)
+		fd = target_files_open_mapped(ps->tf, pm->start, pm->end, pm->inode, path);
+	if (fd < 0 && path && pm->kind == MAPK_FILE &&
+	    (!ps->tf || !target_files_privileged(ps->tf))) {
+		fd = target_files_open_host(path, false);
+		/* A path can now name a different file (a package upgrade
+		 * replaced it): only the mapped inode will do. */
+		if (fd >= 0 && pm->inode && (fstat(fd, &st) < 0 || (uint64_t)st.st_ino != pm->inode)) {
+			close(fd);
+			fd = -ESTALE;
+		}
+	}
 	return fd;
 }
 
@@ -346,7 +334,7 @@ static void pmod_load(struct proc_syms *ps, struct pmod *pm)
 	fd = pmod_open(ps, pm);
 	if (fd < 0)
 		return;
-	symcache_get_file(c, fd, pm->path, ps->root, &pm->mod);
+	symcache_get_file(c, fd, pm->path, ps->tf, &pm->mod);
 	close(fd);
 	set_build_id(ps, pm);
 }
@@ -417,17 +405,20 @@ int proc_syms_add_mapping(struct proc_syms *ps, const struct mapping *m)
 	return err;
 }
 
-static int open_perfmap_file(struct proc_syms *ps, const char *path)
+/* The perf map at path, in the process's world (as its user may) or on
+ * this host (a regular file, its final name not a symlink). /tmp is
+ * writable by all: only a map written by the target's user (or root) may
+ * name its code. */
+static int open_perfmap_file(struct proc_syms *ps, const char *path, bool in_world)
 {
 	struct stat st, pst;
 	char proc[64];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = in_world ? (ps->tf ? target_files_open(ps->tf, path) : -ENOENT)
+			  : target_files_open_host(path, true);
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	snprintf(proc, sizeof(proc), "/proc/%d", (int)ps->pid);
-	/* /tmp is writable by all: only a map written by the target's user
-	 * (or root) may name its code. */
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
 	    (st.st_uid != 0 && (stat(proc, &pst) < 0 || st.st_uid != pst.st_uid))) {
 		close(fd);
@@ -448,19 +439,21 @@ int proc_syms_reload_perf_map(struct proc_syms *ps)
 		char cand[2][PATH_MAX];
 		pid_t nspid = procfs_ns_pid(ps->pid);
 
-		snprintf(cand[0], sizeof(cand[0]), "%s/tmp/perf-%d.map", ps->root,
-			 (int)nspid);
+		/* In its world by the pid it knows itself by, then here. */
+		snprintf(cand[0], sizeof(cand[0]), "/tmp/perf-%d.map", (int)nspid);
 		snprintf(cand[1], sizeof(cand[1]), "/tmp/perf-%d.map", (int)ps->pid);
 		for (int i = 0; i < 2 && fd < 0; i++) {
-			fd = open_perfmap_file(ps, cand[i]);
-			if (fd >= 0)
+			fd = open_perfmap_file(ps, cand[i], i == 0);
+			if (fd >= 0) {
 				memcpy(ps->perfmap_path, cand[i], sizeof(cand[i]));
+				ps->perfmap_in_world = i == 0;
+			}
 		}
 		err = 0; /* most processes have no perf map */
 		if (fd < 0)
 			goto out;
 	} else {
-		err = fd = open_perfmap_file(ps, ps->perfmap_path);
+		err = fd = open_perfmap_file(ps, ps->perfmap_path, ps->perfmap_in_world);
 		if (fd < 0)
 			goto out;
 	}
@@ -538,7 +531,7 @@ int symbolizer_open_process(struct symbolizer *s, pid_t pid, bool kernel,
 	ps->kernel = kernel;
 	maps_init(&ps->maps);
 	perfmap_init(&ps->perfmap);
-	snprintf(ps->root, sizeof(ps->root), "/proc/%d/root", (int)pid);
+	ps->tf = target_files_new(pid); /* NULL: it has gone, and so have its files */
 	ps->exe = read_exe(pid);
 	/* Without /proc/PID/exe (another user's process), the lowest file
 	 * mapping is the executable: it is mapped before any library. */
@@ -585,6 +578,7 @@ void proc_syms_free(struct proc_syms *ps)
 	maps_release(&ps->maps);
 	perfmap_release(&ps->perfmap);
 	free(ps->exe);
+	target_files_free(ps->tf);
 	free(ps);
 }
 
@@ -817,7 +811,7 @@ static struct dwarf_lines *pmod_dwarf(struct proc_syms *ps, struct pmod *pm)
 		fd = pmod_open(ps, pm);
 		if (fd >= 0) {
 			if (symcache_open_dwarf(ps->s->cache, pm->mod, fd, pm->path,
-						ps->root) < 0)
+						ps->tf) < 0)
 				pm->dwarf_tried = false; /* out of memory: retry */
 			close(fd);
 		}

@@ -68,13 +68,13 @@ void symcache_put(struct symcache *c, struct symmod *m)
 }
 
 int symcache_open_dwarf(struct symcache *c, struct symmod *m, int fd,
-			const char *path, const char *root)
+			const char *path, struct target_files *tf)
 {
 	int err;
 
 	if (m->dwarf_tried)
 		return 0;
-	err = dwarf_lines_open_module(fd, path, root, &m->info, &m->dwarf, NULL);
+	err = dwarf_lines_open_module(fd, path, tf, &m->info, &m->dwarf, NULL);
 	if (err == -ENOMEM)
 		return err;
 	m->dwarf_tried = true;
@@ -130,13 +130,13 @@ static int make_room(struct symcache *c)
 /* Reads the symbols of e (the mapped file) into m, from a debug file when
  * e has no .symtab. */
 static int load_symbols(struct symcache *c, struct symmod *m, Elf *e,
-			const char *path, const char *root)
+			const char *path, struct target_files *tf)
 {
 	struct debugfile df = { .fd = -1 };
 	int err;
 
 	if (!m->info.has_symtab &&
-	    debugfile_find(root, path, &m->info, &df) == 0) {
+	    debugfile_find(tf, path, &m->info, &df) == 0) {
 		err = elf_symtab_add(&m->symtab, df.elf, SHT_SYMTAB);
 		if (err < 0)
 			goto out;
@@ -160,7 +160,7 @@ out:
 }
 
 static int get(struct symcache *c, Elf *e, const char *path,
-	       const struct stat *st, const char *root, struct symmod **ret)
+	       const struct stat *st, struct target_files *tf, struct symmod **ret)
 {
 	struct elf_info info;
 	struct symmod *m = NULL;
@@ -196,7 +196,7 @@ static int get(struct symcache *c, Elf *e, const char *path,
 		m->key_mtime_ns = (uint64_t)st->st_mtim.tv_sec * 1000000000ull +
 				  (uint64_t)st->st_mtim.tv_nsec;
 	}
-	err = load_symbols(c, m, e, path, root);
+	err = load_symbols(c, m, e, path, tf);
 	if (err < 0)
 		goto out;
 	c->stats.modules_parsed++;
@@ -211,7 +211,7 @@ out:
 }
 
 int symcache_get_file(struct symcache *c, int fd, const char *path,
-		      const char *root, struct symmod **ret)
+		      struct target_files *tf, struct symmod **ret)
 {
 	struct stat st;
 	Elf *e;
@@ -224,7 +224,7 @@ int symcache_get_file(struct symcache *c, int fd, const char *path,
 	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!e)
 		return -EINVAL;
-	err = get(c, e, path, &st, root, ret);
+	err = get(c, e, path, &st, tf, ret);
 	elf_end(e);
 	return err;
 }

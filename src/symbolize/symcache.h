@@ -51,15 +51,16 @@ struct symcache_stats {
 };
 
 struct symcache;
+struct target_files;
 
 struct symcache *symcache_new(void);
 void symcache_free(struct symcache *c);
 
 /* The module for the ELF file open as fd (the caller keeps fd), which the
- * target names path; root ("/proc/PID/root" or NULL) is where to look for
- * its debug files. Takes a reference. -EINVAL when fd is not ELF. */
+ * target names path; tf (its world, or NULL for this host's alone) is
+ * where to look for its debug files. Takes a reference. -EINVAL when fd is not ELF. */
 int symcache_get_file(struct symcache *c, int fd, const char *path,
-		      const char *root, struct symmod **ret);
+		      struct target_files *tf, struct symmod **ret);
 
 /* The same for an ELF image in memory (the vDSO read from a process).
  * image must stay writable for the call (libelf may convert it in place);
@@ -69,11 +70,11 @@ int symcache_get_image(struct symcache *c, char *image, size_t len,
 
 /* Opens m's DWARF once (dwarf_lines_open_module), from its mapped file
  * open as fd (the caller keeps fd), named path by the target, with debug
- * files looked for under root. Afterwards m->dwarf is set, or stays NULL
+ * files looked for in tf's world. Afterwards m->dwarf is set, or stays NULL
  * when the module has no usable DWARF; later calls do nothing. 0, or
  * -ENOMEM (m->dwarf_tried stays false so a later call can retry). */
 int symcache_open_dwarf(struct symcache *c, struct symmod *m, int fd,
-			const char *path, const char *root);
+			const char *path, struct target_files *tf);
 
 /* Drops a reference; NULL is fine. */
 void symcache_put(struct symcache *c, struct symmod *m);

@@ -11,6 +11,8 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
+#include "base/target_files.h"
+
 void unwind_modules_init(struct unwind_modules *m)
 {
 	memset(m, 0, sizeof(*m));
@@ -60,13 +62,15 @@ int unwind_modules_add(struct unwind_modules *m, uint64_t start, uint64_t end,
 	return 0;
 }
 
-/* One executable mapping: its table (or NULL) and bias. */
-static int add_mapping(struct unwind_modules *m, struct unwind_cache *c, pid_t pid,
-		       uint64_t start, uint64_t end, uint64_t off, const char *name)
+/* One executable mapping: its table (or NULL) and bias. Another
+ * process's file (tf) is the mapped file itself, read with no more
+ * rights than its user's (base/target_files.h); our own, by its path. */
+static int add_mapping(struct unwind_modules *m, struct unwind_cache *c,
+		       struct target_files *tf, uint64_t start, uint64_t end, uint64_t off,
+		       uint64_t ino, const char *name)
 {
 	const struct unwind_table *t = NULL;
 	uint64_t bias = 0;
-	char path[4096 + 64];
 	int err;
 
 	if (!strcmp(name, "[vdso]")) {
@@ -77,13 +81,15 @@ static int add_mapping(struct unwind_modules *m, struct unwind_cache *c, pid_t p
 		    unwind_table_bias(t, start, off, &bias))
 			t = NULL;
 	} else if (name[0] == '/' && !strstr(name, " (deleted)")) {
-		if (pid)
-			snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, name);
-		else
-			snprintf(path, sizeof(path), "%s", name);
-		if (unwind_cache_get(c, path, NULL, &t) ||
-		    unwind_table_bias(t, start, off, &bias))
+		int fd = tf ? target_files_open_mapped(tf, start, end, ino, name) : -1;
+
+		if (tf ? fd < 0 || unwind_cache_get_fd(c, fd, &t)
+		       : unwind_cache_get(c, name, NULL, &t))
 			t = NULL;
+		if (t && unwind_table_bias(t, start, off, &bias))
+			t = NULL;
+		if (fd >= 0)
+			close(fd);
 	}
 	err = unwind_modules_add(m, start, end, bias, t);
 	return err == -EEXIST ? 0 : err;
@@ -92,6 +98,7 @@ static int add_mapping(struct unwind_modules *m, struct unwind_cache *c, pid_t p
 int unwind_modules_from_maps(struct unwind_modules *m, struct unwind_cache *c, pid_t pid)
 {
 	char path[64], *line = NULL;
+	struct target_files *tf = NULL;
 	size_t cap = 0;
 	FILE *f;
 	int err = 0;
@@ -102,24 +109,32 @@ int unwind_modules_from_maps(struct unwind_modules *m, struct unwind_cache *c, p
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
+	if (pid) {
+		tf = target_files_new(pid);
+		if (!tf) {
+			err = -errno;
+			goto out;
+		}
+	}
 	while (getline(&line, &cap, f) > 0) {
-		uint64_t start, end, off;
+		uint64_t start, end, off, ino;
 		char perms[8];
 		int name_at = 0;
 		char *name;
 
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %n",
-			   &start, &end, perms, &off, &name_at) < 4 || !name_at)
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %" SCNu64 " %n",
+			   &start, &end, perms, &off, &ino, &name_at) < 5 || !name_at)
 			continue;
 		if (!strchr(perms, 'x'))
 			continue;
 		name = line + name_at;
 		name[strcspn(name, "\n")] = '\0';
-		err = add_mapping(m, c, pid, start, end, off, name);
+		err = add_mapping(m, c, tf, start, end, off, ino, name);
 		if (err)
 			goto out;
 	}
 out:
+	target_files_free(tf);
 	free(line);
 	fclose(f);
 	return err;

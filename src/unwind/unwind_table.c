@@ -21,8 +21,17 @@ struct elf_src {
 	Elf *elf;
 };
 
-static int elf_src_open(const char *path, const void *image, size_t size,
-			struct elf_src *ret)
+/* Where an ELF comes from: a file by path, a descriptor (kept by the
+ * caller: another process's file, opened as base/target_files.h says),
+ * or an image in memory. */
+struct elf_input {
+	const char *path;
+	int fd;
+	const void *image;
+	size_t size;
+};
+
+static int elf_src_open(const struct elf_input *in, struct elf_src *ret)
 {
 	struct elf_src s = { -1, NULL };
 	GElf_Ehdr eh;
@@ -30,14 +39,15 @@ static int elf_src_open(const char *path, const void *image, size_t size,
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOTSUP;
-	if (path) {
-		s.fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (in->path || in->fd >= 0) {
+		s.fd = in->path ? open(in->path, O_RDONLY | O_CLOEXEC)
+				: fcntl(in->fd, F_DUPFD_CLOEXEC, 0);
 		if (s.fd < 0)
 			return -errno;
 		s.elf = elf_begin(s.fd, ELF_C_READ_MMAP, NULL);
 	} else {
 		/* libelf takes char *; ELF_C_READ never writes through it. */
-		s.elf = elf_memory((char *)(uintptr_t)image, size);
+		s.elf = elf_memory((char *)(uintptr_t)in->image, in->size);
 	}
 	if (!s.elf) {
 		err = -EINVAL;
@@ -167,9 +177,10 @@ static void read_segments(Elf *elf, struct unwind_table *t, uint64_t *ret_lo,
 	*ret_hi = lo < hi ? hi : 0;
 }
 
-static int table_build(const char *path, const void *image, size_t size,
-		       const char *debug_path, struct unwind_table **ret_table)
+static int table_build(const struct elf_input *in, const char *debug_path,
+		       struct unwind_table **ret_table)
 {
+	const struct elf_input debug_in = { debug_path, -1, NULL, 0 };
 	struct elf_src main_elf = { -1, NULL }, dbg = { -1, NULL };
 	struct unwind_table *t = NULL;
 	struct cfi_section secs[3];
@@ -177,7 +188,7 @@ static int table_build(const char *path, const void *image, size_t size,
 	struct cfi_limits lim;
 	int err;
 
-	err = elf_src_open(path, image, size, &main_elf);
+	err = elf_src_open(in, &main_elf);
 	if (err)
 		goto out;
 	t = calloc(1, sizeof(*t));
@@ -192,7 +203,7 @@ static int table_build(const char *path, const void *image, size_t size,
 		src[nsec++] = UNWIND_SRC_EH_FRAME;
 	if (!section_bytes(main_elf.elf, ".debug_frame", CFI_DEBUG_FRAME, &secs[nsec]))
 		src[nsec++] = UNWIND_SRC_DEBUG_FRAME;
-	if (debug_path && !elf_src_open(debug_path, NULL, 0, &dbg)) {
+	if (debug_path && !elf_src_open(&debug_in, &dbg)) {
 		uint8_t id[UNWIND_BUILD_ID_MAX];
 		unsigned idlen;
 
@@ -226,17 +237,21 @@ out:
 int unwind_table_from_elf(const char *path, const char *debug_path,
 			  struct unwind_table **ret_table)
 {
+	const struct elf_input in = { path, -1, NULL, 0 };
+
 	if (!path)
 		return -EINVAL;
-	return table_build(path, NULL, 0, debug_path, ret_table);
+	return table_build(&in, debug_path, ret_table);
 }
 
 int unwind_table_from_memory(const void *image, size_t size,
 			     struct unwind_table **ret_table)
 {
+	const struct elf_input in = { NULL, -1, image, size };
+
 	if (!image || !size)
 		return -EINVAL;
-	return table_build(NULL, image, size, NULL, ret_table);
+	return table_build(&in, NULL, ret_table);
 }
 
 void unwind_table_free(struct unwind_table *t)
@@ -315,12 +330,11 @@ unsigned unwind_cache_builds(const struct unwind_cache *c)
 
 /* The key without building the table: the build-id note, else the
  * file's identity. */
-static int make_key(const char *path, const void *image, size_t size, uint8_t *key,
-		    unsigned *ret_len)
+static int make_key(const struct elf_input *in, uint8_t *key, unsigned *ret_len)
 {
 	struct elf_src s;
 	unsigned idlen;
-	int err = elf_src_open(path, image, size, &s);
+	int err = elf_src_open(in, &s);
 
 	if (err)
 		return err;
@@ -328,7 +342,7 @@ static int make_key(const char *path, const void *image, size_t size, uint8_t *k
 	if (idlen) {
 		key[0] = 'b';
 		*ret_len = idlen + 1;
-	} else if (path) {
+	} else if (s.fd >= 0) {
 		struct stat st;
 		uint64_t f[4];
 
@@ -351,16 +365,15 @@ static int make_key(const char *path, const void *image, size_t size, uint8_t *k
 	return err;
 }
 
-static int cache_get(struct unwind_cache *c, const char *path, const void *image,
-		     size_t size, const char *debug_path,
-		     const struct unwind_table **ret_table)
+static int cache_get(struct unwind_cache *c, const struct elf_input *in,
+		     const char *debug_path, const struct unwind_table **ret_table)
 {
 	uint8_t key[UNWIND_BUILD_ID_MAX + 1];
 	unsigned keylen = 0;
 	struct unwind_table *t = NULL;
 	int err;
 
-	err = make_key(path, image, size, key, &keylen);
+	err = make_key(in, key, &keylen);
 	if (err)
 		return err;
 	pthread_mutex_lock(&c->lock);
@@ -382,7 +395,7 @@ static int cache_get(struct unwind_cache *c, const char *path, const void *image
 	}
 	/* Built under the lock: simple, and two recordings of one process
 	 * would otherwise build the same libc twice at the same moment. */
-	err = table_build(path, image, size, debug_path, &t);
+	err = table_build(in, debug_path, &t);
 	if (err)
 		goto out;
 	c->builds++;
@@ -399,15 +412,28 @@ out:
 int unwind_cache_get(struct unwind_cache *c, const char *path, const char *debug_path,
 		     const struct unwind_table **ret_table)
 {
+	const struct elf_input in = { path, -1, NULL, 0 };
+
 	if (!c || !path)
 		return -EINVAL;
-	return cache_get(c, path, NULL, 0, debug_path, ret_table);
+	return cache_get(c, &in, debug_path, ret_table);
+}
+
+int unwind_cache_get_fd(struct unwind_cache *c, int fd, const struct unwind_table **ret_table)
+{
+	const struct elf_input in = { NULL, fd, NULL, 0 };
+
+	if (!c || fd < 0)
+		return -EINVAL;
+	return cache_get(c, &in, NULL, ret_table);
 }
 
 int unwind_cache_get_memory(struct unwind_cache *c, const void *image, size_t size,
 			    const struct unwind_table **ret_table)
 {
+	const struct elf_input in = { NULL, -1, image, size };
+
 	if (!c || !image || !size)
 		return -EINVAL;
-	return cache_get(c, NULL, image, size, NULL, ret_table);
+	return cache_get(c, &in, NULL, ret_table);
 }

@@ -82,6 +82,10 @@ void unwind_cache_free(struct unwind_cache *c);
 int unwind_cache_get(struct unwind_cache *c, const char *path, const char *debug_path,
 		     const struct unwind_table **ret_table);
 
+/* Same for the file open as fd (left open): another process's file,
+ * opened with no more rights than its user's (base/target_files.h). */
+int unwind_cache_get_fd(struct unwind_cache *c, int fd, const struct unwind_table **ret_table);
+
 /* Same for an in-memory image (keyed by its build-id; -ENOENT without). */
 int unwind_cache_get_memory(struct unwind_cache *c, const void *image, size_t size,
 			    const struct unwind_table **ret_table);

@@ -206,7 +206,7 @@ if start_prog ns unshare -m --propagation private sh -c \
 	check "the process's /tmp is its own (the agent's path is not there)" \
 		bash -c "[ ! -e /proc/$NS/root$TMP/agent/libnprof.so ]"
 	NPROF_AGENT=$TMP/agent/libnprof.so run_nprof 30 attach "$NS"
-	bid=$(sed -n 's/.*from a copy at \(\/tmp\/nprof-agent-[0-9a-f]*\.so\).*/\1/p' "$TMP/np.err")
+	bid=$(sed -n 's/.*from a copy at \(\/tmp\/nprof-agent-[0-9]*-[0-9a-f]*\.so\).*/\1/p' "$TMP/np.err")
 	check "attach copies the agent into its /tmp, named by build-id ($bid), not into ours" \
 		bash -c "[ $NP_RC -eq 0 ] && [ -n '$bid' ] && [ -f /proc/$NS/root$bid ] && [ ! -e '$bid' ] && grep -q nprof-agent- /proc/$NS/maps"
 	[ "$NP_RC" -eq 0 ] || np_diag

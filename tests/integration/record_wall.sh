@@ -14,6 +14,10 @@
 #   there, each with about the recording's length.
 # - as user nobody (perf_event_paranoid 2 or more): one error line naming
 #   what would allow it; with the agent loaded, record -e wall uses it.
+# - a fresh host, whose tracefs nothing has mounted yet: the first
+#   `record -e wall` runs in a private mount namespace without tracefs
+#   (nor debugfs), where nprof mounts it as perf does and says so; as
+#   nobody there, the error line names the mount command.
 #
 # The window: the truth is snapshotted (SIGUSR1) once nprof has opened
 # every event (the recording has begun: /proc/NPROF/fd holds them all) and
@@ -43,7 +47,7 @@ perf_fds() { find "/proc/$1/fd" -lname 'anon_inode:\[perf_event\]' 2>/dev/null |
 record_window() {
 	local name=$1 target=$2 per=$3 np kid want i t0
 	shift 3
-	timeout -k 5 60 "$NPROF" "$@" >"$TMP/np.out" 2>"$TMP/np.err" </dev/null &
+	timeout -k 5 60 ${WRAP:-} "$NPROF" "$@" >"$TMP/np.out" 2>"$TMP/np.err" </dev/null &
 	np=$!
 	want=$(($(ls "/proc/$target/task" | wc -l) * CPUS * per))
 	# nprof is timeout's child.
@@ -65,14 +69,28 @@ record_window() {
 	MARK=$((MARK + 2))
 }
 
+# $NO_TRACEFS COMMAND...: COMMAND in a private mount namespace where
+# tracefs is not mounted (nor debugfs, whose tracing/ would mount it), as
+# on a freshly booted host.
+NO_TRACEFS=$TMP/no_tracefs
+cat >"$NO_TRACEFS" <<'SH'
+#!/bin/sh
+exec unshare -m --propagation private sh -c \
+	'umount -l /sys/kernel/tracing 2>/dev/null; umount -l /sys/kernel/debug 2>/dev/null; exec "$@"' sh "$@"
+SH
+chmod 755 "$NO_TRACEFS"
+check "in that namespace, tracefs is not mounted" \
+	"$NO_TRACEFS" sh -c '! grep -q " /sys/kernel/tracing \| /sys/kernel/debug " /proc/self/mounts'
+
 MARK=0
 if ! start_prog ws "$PROGS/nofp/wall_split" --seconds 120 --truth "$TMP/ws.truth"; then
 	bail "wall_split starts"
 fi
 
-# --- -e wall -------------------------------------------------------------------
-record_window wall "$PID" 2 record -e wall -d "$SECS" -t -o collapsed -f "$TMP/wall.collapsed" "$PID"
-check "record -e wall -d $SECS -t PID (no agent)" [ "$NP_RC" -eq 0 ]
+# --- -e wall, where tracefs is not mounted ------------------------------------------
+WRAP=$NO_TRACEFS record_window wall "$PID" 2 record -e wall -d "$SECS" -t -o collapsed -f "$TMP/wall.collapsed" "$PID"
+check "record -e wall -d $SECS -t PID (no agent), tracefs not mounted" [ "$NP_RC" -eq 0 ]
+check "the notes say nprof mounted tracefs" grep -q 'nprof mounted it at /sys/kernel/tracing' "$TMP/np.err"
 [ "$NP_RC" -eq 0 ] || np_diag
 wall_split_check "record wall" "$TMP/wall.collapsed" "$TMP/wall.truth" 3
 check "the worker's sleep: wall_sleep -> sleep_until -> clock_nanosleep" \
@@ -131,6 +149,12 @@ if start_prog nb setpriv --reuid=65534 --regid=65534 --clear-groups \
 	check "as nobody: one error line" one_error_line
 	check "naming root, CAP_PERFMON, the sysctl and the agent" \
 		err_says 'root.*CAP_PERFMON.*perf_event_paranoid.*agent'
+	RUN_AS="$NO_TRACEFS setpriv --reuid=65534 --regid=65534 --clear-groups" \
+		run_nprof 30 record -e offcpu -d 1 "$PID"
+	names_mount() { one_error_line && err_says 'mount -t tracefs nodev /sys/kernel/tracing'; }
+	check "as nobody where tracefs is not mounted: one error line naming the mount command" \
+		names_mount
+	names_mount || np_diag
 	kill -TERM "$PID"
 	wait_pid "$PID" 10
 fi
