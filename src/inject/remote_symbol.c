@@ -120,9 +120,7 @@ static int open_elf(pid_t pid, const struct remote_module *m, Elf **ret_e, int *
 	return 0;
 }
 
-/* The lowest PT_LOAD's page-aligned virtual address: what offset 0's
- * mapping starts at, minus the bias. */
-static int first_load_vaddr(Elf *e, uint64_t *ret)
+int remote_elf_load_base(Elf *e, uint64_t *ret)
 {
 	size_t n;
 	uint64_t lo = UINT64_MAX;
@@ -158,7 +156,7 @@ int remote_module_find(pid_t pid, const char *const *prefixes,
 	r = open_elf(pid, ret, &e, &fd, d);
 	if (r < 0)
 		return r;
-	r = first_load_vaddr(e, &vaddr);
+	r = remote_elf_load_base(e, &vaddr);
 	elf_end(e);
 	close(fd);
 	if (r < 0)
@@ -168,20 +166,14 @@ int remote_module_find(pid_t pid, const char *const *prefixes,
 	return 0;
 }
 
-int remote_symbol(pid_t pid, const struct remote_module *m, const char *name,
-		  uint64_t *ret_addr, struct diag *d)
+int remote_elf_symbol(Elf *e, const char *name, uint64_t *ret_value)
 {
 	Elf_Scn *scn = NULL;
 	Elf_Data *syms = NULL, *versym = NULL;
 	size_t strndx = 0, count = 0;
 	uint64_t found = 0;
 	bool found_default = false;
-	int fd, r;
-	Elf *e;
 
-	r = open_elf(pid, m, &e, &fd, d);
-	if (r < 0)
-		return r;
 	while ((scn = elf_nextscn(e, scn))) {
 		GElf_Shdr sh;
 
@@ -196,65 +188,91 @@ int remote_symbol(pid_t pid, const struct remote_module *m, const char *name,
 		}
 	}
 	for (size_t i = 0; syms && i < count; i++) {
-		GElf_Sym s;
+		GElf_Sym sym;
 		const char *sn;
 		bool hidden = false;
 
-		if (!gelf_getsym(syms, (int)i, &s) || s.st_shndx == SHN_UNDEF ||
-		    GELF_ST_TYPE(s.st_info) != STT_FUNC ||
-		    (GELF_ST_BIND(s.st_info) != STB_GLOBAL && GELF_ST_BIND(s.st_info) != STB_WEAK))
+		if (!gelf_getsym(syms, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
+		    GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+		    (GELF_ST_BIND(sym.st_info) != STB_GLOBAL && GELF_ST_BIND(sym.st_info) != STB_WEAK))
 			continue;
-		sn = elf_strptr(e, strndx, s.st_name);
+		sn = elf_strptr(e, strndx, sym.st_name);
 		if (!sn || strcmp(sn, name))
 			continue;
-		if (versym && (i + 1) * sizeof(uint16_t) <= versym->d_size)
+		if (versym && versym->d_buf && (i + 1) * sizeof(uint16_t) <= versym->d_size)
 			hidden = ((const uint16_t *)versym->d_buf)[i] & 0x8000;
 		/* The default version wins; a hidden (compat) one only when
 		 * there is nothing else. */
 		if (!found || (!hidden && !found_default)) {
-			found = s.st_value;
+			found = sym.st_value;
 			found_default = !hidden;
 		}
 	}
-	elf_end(e);
-	close(fd);
 	if (!found)
 		return -ENOENT;
-	*ret_addr = m->bias + found;
+	*ret_value = found;
 	return 0;
+}
+
+int remote_symbol(pid_t pid, const struct remote_module *m, const char *name,
+		  uint64_t *ret_addr, struct diag *d)
+{
+	uint64_t value;
+	int fd, r;
+	Elf *e;
+
+	r = open_elf(pid, m, &e, &fd, d);
+	if (r < 0)
+		return r;
+	r = remote_elf_symbol(e, name, &value);
+	elf_end(e);
+	close(fd);
+	if (r == 0)
+		*ret_addr = m->bias + value;
+	return r;
+}
+
+int remote_elf_code_find(Elf *e, const uint8_t *bytes, size_t n, uint64_t *ret_vaddr)
+{
+	const uint8_t *raw;
+	size_t nph, size;
+
+	raw = (const uint8_t *)elf_rawfile(e, &size);
+	if (!raw || elf_getphdrnum(e, &nph) != 0)
+		return -ENOENT;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		const uint8_t *at;
+
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD ||
+		    !(ph.p_flags & PF_X) || ph.p_offset > size ||
+		    ph.p_filesz > size - ph.p_offset)
+			continue;
+		at = memmem(raw + ph.p_offset, ph.p_filesz, bytes, n);
+		if (at) {
+			*ret_vaddr = ph.p_vaddr + (uint64_t)(at - raw - ph.p_offset);
+			return 0;
+		}
+	}
+	return -ENOENT;
 }
 
 int remote_code_find(pid_t pid, const struct remote_module *m,
 		     const uint8_t *bytes, size_t n, uint64_t *ret_addr,
 		     struct diag *d)
 {
-	size_t nph, size;
+	uint64_t vaddr;
 	int fd, r;
 	Elf *e;
-	const uint8_t *raw;
 
 	r = open_elf(pid, m, &e, &fd, d);
 	if (r < 0)
 		return r;
-	r = -ENOENT;
-	raw = (const uint8_t *)elf_rawfile(e, &size);
-	if (raw && elf_getphdrnum(e, &nph) == 0)
-		for (size_t i = 0; i < nph && r == -ENOENT; i++) {
-			GElf_Phdr ph;
-			const uint8_t *at;
-
-			if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD ||
-			    !(ph.p_flags & PF_X) || ph.p_offset > size ||
-			    ph.p_filesz > size - ph.p_offset)
-				continue;
-			at = memmem(raw + ph.p_offset, ph.p_filesz, bytes, n);
-			if (at) {
-				*ret_addr = m->bias + ph.p_vaddr + (uint64_t)(at - raw - ph.p_offset);
-				r = 0;
-			}
-		}
+	r = remote_elf_code_find(e, bytes, n, &vaddr);
 	elf_end(e);
 	close(fd);
+	if (r == 0)
+		*ret_addr = m->bias + vaddr;
 	return r;
 }
 

@@ -6,6 +6,7 @@
 #ifndef NPROF_INJECT_REMOTE_SYMBOL_H
 #define NPROF_INJECT_REMOTE_SYMBOL_H
 
+#include <libelf.h>
 #include <limits.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -38,6 +39,16 @@ int remote_symbol(pid_t pid, const struct remote_module *m, const char *name,
 int remote_code_find(pid_t pid, const struct remote_module *m,
 		     const uint8_t *bytes, size_t n, uint64_t *ret_addr,
 		     struct diag *d);
+
+/* The parts that read the ELF itself, a file of the process's user (fuzzed:
+ * tests/fuzz/target_elf_fuzz.c). The lowest PT_LOAD's page-aligned virtual
+ * address (what offset 0's mapping starts at, minus the bias); the value
+ * of the exported function name (its default version first); the virtual
+ * address of the first occurrence of bytes in an executable segment.
+ * -ENOENT (or -EINVAL) when there is none. */
+int remote_elf_load_base(Elf *e, uint64_t *ret_vaddr);
+int remote_elf_symbol(Elf *e, const char *name, uint64_t *ret_value);
+int remote_elf_code_find(Elf *e, const uint8_t *bytes, size_t n, uint64_t *ret_vaddr);
 
 /* Whether pid maps a file whose name starts with prefix (1), not (0). */
 int remote_maps_have(pid_t pid, const char *prefix);
