@@ -42,27 +42,6 @@ TTL=3
 EPORT=$(free_port) PPORT=$(free_port)
 ETCD_URL=http://127.0.0.1:$EPORT
 
-# start_etcd: etcd on loopback, its data in $TMP/etcd (kept across a
-# restart); waits up to 30 s for it to answer.
-start_etcd() {
-	local i
-	etcd --name nprof-test --data-dir "$TMP/etcd" \
-		--listen-client-urls "$ETCD_URL" --advertise-client-urls "$ETCD_URL" \
-		--listen-peer-urls "http://127.0.0.1:$PPORT" \
-		--initial-advertise-peer-urls "http://127.0.0.1:$PPORT" \
-		--initial-cluster "nprof-test=http://127.0.0.1:$PPORT" >>"$TMP/etcd.log" 2>&1 &
-	ETCD=$!
-	bg_pids+=("$ETCD")
-	for ((i = 0; i < 300; i++)); do
-		# (with auth on, the refusal is an answer too)
-		curl -s --max-time 2 -X POST "$ETCD_URL/v3/kv/range" -d '{"key": "AA=="}' 2>/dev/null |
-			grep -qE 'header|user name' && return 0
-		kill -0 "$ETCD" 2>/dev/null || break
-		sleep 0.1
-	done
-	diag_file "$TMP/etcd.log"
-	return 1
-}
 start_etcd || bail "etcd starts on $ETCD_URL"
 ok "etcd answers on $ETCD_URL"
 
