@@ -225,19 +225,19 @@ check "$CU through a: their sleep 6102 on b and nothing else, a b c answering" \
 	  "([('b', 'sleep 6102')], ['a', 'b', 'c'])" ]
 
 # sign METHOD PATH USER [KEYFILE]: the X-Nprof-Cluster header a daemon
-# named a would send (docs/cluster.md), in SIG.
+# named a would send c at its URL (docs/cluster.md), in SIG.
 sign() {
-	SIG=$(python3 - "$1" "$2" "$3" "${4:-$D/cluster.key}" <<'PY'
+	SIG=$(python3 - "$1" "$2" "$3" "${4:-$D/cluster.key}" "${URL_C#http://}" <<'PY'
 import hashlib, hmac, os, sys, time
-method, path, user, keyfile = sys.argv[1:5]
+method, path, user, keyfile, at = sys.argv[1:6]
 key = open(keyfile, "rb").read()
 if key.endswith(b"\n"):
     key = key[:-1]
 ts, nonce = str(int(time.time() * 1000)), os.urandom(16).hex()
-text = "\n".join(["nprof-cluster-v1", method, path, "", "a", user, "0", ts, nonce,
+text = "\n".join(["nprof-cluster-v2", method, path, "", "a", "c", at, user, "0", ts, nonce,
                   hashlib.sha256(b"").hexdigest()])
 sig = hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
-print(f"v=1;host=a;user={user};uid=0;ts={ts};nonce={nonce};sig={sig}")
+print(f"v=2;host=a;to=c;at={at};user={user};uid=0;ts={ts};nonce={nonce};sig={sig}")
 PY
 )
 }
