@@ -1,5 +1,5 @@
-/* cluster_auth: the signed requests and replies between daemons
- * (cluster_auth.h, docs/cluster.md for the threat model). */
+/* cluster_auth: the signed requests, replies and registrations between
+ * daemons (cluster_auth.h, docs/cluster.md for the threat model). */
 #include "daemon/cluster_auth.h"
 
 #include <ctype.h>
@@ -551,6 +551,81 @@ int cluster_auth_verify_reply(struct cluster_auth *a, const struct cluster_reply
 		return 1;
 	if (reply_body(r, had, sizeof(had)) < 0 || !same_text(had, field[2], 71)) {
 		snprintf(why, whylen, "its reply's body is not the one signed: altered on the way");
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+/* --- registrations ------------------------------------------------------------- */
+
+#define RECORD_SIG_TAIL ",\"sig\":\"0000000000000000000000000000000000000000000000000000000000000000\"}"
+#define RECORD_SIG_LEN 64
+/* where the digits start, from the end of the value */
+#define RECORD_SIG_FROM_END (RECORD_SIG_LEN + 2)
+
+static int record_signature(struct cluster_auth *a, const char *key, const char *zeroed,
+			    size_t len, char out[65])
+{
+	char *text = NULL;
+	int n, r;
+
+	n = asprintf(&text, "nprof-cluster-host-v1\n%s\n%.*s", key, (int)len, zeroed);
+	if (n < 0)
+		return -ENOMEM;
+	r = mac_hex(a, text, (size_t)n, out);
+	free(text);
+	return r;
+}
+
+int cluster_auth_sign_record(struct cluster_auth *a, const char *key, const char *record,
+			     char **ret)
+{
+	size_t len = strlen(record), tail = strlen(RECORD_SIG_TAIL);
+	char *value, sig[65];
+
+	/* "{...}" with at least one member: the signature goes last */
+	if (len < 3 || record[0] != '{' || record[len - 1] != '}' || record[len - 2] == '{')
+		return -EINVAL;
+	if (!(value = malloc(len - 1 + tail + 1)))
+		return -ENOMEM;
+	memcpy(value, record, len - 1);
+	memcpy(value + len - 1, RECORD_SIG_TAIL, tail + 1);
+	len = len - 1 + tail;
+	if (record_signature(a, key, value, len, sig) < 0) {
+		free(value);
+		return -EIO;
+	}
+	memcpy(value + len - RECORD_SIG_FROM_END, sig, RECORD_SIG_LEN);
+	*ret = value;
+	return 0;
+}
+
+int cluster_auth_check_record(struct cluster_auth *a, const char *key, const char *value,
+			      size_t len, char *why, size_t whylen)
+{
+	size_t tail = strlen(RECORD_SIG_TAIL);
+	char *zeroed, sig[65];
+	bool ok;
+
+	if (len < tail + 2 || value[0] != '{' ||
+	    memcmp(value + len - tail, RECORD_SIG_TAIL, tail - RECORD_SIG_FROM_END) ||
+	    memcmp(value + len - 2, "\"}", 2) ||
+	    !all_hex_n(value + len - RECORD_SIG_FROM_END, RECORD_SIG_LEN)) {
+		snprintf(why, whylen, "not signed with the cluster key");
+		return -EBADMSG;
+	}
+	if (!a || !(zeroed = malloc(len))) {
+		snprintf(why, whylen, "cannot check its signature (no key, or out of memory)");
+		return -EBADMSG;
+	}
+	memcpy(zeroed, value, len);
+	memset(zeroed + len - RECORD_SIG_FROM_END, '0', RECORD_SIG_LEN);
+	ok = record_signature(a, key, zeroed, len, sig) == 0 &&
+	     same_text(sig, value + len - RECORD_SIG_FROM_END, RECORD_SIG_LEN);
+	free(zeroed);
+	if (!ok) {
+		snprintf(why, whylen, "its signature does not hold (altered, moved from another "
+			 "key, or signed with another key_file)");
 		return -EBADMSG;
 	}
 	return 0;

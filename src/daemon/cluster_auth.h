@@ -1,6 +1,7 @@
 /* cluster_auth: what passes between nprofd daemons, signed with the
  * cluster's shared key (docs/cluster.md): the requests one daemon makes
- * of another for a user, and the other's replies. HMAC-SHA256 under the key, each kind of text
+ * of another for a user, the other's replies, and each host's
+ * registration in etcd. HMAC-SHA256 under the key, each kind of text
  * with a first line of its own, so that no signature of one kind is
  * good for another.
  *
@@ -22,7 +23,12 @@
  * body sent whole is signed by its hash; a file sent as it is read (an
  * artifact, a conversion) by its size alone (0: not said), which TLS
  * then carries intact (docs/cluster.md says why).
-
+ *
+ * A registration, the value of /nprof/v1/hosts/NAME in etcd: a JSON
+ * object whose last member is "sig": "64HEX", with
+ * sig = HMAC(key, "nprof-cluster-host-v1\nKEY\nVALUE") where VALUE is
+ * the value with those 64 digits as zeros: the bytes as written, no
+ * canonical form needed; KEY binds it to its key.
  *
  * Only cluster_auth_verify touches shared state (the replay table, under
  * its lock). */
@@ -130,5 +136,16 @@ int cluster_auth_sign_reply(struct cluster_auth *a, const struct cluster_reply *
 int cluster_auth_verify_reply(struct cluster_auth *a, const struct cluster_reply *r,
 			      const char *value, const char *host, const char *nonce,
 			      char *why, size_t whylen);
+
+/* The value to put in etcd at key for record (a JSON object's compact
+ * text, without "sig"), signed: malloc'd into *ret. 0, or -EINVAL (not
+ * an object's text) / -ENOMEM / -EIO. */
+int cluster_auth_sign_record(struct cluster_auth *a, const char *key, const char *record,
+			     char **ret);
+
+/* Whether value (len bytes, from etcd) is a record signed for key: 0,
+ * or -EBADMSG with one line in why (fuzzed). */
+int cluster_auth_check_record(struct cluster_auth *a, const char *key, const char *value,
+			      size_t len, char *why, size_t whylen);
 
 #endif

@@ -1,8 +1,9 @@
-/* cluster_header_fuzz: what any HTTP client, or a host registered in
- * etcd, can send nprofd of the cluster's signed texts: the
+/* cluster_header_fuzz: what any HTTP client, a host registered in etcd
+ * or a writer to etcd can send nprofd of the cluster's signed texts: the
  * X-Nprof-Cluster header of a request (cluster_auth_parse and
  * cluster_auth_verify), the X-Nprof-Cluster-Reply header of a reply
- * (cluster_auth_verify_reply) and a registered URL's authority
+ * (cluster_auth_verify_reply), a registration's value in etcd
+ * (cluster_auth_check_record) and a registered URL's authority
  * (cluster_auth_authority). The input is each of them in turn.
  *
  * A parsed claim holds only what the parser promises (plain names, hex
@@ -28,9 +29,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct cluster_reply stream = { 200, "text/html", "attachment; filename=\"x.html\"", NULL, 0,
 					4096 };
 	char value[CLUSTER_HEADER_MAX + 64], why[768], authority[CLUSTER_AUTHORITY_MAX];
+	char *exact;
 
 	if (!auth)
 		auth = cluster_auth_new_key("fuzz-key-fuzz-key-fuzz-key-fuzz-key", 35, 30000);
+	/* a registration: an exact-size copy, so that ASan sees any read past size */
+	exact = malloc(size ? size : 1);
+	if (!exact)
+		return 0;
+	memcpy(exact, data, size);
+	if (cluster_auth_check_record(auth, "/nprof/v1/hosts/b", exact, size, why, sizeof(why)) == 0)
+		abort(); /* a registration signed without the key */
+	free(exact);
 	if (size >= sizeof(value))
 		return 0;
 	memcpy(value, data, size);

@@ -171,6 +171,8 @@ check "b, on TLS, registered https and its key's pin (as openssl computes it); t
 check "the registration's status: registered, lease ${TTL} s" \
 	[ "$(json "$TMP/api.out" 'j["cluster"]["state"], j["cluster"]["lease_ttl"], j["partial"]')" = \
 	  "('registered', $TTL, False)" ]
+check "etcd's auth is on: a (registered, so it has asked) did not warn that etcd answers without authentication" \
+	bash -c "! grep -q 'without authentication' '$D/a.log'"
 
 # where WORKER_ARG: the host of the worker "sleep ARG" in the last list
 where() { json "$TMP/api.out" "' '.join(sorted(w['host'] for w in j['workers'] if w['cmdline'] == 'sleep $1'))"; }
@@ -201,8 +203,26 @@ on a GET "/api/v1/workers?host=zz"
 check "workers?host=zz: 404 naming host" error_names 404 host
 
 # --- a host registered that does not answer ------------------------------
-DEAD=$(printf '{"name":"zz","url":"http://127.0.0.5:%s/"}' "$(free_port)" | base64 -w0)
-etcd_call /v3/kv/put "{\"key\": \"$(printf /nprof/v1/hosts/zz | base64 -w0)\", \"value\": \"$DEAD\"}" >/dev/null
+# register NAME RECORD: RECORD (a JSON object's compact text) put at
+# NAME's key in etcd, signed with the cluster key as a daemon signs its
+# own registration (docs/cluster.md): what a host of the cluster could
+# write, not a stranger to the key.
+register() {
+	local key=/nprof/v1/hosts/$1 value
+	value=$(python3 - "$key" "$2" "$D/cluster.key" <<'PY'
+import hashlib, hmac, sys
+key, rec, keyfile = sys.argv[1:4]
+k = open(keyfile, "rb").read()
+if k.endswith(b"\n"):
+    k = k[:-1]
+zeroed = rec[:-1] + ',"sig":"' + "0" * 64 + '"}'
+sig = hmac.new(k, ("nprof-cluster-host-v1\n%s\n%s" % (key, zeroed)).encode(), hashlib.sha256).hexdigest()
+print(zeroed[:-66] + sig + '"}')
+PY
+)
+	etcd_call /v3/kv/put "{\"key\": \"$(printf %s "$key" | base64 -w0)\", \"value\": \"$(printf %s "$value" | base64 -w0)\"}" >/dev/null
+}
+register zz "$(printf '{"name":"zz","url":"http://127.0.0.5:%s/"}' "$(free_port)")"
 on a GET "/api/v1/workers?host=*"
 check "a registered host that does not answer: named in unanswered, the list partial, the others there" \
 	[ "$(json "$TMP/api.out" '[u["host"] for u in j["unanswered"]], j["partial"], sorted(j["answered"])')" = \
@@ -210,8 +230,7 @@ check "a registered host that does not answer: named in unanswered, the list par
 etcd_call /v3/kv/deleterange "{\"key\": \"$(printf /nprof/v1/hosts/zz | base64 -w0)\"}" >/dev/null
 
 B_URL=$(sed -n 's|.*listening on \(https://[^/]*/\).*|\1|p' "$D/b.log" | head -1)
-FAKE=$(printf '{"name":"zy","url":"%s","tls_pin":"sha256//%s"}' "$B_URL" "$(head -c 32 /dev/zero | base64 -w0)" | base64 -w0)
-etcd_call /v3/kv/put "{\"key\": \"$(printf /nprof/v1/hosts/zy | base64 -w0)\", \"value\": \"$FAKE\"}" >/dev/null
+register zy "$(printf '{"name":"zy","url":"%s","tls_pin":"sha256//%s"}' "$B_URL" "$(head -c 32 /dev/zero | base64 -w0)")"
 on a GET "/api/v1/workers?host=zy"
 check "a host registered at b's https URL with another key's pin: unanswered, the error naming the pin" \
 	[ "$(json "$TMP/api.out" 'j["answered"], [u["host"] for u in j["unanswered"]], "pin" in j["unanswered"][0]["error"].lower()')" = \

@@ -5,10 +5,11 @@
  * by the checking host itself, or before it started, it is refused, as
  * is a malformed header and one no slot can remember. A reply holds
  * only for its request, from its host, as sent (status, type, file
- * name, body or a stream's size). URLs' authorities; the key file must
- * be private. */
+ * name, body or a stream's size). A registration holds only as written,
+ * at its own key. URLs' authorities; the key file must be private. */
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,6 +158,48 @@ static void replies(struct cluster_auth *a, struct cluster_auth *other)
 		  "a host name with ';' is not signed");
 }
 
+static void records(struct cluster_auth *a, struct cluster_auth *other)
+{
+	static const char key[] = "/nprof/v1/hosts/b";
+	static const char rec[] = "{\"name\":\"b\",\"url\":\"http://10.0.0.2:9700/\"}";
+	char *v = NULL, *w, why[512];
+	json_t *j;
+
+	CHECK_INT(cluster_auth_sign_record(a, key, rec, &v), ==, 0, "a registration signed");
+	if (!v)
+		return;
+	j = json_loads(v, JSON_REJECT_DUPLICATES, NULL);
+	CHECK(json_is_object(j) && json_string_value(json_object_get(j, "sig")) &&
+	      strlen(json_string_value(json_object_get(j, "sig"))) == 64 &&
+	      !strcmp(json_string_value(json_object_get(j, "url")), "http://10.0.0.2:9700/"),
+	      "it is the record with a last member sig: %s", v);
+	json_decref(j);
+	CHECK_INT(cluster_auth_check_record(a, key, v, strlen(v), why, sizeof(why)), ==, 0,
+		  "it holds at its key");
+	CHECK_INT(cluster_auth_check_record(a, "/nprof/v1/hosts/c", v, strlen(v), why,
+					    sizeof(why)), ==, -EBADMSG,
+		  "moved to another key: refused: %s", why);
+	CHECK_INT(cluster_auth_check_record(other, key, v, strlen(v), why, sizeof(why)), ==,
+		  -EBADMSG, "checked with another key: refused");
+	CHECK_INT(cluster_auth_check_record(a, key, rec, strlen(rec), why, sizeof(why)), ==,
+		  -EBADMSG, "unsigned: refused: %s", why);
+	CHECK(strstr(why, "not signed") != NULL, "saying it is not signed");
+	w = strdup(v);
+	*strstr(w, "9700") = '8';
+	CHECK_INT(cluster_auth_check_record(a, key, w, strlen(w), why, sizeof(why)), ==, -EBADMSG,
+		  "its URL changed: refused");
+	strcpy(w, v);
+	w[strlen(w) - 3] = w[strlen(w) - 3] == '0' ? '1' : '0';
+	CHECK_INT(cluster_auth_check_record(a, key, w, strlen(w), why, sizeof(why)), ==, -EBADMSG,
+		  "its signature changed: refused");
+	CHECK_INT(cluster_auth_check_record(a, key, v, strlen(v) - 1, why, sizeof(why)), ==,
+		  -EBADMSG, "cut short: refused");
+	free(w);
+	free(v);
+	CHECK_INT(cluster_auth_sign_record(a, key, "{}", &v), ==, -EINVAL, "{} is not signed");
+	CHECK_INT(cluster_auth_sign_record(a, key, "[1]", &v), ==, -EINVAL, "nor an array");
+}
+
 int main(void)
 {
 	struct cluster_auth *a = cluster_auth_new_key(key1, 32, WINDOW);
@@ -287,6 +330,7 @@ int main(void)
 
 	authorities();
 	replies(a, other);
+	records(a, other);
 
 	/* the key file */
 	{
