@@ -102,6 +102,9 @@ void api_cluster_list(struct daemon *d, const struct request *rq, struct reply *
 		      const char *host);
 /* Whether host names this daemon. */
 bool api_cluster_is_self(struct daemon *d, const char *host);
+/* This host's name: its name in the cluster, else the host name (buf,
+ * len bytes, holds the latter). */
+const char *api_cluster_self(struct daemon *d, char *buf, size_t len);
 /* Any request with ?host=NAME of another host (but the lists, which
  * api_cluster_list fans out): passed to that host's daemon,
  * signed for rq's user, and its reply passed back as it came. */

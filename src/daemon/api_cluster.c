@@ -15,8 +15,7 @@
 #include "daemon/cluster.h"
 #include "daemon/remote.h"
 
-/* This host's name: its name in the cluster, else the host name. */
-static const char *self_name(struct daemon *d, char *buf, size_t len)
+const char *api_cluster_self(struct daemon *d, char *buf, size_t len)
 {
 	if (d->cluster)
 		return cluster_name(d->cluster);
@@ -36,7 +35,7 @@ static json_t *self_record(struct daemon *d, const char *name)
 void api_hosts(struct daemon *d, const struct request *rq, struct reply *rp)
 {
 	char buf[256], err[768];
-	const char *self = self_name(d, buf, sizeof(buf));
+	const char *self = api_cluster_self(d, buf, sizeof(buf));
 	json_t *hosts = NULL, *h;
 	size_t i;
 
@@ -136,9 +135,9 @@ static void ask(struct fanout *f, struct target *t)
 	struct remote_reply r;
 	json_t *j;
 
-	if (remote_call(f->d, t->url, t->pin, "GET", f->path, f->keys, f->values, f->n_filters,
-			NULL, 0, f->user, f->d->cfg.host_timeout_ns / 1000000, f->d->cfg.max_reply,
-			&r, t->error, sizeof(t->error)) < 0)
+	if (remote_call(f->d, t->url, t->pin, t->name, "GET", f->path, f->keys, f->values,
+			f->n_filters, NULL, 0, f->user, f->d->cfg.host_timeout_ns / 1000000,
+			f->d->cfg.max_reply, &r, t->error, sizeof(t->error)) < 0)
 		return;
 	j = r.body ? json_loadb(r.body, r.len, 0, NULL) : NULL;
 	if (r.status == 200 && json_is_array(json_object_get(j, f->list_key))) {
@@ -239,7 +238,7 @@ void api_cluster_list(struct daemon *d, const struct request *rq, struct reply *
 	bool has_value[FORWARD_ARGS];
 	int nargs;
 	char buf[256], err[768] = "";
-	const char *self = self_name(d, buf, sizeof(buf));
+	const char *self = api_cluster_self(d, buf, sizeof(buf));
 	bool all = !strcmp(host, "*"), local = all || !strcmp(host, self), self_done = false;
 	bool more = false;
 	const char *after = NULL, *last = NULL;
@@ -375,7 +374,7 @@ bool api_cluster_is_self(struct daemon *d, const char *host)
 {
 	char buf[256];
 
-	return !strcmp(host, self_name(d, buf, sizeof(buf)));
+	return !strcmp(host, api_cluster_self(d, buf, sizeof(buf)));
 }
 
 /* "attachment; filename=\"x\"" into rp's filename and inline_view. */
@@ -403,42 +402,6 @@ static bool downloads(const struct request *rq)
 {
 	return !strcmp(rq->method, "GET") && (!strncmp(rq->path, "/api/v1/artifacts/", 18) ||
 					       !strcmp(rq->path, "/api/v1/diff"));
-}
-
-/* fd to its end, at most max bytes, into *ret (NUL-terminated): 0 or -1. */
-static int read_all(int fd, size_t max, char **ret, size_t *ret_len)
-{
-	size_t len = 0, cap = 4096;
-	char *buf = malloc(cap + 1);
-	ssize_t got = 0;
-
-	while (buf && len <= max) {
-		if (len == cap) {
-			char *grown = realloc(buf, cap * 2 + 1);
-
-			if (!grown) {
-				free(buf);
-				buf = NULL;
-				break;
-			}
-			buf = grown;
-			cap *= 2;
-		}
-		got = read(fd, buf + len, cap - len);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			break;
-		len += (size_t)got;
-	}
-	if (!buf || got < 0 || len > max) {
-		free(buf);
-		return -1;
-	}
-	buf[len] = '\0';
-	*ret = buf;
-	*ret_len = len;
-	return 0;
 }
 
 /* The registry's record of host: the list (decref it; url and pin point
@@ -504,12 +467,13 @@ void api_cluster_forward(struct daemon *d, const struct request *rq, struct repl
 	if (downloads(rq)) {
 		int fd;
 
-		if (remote_stream(d, url, pin, rq->path, kp, vp, (size_t)n, &rq->user,
+		if (remote_stream(d, url, pin, host, rq->path, kp, vp, (size_t)n, &rq->user,
 				  d->cfg.forward_timeout_ns / 1000000, &r, &fd, err, sizeof(err)) < 0) {
 			reply_error(rp, 502, "host", "host %.64s: %s", host, err);
 			goto out;
 		}
-		if (r.status == 200 && strncmp(r.content_type, "application/json", 16)) {
+		if (r.status == 200 && !r.body_unchecked &&
+		    strncmp(r.content_type, "application/json", 16)) {
 			/* a file: through as it comes, however large */
 			rp->fd = fd;
 			rp->fd_is_pipe = true;
@@ -522,15 +486,13 @@ void api_cluster_forward(struct daemon *d, const struct request *rq, struct repl
 			snprintf(rp->result, sizeof(rp->result), "on host %.64s", host);
 			goto out;
 		}
-		/* JSON (an error, ?info=1): read whole, as any other reply */
-		if (read_all(fd, d->cfg.max_reply, &r.body, &r.len) < 0) {
-			close(fd);
-			reply_error(rp, 502, "host", "host %.64s: its reply is larger than [cluster] "
-				    "max_reply or could not be read", host);
+		/* JSON (an error, ?info=1), or a body signed whole: read whole
+		 * and checked, as any other reply */
+		if (remote_read_whole(d, fd, d->cfg.max_reply, &r, err, sizeof(err)) < 0) {
+			reply_error(rp, 502, "host", "host %.64s: %s", host, err);
 			goto out;
 		}
-		close(fd);
-	} else if (remote_call(d, url, pin, rq->method, rq->path, kp, vp, (size_t)n, rq->body,
+	} else if (remote_call(d, url, pin, host, rq->method, rq->path, kp, vp, (size_t)n, rq->body,
 			       rq->body_len, &rq->user, d->cfg.forward_timeout_ns / 1000000,
 			       d->cfg.max_reply, &r, err, sizeof(err)) < 0) {
 		reply_error(rp, 502, "host", "host %.64s: %s", host, err);
@@ -592,7 +554,7 @@ json_t *api_cluster_artifact(struct daemon *d, const struct request *rq, struct 
 		return NULL;
 	snprintf(path, sizeof(path), "/api/v1/artifacts/%s", id);
 	/* its record first: a profile, complete, that the user may read there */
-	if (remote_call(d, url, pin, "GET", path, info_key, info_value, 1, NULL, 0, &rq->user,
+	if (remote_call(d, url, pin, host, "GET", path, info_key, info_value, 1, NULL, 0, &rq->user,
 			timeout_ms, d->cfg.max_reply, &r, err, sizeof(err)) < 0) {
 		reply_error(rp, 502, key, "host %.64s: %s", host, err);
 		goto out;
@@ -613,13 +575,15 @@ json_t *api_cluster_artifact(struct daemon *d, const struct request *rq, struct 
 		free(r.body);
 		r = (struct remote_reply){ 0 };
 		/* then the file as stored, flowing in as it is read */
-		if (remote_stream(d, url, pin, path, NULL, NULL, 0, &rq->user, timeout_ms, &r, ret_fd,
-				  err, sizeof(err)) < 0) {
+		if (remote_stream(d, url, pin, host, path, NULL, NULL, 0, &rq->user, timeout_ms, &r,
+				  ret_fd, err, sizeof(err)) < 0) {
 			reply_error(rp, 502, key, "host %.64s: %s", host, err);
-		} else if (r.status != 200) {
+		} else if (r.status != 200 || r.body_unchecked) {
+			/* (a file is sent as it is read; anything else is not the profile) */
 			close(*ret_fd);
-			reply_error(rp, 502, key, "host %.64s answered %ld for artifact %.32s; try again",
-				    host, r.status, id);
+			reply_error(rp, 502, key, "host %.64s answered %ld%s for artifact %.32s; try "
+				    "again", host, r.status, r.body_unchecked ? ", not with a file" : "",
+				    id);
 		} else {
 			free(r.body);
 			json_decref(hosts);

@@ -15,6 +15,7 @@
 
 #include "base/clock.h"
 #include "base/hex.h"
+#include "daemon/cluster_auth.h"
 #include "daemon/daemon.h"
 #include "daemon/etcd.h"
 #include "daemon/log.h"
@@ -43,6 +44,7 @@ struct cluster {
 	const char *state;		/* "connecting", "registered", "retrying" */
 	char error[512];		/* the last failure, "" since the last success */
 	uint64_t since_ms;		/* state entered */
+	json_t *ignored;		/* the last read's entries left out: [{key, why}] */
 
 	/* The last read of the registry, kept [cluster] hosts_cache: many
 	 * pages polling the hosts and workers cost etcd one read a period.
@@ -137,12 +139,33 @@ static bool wait_or_stop(struct cluster *c, uint64_t ms)
 	return stop;
 }
 
+/* Says once, in the log, when etcd serves anyone without credentials:
+ * true once that is known either way, false to try again later. */
+static bool check_etcd_auth(struct cluster *c, struct etcd *e)
+{
+	char err[768], where[300];
+	bool open;
+
+	if (etcd_open_to_anyone(e, CLUSTER_PREFIX, &open, where, sizeof(where), err,
+				sizeof(err)) < 0)
+		return false;
+	if (open)
+		log_error("cluster: etcd at %s answers without authentication: anyone who reaches it "
+			  "can hide hosts of this cluster from the others, or point one at an address "
+			  "it used before (not impersonate a host: registrations are signed; "
+			  "docs/cluster.md); turn on etcd's auth (etcdctl auth enable) and set [cluster] "
+			  "etcd_user and etcd_password_file, or its client certificates "
+			  "(--client-cert-auth; etcd_cert, etcd_key)", where);
+	return true;
+}
+
 static void *registration(void *arg)
 {
 	struct cluster *c = arg;
 	uint64_t ttl_ms = c->d->cfg.lease_ttl_ns / 1000000, backoff = BACKOFF_FIRST_MS;
 	struct etcd *e = etcd_new(&c->opts);
 	int64_t lease = 0, left;
+	bool auth_checked = false;
 	char err[768];
 
 	if (!e) {
@@ -166,6 +189,8 @@ static void *registration(void *arg)
 			}
 		}
 		if (r == 0) {
+			if (!auth_checked)
+				auth_checked = check_etcd_auth(c, e);
 			set_state(c, "registered", NULL);
 			backoff = BACKOFF_FIRST_MS;
 			if (wait_or_stop(c, ttl_ms / 3))
@@ -257,8 +282,9 @@ struct cluster *cluster_new(struct daemon *d, char *err, size_t errlen)
 int cluster_start(struct cluster *c, char *err, size_t errlen)
 {
 	const struct daemon_config *cfg = &c->d->cfg;
-	char fp[80], pin[80], started[32], url[CONFIG_VALUE_MAX];
+	char fp[80], pin[80], started[32], url[CONFIG_VALUE_MAX], *text;
 	json_t *rec;
+	int r;
 
 	snprintf(url, sizeof(url), "%s", cfg->cluster_url[0] ? cfg->cluster_url : c->d->http_url);
 	if (!url[0]) {
@@ -282,11 +308,14 @@ int cluster_start(struct cluster *c, char *err, size_t errlen)
 			pin[0] ? pin : NULL, "started",
 			iso_time(c->d->started_ms, started, sizeof(started)), "capabilities",
 			"workers", "signed-requests");
-	c->record = rec ? json_dumps(rec, JSON_COMPACT) : NULL;
+	text = rec ? json_dumps(rec, JSON_COMPACT) : NULL;
 	json_decref(rec);
-	if (!c->record) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
+	/* signed: a writer to etcd without the key cannot stand in for it */
+	r = text ? cluster_auth_sign_record(c->d->cluster_auth, c->key, text, &c->record) : -ENOMEM;
+	free(text);
+	if (r < 0) {
+		snprintf(err, errlen, "cannot sign this host's registration: %s", strerror(-r));
+		return r;
 	}
 	if (pthread_create(&c->thread, NULL, registration, c) != 0) {
 		snprintf(err, errlen, "cannot start the cluster's thread: %s", strerror(errno));
@@ -310,6 +339,7 @@ void cluster_free(struct cluster *c)
 	pthread_mutex_destroy(&c->lock);
 	pthread_mutex_destroy(&c->hosts_lock);
 	json_decref(c->hosts);
+	json_decref(c->ignored);
 	pthread_mutex_destroy(&c->token.lock);
 	explicit_bzero(c->password, sizeof(c->password));
 	free(c->record);
@@ -322,10 +352,11 @@ json_t *cluster_status(struct cluster *c)
 	json_t *j;
 
 	pthread_mutex_lock(&c->lock);
-	j = json_pack("{ss ss ss ss? ss sI}", "etcd", c->opts.endpoints, "name", c->name, "state",
+	j = json_pack("{ss ss ss ss? ss sI so}", "etcd", c->opts.endpoints, "name", c->name, "state",
 		      c->state, "error", c->error[0] ? c->error : NULL, "since",
 		      iso_time(c->since_ms, since, sizeof(since)), "lease_ttl",
-		      (json_int_t)(c->d->cfg.lease_ttl_ns / 1000000000ull));
+		      (json_int_t)(c->d->cfg.lease_ttl_ns / 1000000000ull), "ignored",
+		      c->ignored ? json_deep_copy(c->ignored) : json_array());
 	pthread_mutex_unlock(&c->lock);
 	return j;
 }
@@ -336,6 +367,71 @@ static int by_name(const void *a, const void *b)
 		      json_string_value(json_object_get(*(json_t *const *)b, "name")));
 }
 
+/* A key from etcd as text to show: printable ASCII, at most size - 1. */
+static const char *shown_key(const char *key, char *out, size_t size)
+{
+	size_t i;
+
+	for (i = 0; key[i] && i < size - 1; i++)
+		out[i] = key[i] > 0x20 && key[i] < 0x7f ? key[i] : '?';
+	out[i] = '\0';
+	return out;
+}
+
+/* The entries a read left out, kept for GET /api/v1/hosts; each logged
+ * when it is first left out (for that reason), not on every read. */
+static void note_ignored(struct cluster *c, json_t *ignored)
+{
+	size_t i, k;
+	json_t *now, *before;
+
+	pthread_mutex_lock(&c->lock);
+	json_array_foreach(ignored, i, now) {
+		bool known = false;
+
+		json_array_foreach(c->ignored, k, before)
+			known |= json_equal(now, before);
+		if (!known)
+			log_error("cluster: ignoring %s in etcd: %s; whoever wrote it can write to "
+				  "etcd but holds no cluster key (or a host has another key_file): "
+				  "protect etcd with its auth (docs/cluster.md)",
+				  json_string_value(json_object_get(now, "key")),
+				  json_string_value(json_object_get(now, "why")));
+	}
+	json_decref(c->ignored);
+	c->ignored = ignored;
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* Why a registry entry cannot be taken, or NULL: it is signed with the
+ * cluster's key for its key, a JSON object naming the host of its key
+ * and a URL (*ret_rec, without "sig"). */
+static const char *unusable(struct cluster *c, const struct etcd_kv *kv, json_t **ret_rec,
+			    char *why, size_t whylen)
+{
+	json_t *rec;
+	const char *name, *url;
+
+	*ret_rec = NULL;
+	if (cluster_auth_check_record(c->d->cluster_auth, kv->key, kv->value, kv->value_len, why,
+				      whylen) < 0)
+		return why;
+	rec = json_loadb(kv->value, kv->value_len, JSON_REJECT_DUPLICATES, NULL);
+	name = json_string_value(json_object_get(rec, "name"));
+	url = json_string_value(json_object_get(rec, "url"));
+	/* what a host wrote of itself must agree with its key */
+	if (!json_is_object(rec) || !name || !url ||
+	    strncmp(kv->key, CLUSTER_PREFIX, strlen(CLUSTER_PREFIX)) ||
+	    strcmp(name, kv->key + strlen(CLUSTER_PREFIX)) || *config_check_urls(url, false)) {
+		json_decref(rec);
+		snprintf(why, whylen, "not a record naming the host of its key and a URL");
+		return why;
+	}
+	json_object_del(rec, "sig");
+	*ret_rec = rec;
+	return NULL;
+}
+
 /* The registry as etcd has it now (cluster_hosts without the cache). */
 static int read_hosts(struct cluster *c, json_t **ret, char *err, size_t errlen)
 {
@@ -343,7 +439,7 @@ static int read_hosts(struct cluster *c, json_t **ret, char *err, size_t errlen)
 	struct etcd *e = etcd_new(&c->opts);
 	struct etcd_kv *kvs = NULL;
 	size_t n = 0, kept = 0;
-	json_t **recs = NULL, *list;
+	json_t **recs = NULL, *list, *ignored = json_array();
 	int r;
 
 	if (!e) {
@@ -352,34 +448,33 @@ static int read_hosts(struct cluster *c, json_t **ret, char *err, size_t errlen)
 	}
 	r = etcd_range_prefix(e, CLUSTER_PREFIX, c->d->cfg.max_hosts, &kvs, &n, err, errlen);
 	etcd_free(e);
-	if (r < 0)
+	if (r < 0) {
+		json_decref(ignored);
 		return r;
+	}
 	/* etcd gave as many as asked: any more are in no list, so say it once */
 	if (n == c->d->cfg.max_hosts && !__atomic_exchange_n(&c->said_full, true, __ATOMIC_RELAXED))
 		log_error("cluster: etcd lists %zu hosts, [cluster] max_hosts: those past them by "
 			  "name are left out of every list; raise max_hosts", n);
 	recs = calloc(n ? n : 1, sizeof(*recs));
 	list = json_array();
-	if (!recs || !list) {
+	if (!recs || !list || !ignored) {
 		r = -ENOMEM;
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
-		json_t *rec = json_loadb(kvs[i].value, kvs[i].value_len, JSON_REJECT_DUPLICATES, NULL);
-		const char *name = json_string_value(json_object_get(rec, "name"));
-		const char *url = json_string_value(json_object_get(rec, "url"));
+		char why[200], key[200];
+		json_t *rec;
 
-		/* what a host wrote of itself must agree with its key */
-		if (!json_is_object(rec) || !name || !url ||
-		    strncmp(kvs[i].key, CLUSTER_PREFIX, strlen(CLUSTER_PREFIX)) ||
-		    strcmp(name, kvs[i].key + strlen(CLUSTER_PREFIX)) ||
-		    *config_check_urls(url, false)) {
-			json_decref(rec);
-			continue;
-		}
-		recs[kept++] = rec;
+		if (unusable(c, &kvs[i], &rec, why, sizeof(why)))
+			json_array_append_new(ignored, json_pack("{ss ss}", "key",
+				shown_key(kvs[i].key, key, sizeof(key)), "why", why));
+		else
+			recs[kept++] = rec;
 	}
+	note_ignored(c, ignored);
+	ignored = NULL;
 	qsort(recs, kept, sizeof(*recs), by_name);
 	for (size_t i = 0; i < kept; i++)
 		json_array_append_new(list, recs[i]);
@@ -390,6 +485,7 @@ out:
 	for (size_t i = 0; i < kept; i++)
 		json_decref(recs[i]);
 	json_decref(list);
+	json_decref(ignored);
 	free(recs);
 	etcd_kvs_free(kvs, n);
 	return r;

@@ -93,6 +93,8 @@ struct reply {
 	bool inline_view;		/* shown in the browser, not saved: sandboxed */
 	bool ui_page;			/* a file of the web UI: its Content-Security-Policy */
 	char set_cookie[256];		/* a Set-Cookie header; "" none */
+	char cluster_nonce[33];		/* a request another daemon signed: its nonce, which
+					   the reply's signature names; "" otherwise */
 	char worker[WORKER_ID_MAX];	/* the worker acted on, for the audit log */
 	char result[256];		/* a short result for the audit log */
 };

@@ -653,3 +653,43 @@ int etcd_range_prefix(struct etcd *e, const char *prefix, size_t max, struct etc
 	free(req);
 	return r;
 }
+
+int etcd_open_to_anyone(struct etcd *e, const char *key, bool *ret_open, char *where,
+			size_t wherelen, char *err, size_t errlen)
+{
+	/* the same endpoints and CA, none of the credentials */
+	struct etcd anon = *e;
+	char *k = b64_dup(key, strlen(key)), *req = NULL, why[700] = "";
+	struct curl_body b;
+	long status = 0;
+	int r = -EHOSTUNREACH;
+
+	anon.cert = anon.key = anon.user = anon.password = NULL;
+	if (k) {
+		json_t *q = json_pack("{ss sb}", "key", k, "count_only", 1);
+
+		req = json_dumps(q, JSON_COMPACT);
+		json_decref(q);
+	}
+	for (size_t i = 0; req && i < e->n; i++) {
+		size_t at = (e->last_good + i) % e->n;
+		char url[1200];
+
+		snprintf(url, sizeof(url), "%s/v3/kv/range", e->endpoint[at]);
+		r = post_one(&anon, url, req, "", false, &b, &status, why, sizeof(why));
+		/* served (200), or refused: a status, or a TLS handshake etcd ended */
+		if (r == 0 || status || r == -EACCES) {
+			if (r == 0)
+				free(b.data);
+			*ret_open = r == 0;
+			snprintf(where, wherelen, "%s", e->endpoint[at]);
+			r = 0;
+			break;
+		}
+	}
+	if (r < 0)
+		snprintf(err, errlen, "etcd did not answer (%s)", req ? why : "out of memory");
+	free(k);
+	free(req);
+	return r;
+}

@@ -11,6 +11,7 @@
 #define NPROF_DAEMON_ETCD_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -61,6 +62,11 @@ int etcd_put(struct etcd *e, const char *key, const char *value, int64_t lease, 
 int etcd_range_prefix(struct etcd *e, const char *prefix, size_t max, struct etcd_kv **ret_kvs,
 		      size_t *ret_n, char *err, size_t errlen);
 void etcd_kvs_free(struct etcd_kv *kvs, size_t n);
+/* Whether etcd serves a client with no credentials (no user's token, no
+ * client certificate) a read of key: *ret_open, and the endpoint asked
+ * in where; or -errno and err when no endpoint answered at all. */
+int etcd_open_to_anyone(struct etcd *e, const char *key, bool *ret_open, char *where,
+			size_t wherelen, char *err, size_t errlen);
 
 /* The replies' readers (len bytes, not NUL-terminated): 0 or -EPROTO;
  * -ENOENT from keepalive for a lease that has expired. Keys above

@@ -4,6 +4,7 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -48,19 +49,27 @@ static bool build(CURL *c, const char *base_url, const char *path, const char *c
 	return used < URL_MAX;
 }
 
-/* Content-Type and Content-Disposition, kept to pass the reply on. */
+/* Content-Type and Content-Disposition, kept to pass the reply on, and
+ * the reply's signature. */
 static size_t on_header(char *p, size_t size, size_t n, void *cls)
 {
+	static const size_t sig_name = sizeof(CLUSTER_REPLY_HEADER ":") - 1;
 	struct remote_reply *r = cls;
-	size_t len = size * n, name;
+	size_t len = size * n, name, room;
 	char *field = NULL;
 
 	if (len > 14 && !strncasecmp(p, "Content-Type:", 13)) {
 		field = r->content_type;
 		name = 13;
+		room = sizeof(r->content_type);
 	} else if (len > 21 && !strncasecmp(p, "Content-Disposition:", 20)) {
 		field = r->disposition;
 		name = 20;
+		room = sizeof(r->disposition);
+	} else if (len > sig_name && !strncasecmp(p, CLUSTER_REPLY_HEADER ":", sig_name)) {
+		field = r->signature;
+		name = sig_name;
+		room = sizeof(r->signature);
 	} else if (len > 16 && !strncasecmp(p, "Content-Length:", 15)) {
 		char digits[24];
 		size_t k = 0;
@@ -79,37 +88,74 @@ static size_t on_header(char *p, size_t size, size_t n, void *cls)
 		name++;
 	while (len > name && (p[len - 1] == '\r' || p[len - 1] == '\n'))
 		len--;
-	if (len - name < (field == r->content_type ? sizeof(r->content_type)
-						     : sizeof(r->disposition))) {
+	if (len - name < room) {
 		memcpy(field, p + name, len - name);
 		field[len - name] = '\0';
 	}
 	return size * n;
 }
 
-/* c set up for the signed request (URL, pin, method, body, headers into
- * *ret_h, connecting within timeout_ms): 0, or -errno and err. */
+/* Whether r (its body whole when body is set) is signed by the host
+ * asked, for the request made: 0; 1 when the headers are and the body
+ * is to be checked once read whole; or -EBADMSG and err. */
+static int check_reply(struct daemon *d, const struct remote_reply *r, const char *body,
+		       size_t len, char *err, size_t errlen)
+{
+	struct cluster_reply cr = {
+		.status = r->status > 0 && r->status < 1000 ? (unsigned)r->status : 0,
+		.content_type = r->content_type, .disposition = r->disposition,
+		.body = body, .body_len = len, .size = r->length,
+	};
+	char why[400];
+	json_t *j;
+	int v = cluster_auth_verify_reply(d->cluster_auth, &cr, r->signature[0] ? r->signature : NULL,
+					  r->host, r->nonce, why, sizeof(why));
+
+	if (v >= 0)
+		return v;
+	/* A daemon that cannot check a request refuses it unsigned: its
+	 * reason helps the operator (clocks, keys), shown as unverified. */
+	j = body && (r->status == 401 || r->status == 503) && !r->signature[0]
+		    ? json_loadb(body, len, 0, NULL) : NULL;
+	if (json_is_string(json_object_get(j, "error")))
+		snprintf(err, errlen, "it refused the request (HTTP %ld, unsigned: %.300s)", r->status,
+			 json_string_value(json_object_get(j, "error")));
+	else
+		snprintf(err, errlen, "%s (HTTP %ld)", why, r->status);
+	json_decref(j);
+	return -EBADMSG;
+}
+
+/* c set up for the request signed for host at base_url (URL, pin,
+ * method, body, headers into *ret_h, connecting within timeout_ms), and
+ * r told what its reply must be signed for: 0, or -errno and err. */
 static int prepare(struct daemon *d, CURL *c, const char *base_url, const char *pin,
-		   const char *method, const char *path, const char *const *keys,
-		   const char *const *values, size_t n, const char *body, size_t body_len,
-		   const struct user *u, uint64_t timeout_ms, struct curl_slist **ret_h,
-		   char *err, size_t errlen)
+		   const char *host, const char *method, const char *path,
+		   const char *const *keys, const char *const *values, size_t n, const char *body,
+		   size_t body_len, const struct user *u, uint64_t timeout_ms,
+		   struct remote_reply *r, struct curl_slist **ret_h, char *err, size_t errlen)
 {
 	char url[URL_MAX], args[512], header[CLUSTER_HEADER_MAX + 32], signature[CLUSTER_HEADER_MAX];
 	struct cluster_request cr;
+	struct cluster_claim claim = { .uid = (int64_t)u->uid, .ts_ms = now_ms() };
 	struct curl_slist *h;
 
-	if (!d->cluster_auth || !build(c, base_url, path, keys, values, n, url, args, sizeof(args))) {
-		snprintf(err, errlen, "cannot make the request to %.200s (no cluster key, or a query "
-			 "too long)", base_url);
+	if (!d->cluster_auth || !build(c, base_url, path, keys, values, n, url, args, sizeof(args)) ||
+	    cluster_auth_authority(base_url, claim.at, sizeof(claim.at)) < 0) {
+		snprintf(err, errlen, "cannot make the request to %.200s (no cluster key, a query "
+			 "too long, or not a URL)", base_url);
 		return -EINVAL;
 	}
+	snprintf(claim.host, sizeof(claim.host), "%s", cluster_name(d->cluster));
+	snprintf(claim.to, sizeof(claim.to), "%s", host);
+	snprintf(claim.user, sizeof(claim.user), "%s", u->name);
 	cr = (struct cluster_request){ method, path, args, body ? body : "", body_len };
-	if (cluster_auth_sign(d->cluster_auth, &cr, cluster_name(d->cluster), u->name,
-			      (int64_t)u->uid, now_ms(), signature) < 0) {
+	if (cluster_auth_sign(d->cluster_auth, &cr, &claim, signature) < 0) {
 		snprintf(err, errlen, "cannot sign a request for user %s", u->name);
 		return -EINVAL;
 	}
+	snprintf(r->host, sizeof(r->host), "%s", host);
+	snprintf(r->nonce, sizeof(r->nonce), "%s", claim.nonce);
 	snprintf(header, sizeof(header), "%s: %s", CLUSTER_HEADER, signature);
 	h = curl_slist_append(NULL, header);
 	if (h && body_len)
@@ -149,10 +195,11 @@ static void transfer_error(CURLcode rc, const char *cerr, uint64_t timeout_ms, c
 		snprintf(err, errlen, "%.300s", cerr[0] ? cerr : curl_easy_strerror(rc));
 }
 
-int remote_call(struct daemon *d, const char *base_url, const char *pin, const char *method,
-		const char *path, const char *const *keys, const char *const *values, size_t n,
-		const char *body, size_t body_len, const struct user *u, uint64_t timeout_ms,
-		size_t max_reply, struct remote_reply *ret, char *err, size_t errlen)
+int remote_call(struct daemon *d, const char *base_url, const char *pin, const char *host,
+		const char *method, const char *path, const char *const *keys,
+		const char *const *values, size_t n, const char *body, size_t body_len,
+		const struct user *u, uint64_t timeout_ms, size_t max_reply,
+		struct remote_reply *ret, char *err, size_t errlen)
 {
 	char cerr[CURL_ERROR_SIZE] = "";
 	struct curl_body b = { .max = max_reply };
@@ -166,8 +213,8 @@ int remote_call(struct daemon *d, const char *base_url, const char *pin, const c
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	r = prepare(d, c, base_url, pin, method, path, keys, values, n, body, body_len, u,
-		    timeout_ms, &h, err, errlen);
+	r = prepare(d, c, base_url, pin, host, method, path, keys, values, n, body, body_len, u,
+		    timeout_ms, ret, &h, err, errlen);
 	if (r < 0)
 		goto out;
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
@@ -188,6 +235,12 @@ int remote_call(struct daemon *d, const char *base_url, const char *pin, const c
 		goto out;
 	}
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &ret->status);
+	/* nothing of it is used unless it is the host's answer to this request */
+	r = check_reply(d, ret, b.data ? b.data : "", b.len, err, errlen);
+	if (r < 0) {
+		free(b.data);
+		goto out;
+	}
 	ret->body = b.data;
 	ret->len = b.len;
 out:
@@ -286,8 +339,8 @@ static void *stream_run(void *arg)
 	return NULL;
 }
 
-int remote_stream(struct daemon *d, const char *base_url, const char *pin, const char *path,
-		  const char *const *keys, const char *const *values, size_t n,
+int remote_stream(struct daemon *d, const char *base_url, const char *pin, const char *host,
+		  const char *path, const char *const *keys, const char *const *values, size_t n,
 		  const struct user *u, uint64_t timeout_ms, struct remote_reply *ret,
 		  int *ret_fd, char *err, size_t errlen)
 {
@@ -307,8 +360,8 @@ int remote_stream(struct daemon *d, const char *base_url, const char *pin, const
 		free(s);
 		return -ENOMEM;
 	}
-	r = prepare(d, s->c, base_url, pin, "GET", path, keys, values, n, NULL, 0, u, timeout_ms,
-		    &s->h, err, errlen);
+	r = prepare(d, s->c, base_url, pin, host, "GET", path, keys, values, n, NULL, 0, u,
+		    timeout_ms, &s->reply, &s->h, err, errlen);
 	if (r < 0) {
 		curl_slist_free_all(s->h);
 		curl_easy_cleanup(s->c);
@@ -365,10 +418,58 @@ int remote_stream(struct daemon *d, const char *base_url, const char *pin, const
 		snprintf(err, errlen, "no answer within %llu ms", (unsigned long long)timeout_ms);
 	pthread_mutex_unlock(&s->lock);
 	stream_put(s);
+	/* its headers are the host's answer to this request, or nothing is used */
+	if (headers && (r = check_reply(d, ret, NULL, 0, err, errlen)) < 0)
+		headers = false;
 	if (!headers) {
 		close(fds[0]); /* the thread, if still waiting, ends at its first write */
+		return r == -EBADMSG ? r : -EIO;
+	}
+	ret->body_unchecked = r == 1;
+	*ret_fd = fds[0];
+	return 0;
+}
+
+int remote_read_whole(struct daemon *d, int fd, size_t max, struct remote_reply *r, char *err,
+		      size_t errlen)
+{
+	size_t len = 0, cap = 4096;
+	char *buf = malloc(cap + 1);
+	ssize_t got = 0;
+
+	while (buf && len <= max) {
+		if (len == cap) {
+			char *grown = realloc(buf, cap * 2 + 1);
+
+			if (!grown) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = grown;
+			cap *= 2;
+		}
+		got = read(fd, buf + len, cap - len);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		len += (size_t)got;
+	}
+	close(fd);
+	if (!buf || got < 0 || len > max) {
+		free(buf);
+		snprintf(err, errlen, "its reply is larger than [cluster] max_reply = %zu bytes, or "
+			 "could not be read", max);
 		return -EIO;
 	}
-	*ret_fd = fds[0];
+	buf[len] = '\0';
+	if (r->body_unchecked && check_reply(d, r, buf, len, err, errlen) < 0) {
+		free(buf);
+		return -EBADMSG;
+	}
+	r->body_unchecked = false;
+	r->body = buf;
+	r->len = len;
 	return 0;
 }

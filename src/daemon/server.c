@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "base/utf8.h"
+#include "daemon/api.h"
 #include "daemon/cluster_auth.h"
 #include "daemon/daemon.h"
 #include "daemon/db.h"
@@ -43,6 +44,12 @@ struct server {
 	unsigned http_port;
 	char *tls_key, *tls_cert;
 	unsigned open_connections;	/* atomic: of both doors */
+	/* Where the other daemons reach this one, "host:port" (the
+	 * listener's, [cluster] url's): what a request signed for this host
+	 * names. Written before the HTTP door opens. */
+	char authority[2][CLUSTER_AUTHORITY_MAX];
+	const char *authorities[2];
+	size_t n_authorities;
 };
 
 /* Per request: the body as it arrives. */
@@ -421,35 +428,39 @@ static struct MHD_Response *stream_response(struct reply *rp)
 	return r;
 }
 
-static enum MHD_Result send_reply(struct MHD_Connection *c, struct reply *rp)
+/* The reply to a request another daemon signed, signed in turn for that
+ * request (its nonce): the asker checks it before it uses any of it. A
+ * file sent as it is read is signed by its size (cluster_auth.h). */
+static void sign_reply(struct daemon *d, const struct reply *rp, const char *cd,
+		       char out[CLUSTER_HEADER_MAX])
+{
+	char name[256];
+	bool stream = rp->fd >= 0;
+	struct cluster_reply cr = {
+		.status = rp->status, .content_type = rp->content_type, .disposition = cd,
+		.body = stream ? NULL : rp->body ? rp->body : "", .body_len = stream ? 0 : rp->body_len,
+		.size = stream ? rp->size : 0,
+	};
+
+	/* unsigned, the asker refuses it */
+	if (cluster_auth_sign_reply(d->cluster_auth, &cr, api_cluster_self(d, name, sizeof(name)),
+				    rp->cluster_nonce, out) < 0)
+		out[0] = '\0';
+}
+
+static enum MHD_Result send_reply(struct daemon *d, struct MHD_Connection *c, struct reply *rp)
 {
 	struct MHD_Response *r;
+	char cd[200] = "", signature[CLUSTER_HEADER_MAX] = "";
 	enum MHD_Result ret;
 
-	if (rp->fd >= 0) {
-		r = rp->fd_is_pipe ? stream_response(rp)
-				   : MHD_create_response_from_fd64(rp->size, rp->fd);
-		if (r)
-			rp->fd = -1; /* the response closes it */
-	} else {
+	if (rp->fd < 0) {
 		if (!rp->body && rp->json)
 			reply_render(rp);
-		r = MHD_create_response_from_buffer(rp->body_len, rp->body ? rp->body : (void *)"",
-						    rp->body ? MHD_RESPMEM_MUST_FREE
-							     : MHD_RESPMEM_PERSISTENT);
-		if (r)
-			rp->body = NULL; /* the response frees it */
 		if (!rp->content_type[0])
 			snprintf(rp->content_type, sizeof(rp->content_type), "application/json");
 	}
-	if (!r)
-		return MHD_NO;
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, rp->content_type);
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
 	if (rp->filename[0]) {
-		char cd[200];
-
 		/* Part of the name may come from a file a user's command made:
 		 * only characters that cannot end or break the header. */
 		for (char *f = rp->filename; *f; f++)
@@ -457,8 +468,30 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, struct reply *rp)
 				*f = '_';
 		snprintf(cd, sizeof(cd), "%s; filename=\"%s\"",
 			 rp->inline_view ? "inline" : "attachment", rp->filename);
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_DISPOSITION, cd);
 	}
+	if (rp->cluster_nonce[0] && d->cluster_auth)
+		sign_reply(d, rp, cd, signature);
+	if (rp->fd >= 0) {
+		r = rp->fd_is_pipe ? stream_response(rp)
+				   : MHD_create_response_from_fd64(rp->size, rp->fd);
+		if (r)
+			rp->fd = -1; /* the response closes it */
+	} else {
+		r = MHD_create_response_from_buffer(rp->body_len, rp->body ? rp->body : (void *)"",
+						    rp->body ? MHD_RESPMEM_MUST_FREE
+							     : MHD_RESPMEM_PERSISTENT);
+		if (r)
+			rp->body = NULL; /* the response frees it */
+	}
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, rp->content_type);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	if (cd[0])
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_DISPOSITION, cd);
+	if (signature[0])
+		MHD_add_response_header(r, CLUSTER_REPLY_HEADER, signature);
 	/* A page shown inline (a flame graph) runs in an opaque origin of
 	 * its own: its scripts cannot reach the API with the viewer's
 	 * credentials, nor anything else on the network. */
@@ -588,15 +621,23 @@ static bool csrf_ok(struct MHD_Connection *c, const struct user *u)
 /* A request another daemon of the cluster signed for one of its users
  * (docs/cluster.md): served as that user, by name in this host's
  * accounts, under this host's rules; refused (and audited) when the
- * signature does not hold, whatever else the request carries. */
-static void signed_request(struct daemon *d, struct MHD_Connection *c, struct request *rq,
+ * signature does not hold or is not for this host, whatever else the
+ * request carries. The reply to one that holds is signed. */
+static void signed_request(struct server *s, struct MHD_Connection *c, struct request *rq,
 			   struct reply *rp, const char *header)
 {
+	struct daemon *d = s->d;
 	struct args args = { .len = 0 };
 	struct cluster_request cr;
 	struct cluster_claim claim;
 	struct passwd pw, *p = NULL;
-	char why[512], buf[4096];
+	char why[768], buf[4096], name[256];
+	struct cluster_self self = {
+		.name = api_cluster_self(d, name, sizeof(name)),
+		.authorities = s->authorities,
+		.n_authorities = s->n_authorities,
+		.started_ms = d->started_ms,
+	};
 	int status;
 
 	rq->user.via = "cluster";
@@ -607,12 +648,13 @@ static void signed_request(struct daemon *d, struct MHD_Connection *c, struct re
 		return;
 	}
 	cr = (struct cluster_request){ rq->method, rq->path, args.text, rq->body, rq->body_len };
-	status = cluster_auth_verify(d->cluster_auth, &cr, header, now_ms(), &claim, why,
+	status = cluster_auth_verify(d->cluster_auth, &cr, header, &self, now_ms(), &claim, why,
 				     sizeof(why));
 	if (status) {
 		reply_error(rp, (unsigned)status, NULL, "%s", why);
 		return;
 	}
+	snprintf(rp->cluster_nonce, sizeof(rp->cluster_nonce), "%s", claim.nonce);
 	if (getpwnam_r(claim.user, &pw, buf, sizeof(buf), &p) != 0 || !p) {
 		snprintf(rq->user.name, sizeof(rq->user.name), "%s", claim.user);
 		reply_error(rp, 401, NULL, "user %s (signed by %s) has no account on this host; "
@@ -690,7 +732,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			    MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin"));
 	} else if (!door->is_unix &&
 		   (signed_by = MHD_lookup_connection_value(c, MHD_HEADER_KIND, CLUSTER_HEADER))) {
-		signed_request(d, c, &rq, &rp, signed_by);
+		signed_request(door->srv, c, &rq, &rp, signed_by);
 	} else if (!door->is_unix && !strcmp(url, "/api/v1/session") && !strcmp(method, "POST")) {
 		char addr[INET6_ADDRSTRLEN];
 
@@ -716,7 +758,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	if (!rp.json && !rp.body && rp.fd < 0 && !rp.content_type[0])
 		rp.json = json_object();
 	audit(d, &rq, &rp);
-	ret = send_reply(c, &rp);
+	ret = send_reply(d, c, &rp);
 	trim = large(&rp);
 	json_decref(rp.json);
 	free(rp.body);
@@ -773,6 +815,29 @@ static void *read_pem(const char *path, char *err, size_t errlen, const char *ke
 	}
 	buf[n] = '\0';
 	return buf;
+}
+
+/* Where the other daemons reach this one: the listener's address (unless
+ * it is every address) and [cluster] url's. */
+static void note_authorities(struct server *s)
+{
+	const struct daemon_config *cfg = &s->d->cfg;
+	const char *colon = strrchr(cfg->listen, ':');
+	char url[CONFIG_VALUE_MAX + 16];
+
+	if (strncmp(cfg->listen, "0.0.0.0:", 8) && strncmp(cfg->listen, "[::]:", 5)) {
+		snprintf(url, sizeof(url), "http://%.*s:%u/", (int)(colon - cfg->listen), cfg->listen,
+			 s->http_port);
+		if (cluster_auth_authority(url, s->authority[s->n_authorities],
+					   CLUSTER_AUTHORITY_MAX) == 0)
+			s->n_authorities++;
+	}
+	if (cfg->cluster_url[0] &&
+	    cluster_auth_authority(cfg->cluster_url, s->authority[s->n_authorities],
+				   CLUSTER_AUTHORITY_MAX) == 0)
+		s->n_authorities++;
+	for (size_t i = 0; i < s->n_authorities; i++)
+		s->authorities[i] = s->authority[i];
 }
 
 static int open_door(struct server *s, struct door *door, int fd, bool tls,
@@ -854,6 +919,8 @@ struct server *server_start(struct daemon *d, char *err, size_t errlen)
 	}
 	if (d->cfg.listen[0]) {
 		fd = listen_tcp(d->cfg.listen, err, errlen, &s->http_port);
+		if (fd >= 0)
+			note_authorities(s);
 		if (fd < 0 || open_door(s, &s->http_door, fd, tls, err, errlen) < 0)
 			goto fail;
 	}

@@ -42,27 +42,6 @@ TTL=3
 EPORT=$(free_port) PPORT=$(free_port)
 ETCD_URL=http://127.0.0.1:$EPORT
 
-# start_etcd: etcd on loopback, its data in $TMP/etcd (kept across a
-# restart); waits up to 30 s for it to answer.
-start_etcd() {
-	local i
-	etcd --name nprof-test --data-dir "$TMP/etcd" \
-		--listen-client-urls "$ETCD_URL" --advertise-client-urls "$ETCD_URL" \
-		--listen-peer-urls "http://127.0.0.1:$PPORT" \
-		--initial-advertise-peer-urls "http://127.0.0.1:$PPORT" \
-		--initial-cluster "nprof-test=http://127.0.0.1:$PPORT" >>"$TMP/etcd.log" 2>&1 &
-	ETCD=$!
-	bg_pids+=("$ETCD")
-	for ((i = 0; i < 300; i++)); do
-		# (with auth on, the refusal is an answer too)
-		curl -s --max-time 2 -X POST "$ETCD_URL/v3/kv/range" -d '{"key": "AA=="}' 2>/dev/null |
-			grep -qE 'header|user name' && return 0
-		kill -0 "$ETCD" 2>/dev/null || break
-		sleep 0.1
-	done
-	diag_file "$TMP/etcd.log"
-	return 1
-}
 start_etcd || bail "etcd starts on $ETCD_URL"
 ok "etcd answers on $ETCD_URL"
 
@@ -192,6 +171,8 @@ check "b, on TLS, registered https and its key's pin (as openssl computes it); t
 check "the registration's status: registered, lease ${TTL} s" \
 	[ "$(json "$TMP/api.out" 'j["cluster"]["state"], j["cluster"]["lease_ttl"], j["partial"]')" = \
 	  "('registered', $TTL, False)" ]
+check "etcd's auth is on: a (registered, so it has asked) did not warn that etcd answers without authentication" \
+	bash -c "! grep -q 'without authentication' '$D/a.log'"
 
 # where WORKER_ARG: the host of the worker "sleep ARG" in the last list
 where() { json "$TMP/api.out" "' '.join(sorted(w['host'] for w in j['workers'] if w['cmdline'] == 'sleep $1'))"; }
@@ -222,8 +203,26 @@ on a GET "/api/v1/workers?host=zz"
 check "workers?host=zz: 404 naming host" error_names 404 host
 
 # --- a host registered that does not answer ------------------------------
-DEAD=$(printf '{"name":"zz","url":"http://127.0.0.5:%s/"}' "$(free_port)" | base64 -w0)
-etcd_call /v3/kv/put "{\"key\": \"$(printf /nprof/v1/hosts/zz | base64 -w0)\", \"value\": \"$DEAD\"}" >/dev/null
+# register NAME RECORD: RECORD (a JSON object's compact text) put at
+# NAME's key in etcd, signed with the cluster key as a daemon signs its
+# own registration (docs/cluster.md): what a host of the cluster could
+# write, not a stranger to the key.
+register() {
+	local key=/nprof/v1/hosts/$1 value
+	value=$(python3 - "$key" "$2" "$D/cluster.key" <<'PY'
+import hashlib, hmac, sys
+key, rec, keyfile = sys.argv[1:4]
+k = open(keyfile, "rb").read()
+if k.endswith(b"\n"):
+    k = k[:-1]
+zeroed = rec[:-1] + ',"sig":"' + "0" * 64 + '"}'
+sig = hmac.new(k, ("nprof-cluster-host-v1\n%s\n%s" % (key, zeroed)).encode(), hashlib.sha256).hexdigest()
+print(zeroed[:-66] + sig + '"}')
+PY
+)
+	etcd_call /v3/kv/put "{\"key\": \"$(printf %s "$key" | base64 -w0)\", \"value\": \"$(printf %s "$value" | base64 -w0)\"}" >/dev/null
+}
+register zz "$(printf '{"name":"zz","url":"http://127.0.0.5:%s/"}' "$(free_port)")"
 on a GET "/api/v1/workers?host=*"
 check "a registered host that does not answer: named in unanswered, the list partial, the others there" \
 	[ "$(json "$TMP/api.out" '[u["host"] for u in j["unanswered"]], j["partial"], sorted(j["answered"])')" = \
@@ -231,8 +230,7 @@ check "a registered host that does not answer: named in unanswered, the list par
 etcd_call /v3/kv/deleterange "{\"key\": \"$(printf /nprof/v1/hosts/zz | base64 -w0)\"}" >/dev/null
 
 B_URL=$(sed -n 's|.*listening on \(https://[^/]*/\).*|\1|p' "$D/b.log" | head -1)
-FAKE=$(printf '{"name":"zy","url":"%s","tls_pin":"sha256//%s"}' "$B_URL" "$(head -c 32 /dev/zero | base64 -w0)" | base64 -w0)
-etcd_call /v3/kv/put "{\"key\": \"$(printf /nprof/v1/hosts/zy | base64 -w0)\", \"value\": \"$FAKE\"}" >/dev/null
+register zy "$(printf '{"name":"zy","url":"%s","tls_pin":"sha256//%s"}' "$B_URL" "$(head -c 32 /dev/zero | base64 -w0)")"
 on a GET "/api/v1/workers?host=zy"
 check "a host registered at b's https URL with another key's pin: unanswered, the error naming the pin" \
 	[ "$(json "$TMP/api.out" 'j["answered"], [u["host"] for u in j["unanswered"]], "pin" in j["unanswered"][0]["error"].lower()')" = \
@@ -246,19 +244,19 @@ check "$CU through a: their sleep 6102 on b and nothing else, a b c answering" \
 	  "([('b', 'sleep 6102')], ['a', 'b', 'c'])" ]
 
 # sign METHOD PATH USER [KEYFILE]: the X-Nprof-Cluster header a daemon
-# named a would send (docs/cluster.md), in SIG.
+# named a would send c at its URL (docs/cluster.md), in SIG.
 sign() {
-	SIG=$(python3 - "$1" "$2" "$3" "${4:-$D/cluster.key}" <<'PY'
+	SIG=$(python3 - "$1" "$2" "$3" "${4:-$D/cluster.key}" "${URL_C#http://}" <<'PY'
 import hashlib, hmac, os, sys, time
-method, path, user, keyfile = sys.argv[1:5]
+method, path, user, keyfile, at = sys.argv[1:6]
 key = open(keyfile, "rb").read()
 if key.endswith(b"\n"):
     key = key[:-1]
 ts, nonce = str(int(time.time() * 1000)), os.urandom(16).hex()
-text = "\n".join(["nprof-cluster-v1", method, path, "", "a", user, "0", ts, nonce,
+text = "\n".join(["nprof-cluster-v2", method, path, "", "a", "c", at, user, "0", ts, nonce,
                   hashlib.sha256(b"").hexdigest()])
 sig = hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
-print(f"v=1;host=a;user={user};uid=0;ts={ts};nonce={nonce};sig={sig}")
+print(f"v=2;host=a;to=c;at={at};user={user};uid=0;ts={ts};nonce={nonce};sig={sig}")
 PY
 )
 }

@@ -5,7 +5,8 @@
 # etcd_key register and list each other. A daemon that trusts another CA
 # does not register, says why in one line in GET /api/v1/hosts (its
 # cluster status, and the list's error), and still serves its own host;
-# so does one without a client certificate, which etcd refuses.
+# so does one without a client certificate, which etcd refuses. etcd's
+# client certificates are authentication: no daemon warns of an open etcd.
 # Certificates are made here by openssl (scripts/install-deps).
 # test-timeout: 120
 . "$(dirname "$0")/lib.sh"
@@ -108,6 +109,8 @@ for h in a b; do
 		[ "$(json "$TMP/api.out" '" ".join(h["name"] for h in j["hosts"]), j["cluster"]["state"], j["partial"]')" = \
 		  "('a b', 'registered', False)" ]
 done
+check "etcd takes client certificates only: a (registered) did not warn that it answers without authentication" \
+	bash -c "! grep -q 'without authentication' '$D/a.log'"
 on a GET "/api/v1/workers?host=*"
 check "workers?host=* through a: answered by a and b" \
 	[ "$(json "$TMP/api.out" 'sorted(j["answered"]), j["partial"]')" = "(['a', 'b'], False)" ]

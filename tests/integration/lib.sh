@@ -503,6 +503,29 @@ need_etcd() {
 	finish
 }
 
+# start_etcd: etcd on loopback at ETCD_URL (its peer port PPORT), its
+# data in $TMP/etcd (kept across a restart), its pid in ETCD; waits up
+# to 30 s for it to answer.
+start_etcd() {
+	local i
+	etcd --name nprof-test --data-dir "$TMP/etcd" \
+		--listen-client-urls "$ETCD_URL" --advertise-client-urls "$ETCD_URL" \
+		--listen-peer-urls "http://127.0.0.1:$PPORT" \
+		--initial-advertise-peer-urls "http://127.0.0.1:$PPORT" \
+		--initial-cluster "nprof-test=http://127.0.0.1:$PPORT" >>"$TMP/etcd.log" 2>&1 &
+	ETCD=$!
+	bg_pids+=("$ETCD")
+	for ((i = 0; i < 300; i++)); do
+		# (with auth on, the refusal is an answer too)
+		curl -s --max-time 2 -X POST "$ETCD_URL/v3/kv/range" -d '{"key": "AA=="}' 2>/dev/null |
+			grep -qE 'header|user name' && return 0
+		kill -0 "$ETCD" 2>/dev/null || break
+		sleep 0.1
+	done
+	diag_file "$TMP/etcd.log"
+	return 1
+}
+
 # free_port: a TCP port free on 127.0.0.1 now.
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -580,10 +603,10 @@ http() {
 		${1:+-H "Authorization: Bearer $1"} ${4:+--data-binary "$4"} "http://$HTTP_ADDR$3")
 }
 
-# start_daemon CONFIG [NAME IP]: nprofd on this test's socket and state
-# ($SOCK, $D/state, its log $D/log, on 127.0.0.1), or NAME's
-# ($D/NAME.sock, $D/NAME/state, $D/NAME.log, on IP); sets DAEMON and
-# HTTP_ADDR once it listens (up to 10 s).
+# start_daemon CONFIG [NAME IP [PORT]]: nprofd on this test's socket and
+# state ($SOCK, $D/state, its log $D/log, on 127.0.0.1), or NAME's
+# ($D/NAME.sock, $D/NAME/state, $D/NAME.log, on IP, on PORT or one the
+# kernel picks); sets DAEMON and HTTP_ADDR once it listens (up to 10 s).
 start_daemon() {
 	local i sock=$SOCK state=$D/state log=$D/log ip=127.0.0.1
 	if [ -n "${2:-}" ]; then
@@ -591,7 +614,7 @@ start_daemon() {
 		mkdir -p "$D/$2"
 	fi
 	: >"$log"
-	"$NPROFD" --config "$1" --socket "$sock" --state-dir "$state" --listen "$ip:0" 2>"$log" &
+	"$NPROFD" --config "$1" --socket "$sock" --state-dir "$state" --listen "$ip:${4:-0}" 2>"$log" &
 	DAEMON=$!
 	bg_pids+=("$DAEMON")
 	for ((i = 0; i < 200; i++)); do
