@@ -193,7 +193,8 @@ share() {
 
 # share_match FILE REGEX: like share, for frames matching REGEX.
 share_match() {
-	awk -v re="$2" '
+	AWK_RE=$2 awk '
+	BEGIN { re = ENVIRON["AWK_RE"] }
 	{
 		v = $NF; t += v
 		s = $0; sub(/ [0-9]+$/, "", s)
@@ -221,7 +222,8 @@ has_chain() {
 
 # has_frame_match FILE REGEX: some frame matches REGEX.
 has_frame_match() {
-	awk -v re="$2" '
+	AWK_RE=$2 awk '
+	BEGIN { re = ENVIRON["AWK_RE"] }
 	{
 		s = $0; sub(/ [0-9]+$/, "", s)
 		n = split(s, fr, ";")
@@ -232,7 +234,8 @@ has_frame_match() {
 
 # frames_matching FILE REGEX: the distinct frames matching REGEX.
 frames_matching() {
-	awk -v re="$2" '
+	AWK_RE=$2 awk '
+	BEGIN { re = ENVIRON["AWK_RE"] }
 	{
 		s = $0; sub(/ [0-9]+$/, "", s)
 		n = split(s, fr, ";")
@@ -463,8 +466,8 @@ need_build() {
 has_chain_re() {
 	local f=$1
 	shift
-	awk -v c="$(printf '%s\n' "$@")" '
-	BEGIN { k = split(c, want, "\n") }
+	AWK_RES=$(printf '%s\n' "$@") awk '
+	BEGIN { k = split(ENVIRON["AWK_RES"], want, "\n") }
 	{
 		s = $0; sub(/ [0-9]+$/, "", s)
 		n = split(s, fr, ";")

@@ -29,7 +29,8 @@ CXX_RE='(^|;)main;([^;]*;)*app::run_sort\([^;]*;([^;]*(std::|__gnu_cxx::)[^;]*;)
 # share_re FILE REGEX: percentage of samples whose whole stack (frames
 # joined by ";") matches REGEX.
 share_re() {
-	awk -v re="$2" '
+	AWK_RE=$2 awk '
+	BEGIN { re = ENVIRON["AWK_RE"] }
 	{
 		v = $NF; t += v
 		s = $0; sub(/ [0-9]+$/, "", s)
@@ -41,7 +42,8 @@ share_re() {
 # share_re_among FILE LEAF_RE REGEX: among samples with a frame matching
 # LEAF_RE, the percentage whose stack matches REGEX.
 share_re_among() {
-	awk -v leaf="$2" -v re="$3" '
+	AWK_LEAF=$2 AWK_RE=$3 awk '
+	BEGIN { leaf = ENVIRON["AWK_LEAF"]; re = ENVIRON["AWK_RE"] }
 	{
 		v = $NF
 		s = $0; sub(/ [0-9]+$/, "", s)
