@@ -25,14 +25,16 @@
  * to appear. */
 #define RESTART_WAIT_NS (30ull * 1000000000ull)
 
-/* Runs argv as root to its end (systemctl show, say): its stdout into
- * out (len bytes), or -errno / -EIO when it failed. */
-static int run_capture(char *const *argv, uid_t uid, gid_t gid, char *out, size_t len,
-		       char *err, size_t errlen)
+/* Runs argv as uid to its end (systemctl show, say): its stdout into
+ * out (len bytes), or -errno / -EIO when it failed. target: the pidfd of
+ * the worker it acts on (checked right before its exec), or -1. */
+static int run_capture(char *const *argv, uid_t uid, gid_t gid, int target, char *out,
+		       size_t len, char *err, size_t errlen)
 {
 	int fd = memfd_create("nprofd-out", MFD_CLOEXEC), r;
 	struct job_spec s = { .argv = argv, .uid = uid, .gid = gid, .stdin_fd = -1, .stdout_fd = fd,
-			      .deadline_ns = clock_ns(CLOCK_MONOTONIC) + QUICK_TIME_LIMIT_NS };
+			      .deadline_ns = clock_ns(CLOCK_MONOTONIC) + QUICK_TIME_LIMIT_NS,
+			      .has_target = target >= 0, .target_pidfd = target };
 	ssize_t n;
 
 	if (fd < 0)
@@ -56,7 +58,7 @@ static pid_t unit_main_pid(const char *unit)
 	char *argv[] = { "systemctl", "show", "-p", "MainPID", "--value", (char *)unit, NULL };
 	char out[64], err[256];
 
-	return run_capture(argv, 0, 0, out, sizeof(out), err, sizeof(err)) == 0
+	return run_capture(argv, 0, 0, -1, out, sizeof(out), err, sizeof(err)) == 0
 		       ? (pid_t)atoi(out) : 0;
 }
 
@@ -163,7 +165,7 @@ bool instances_restart_done(struct daemon *d, int64_t id)
 }
 
 static void restart(struct daemon *d, const struct request *rq, struct reply *rp,
-		    const struct worker *w)
+		    const struct worker *w, int pidfd)
 {
 	const struct service_config *svc = api_service(d, w);
 	char unit_cmd[512];
@@ -187,7 +189,7 @@ static void restart(struct daemon *d, const struct request *rq, struct reply *rp
 			    systemd_runs() ? "" : " (systemd does not run here)");
 		return;
 	}
-	instance_launch(d, rq, rp, w, &l);
+	instance_launch(d, rq, rp, w, pidfd, &l);
 }
 
 /* ---- operator commands ------------------------------------------------------ */
@@ -201,7 +203,7 @@ static const struct command_config *find_command(const struct daemon *d, const c
 }
 
 static void command(struct daemon *d, const struct request *rq, struct reply *rp,
-		    const struct worker *w, const struct command_config *c)
+		    const struct worker *w, int pidfd, const struct command_config *c)
 {
 	json_error_t jerr;
 	json_t *body = rq->body_len ? json_loadb(rq->body, rq->body_len, 0, &jerr) : json_object();
@@ -229,7 +231,7 @@ static void command(struct daemon *d, const struct request *rq, struct reply *rp
 	 * through its setuid launcher: an operator's command gets no more
 	 * than the owner has, whoever asked. */
 	l.as_owner = true;
-	instance_launch(d, rq, rp, w, &l);
+	instance_launch(d, rq, rp, w, pidfd, &l);
 out:
 	json_decref(body);
 }
@@ -252,7 +254,7 @@ void api_commands(struct daemon *d, const struct request *rq, struct reply *rp)
 /* ---- heap profiling on, off, status ------------------------------------------- */
 
 static void heap_switch(struct daemon *d, const struct request *rq, struct reply *rp,
-			const struct worker *w)
+			const struct worker *w, int pidfd)
 {
 	json_error_t jerr;
 	json_t *body = json_loadb(rq->body, rq->body_len, 0, &jerr);
@@ -283,8 +285,8 @@ static void heap_switch(struct daemon *d, const struct request *rq, struct reply
 		argv[4] = "-i";
 		argv[5] = (char *)interval;
 	}
-	r = run_capture(argv, rq->user.admin ? 0 : w->uid, rq->user.admin ? 0 : rq->user.gid, out,
-			sizeof(out), err, sizeof(err));
+	r = run_capture(argv, rq->user.admin ? 0 : w->uid, rq->user.admin ? 0 : rq->user.gid, pidfd,
+			out, sizeof(out), err, sizeof(err));
 	if (r < 0) {
 		char *nl;
 
@@ -306,15 +308,15 @@ out:
  * the owner may ptrace their own process where the host allows it, and
  * the reply names what stands in the way where it does not. */
 static void agent_switch(struct daemon *d, const struct request *rq, struct reply *rp,
-			 const struct worker *w, const char *verb)
+			 const struct worker *w, int pidfd, const char *verb)
 {
 	char pid_text[16], out[4096], err[4096], *nl;
 	char *argv[] = { d->nprof, (char *)verb, pid_text, NULL };
 	int r;
 
 	snprintf(pid_text, sizeof(pid_text), "%d", (int)w->pid);
-	r = run_capture(argv, rq->user.admin ? 0 : w->uid, rq->user.admin ? 0 : rq->user.gid, out,
-			sizeof(out), err, sizeof(err));
+	r = run_capture(argv, rq->user.admin ? 0 : w->uid, rq->user.admin ? 0 : rq->user.gid, pidfd,
+			out, sizeof(out), err, sizeof(err));
 	while ((nl = strrchr(err, '\n')) && !nl[1])
 		*nl = '\0';
 	if (r < 0) {
@@ -379,17 +381,17 @@ void api_actions(struct daemon *d, const struct request *rq, struct reply *rp,
 		reply_error(rp, 403, NULL, "%s is disabled by the operator (%s in nprofd.conf)",
 			    action, key);
 	else if (kind == ACTION_RESTART)
-		restart(d, rq, rp, &w);
+		restart(d, rq, rp, &w, pidfd);
 	else if (kind == ACTION_HEAP_PROFILING)
-		heap_switch(d, rq, rp, &w);
+		heap_switch(d, rq, rp, &w, pidfd);
 	else if (kind == ACTION_ATTACH)
-		agent_switch(d, rq, rp, &w, action);
+		agent_switch(d, rq, rp, &w, pidfd, action);
 	else if (kind == ACTION_COMMANDS)
-		command(d, rq, rp, &w, c);
+		command(d, rq, rp, &w, pidfd, c);
 	else if (kind == ACTION_HEAP_SNAPSHOT && !w.agent)
 		reply_error(rp, 400, NULL, "a heap snapshot needs nprof's agent in worker %s: start "
 			    "it with NPROF_START=1 LD_PRELOAD=libnprof.so", w.id);
 	else
-		instance_launch(d, rq, rp, &w, &l);
+		instance_launch(d, rq, rp, &w, pidfd, &l);
 	close(pidfd);
 }
