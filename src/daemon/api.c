@@ -330,7 +330,7 @@ static void add_action(json_t *avail, json_t *unavail, const char *name, const c
 		json_array_append_new(avail, json_string(name));
 }
 
-static void actions_json(struct daemon *d, const struct worker *w,
+static void actions_json(struct daemon *d, const struct worker *w, bool admin,
 			 const struct service_config *svc, json_t *avail, json_t *unavail)
 {
 	static const struct { const char *name; enum action_kind kind; } ACTIONS[] = {
@@ -339,7 +339,7 @@ static void actions_json(struct daemon *d, const struct worker *w,
 		{ "restart", ACTION_RESTART }, { "attach", ACTION_ATTACH },
 		{ "detach", ACTION_ATTACH },
 	};
-	char key[128], why[200];
+	char key[128], why[320];
 
 	for (size_t i = 0; i < sizeof(ACTIONS) / sizeof(ACTIONS[0]); i++) {
 		enum action_kind k = ACTIONS[i].kind;
@@ -357,6 +357,11 @@ static void actions_json(struct daemon *d, const struct worker *w,
 			 !(access("/run/systemd/system", F_OK) == 0 && strstr(w->unit, ".service")))
 			snprintf(why, sizeof(why), "no supervisor to restart it through: not a systemd "
 				 "service, and no [service] section with restart_command selects it");
+		else if (k == ACTION_RESTART && !admin && svc && svc->restart[0] &&
+			 !svc->pid_file[0] && config_selector_forgeable(&svc->match))
+			snprintf(why, sizeof(why), "only an admin may: [service %s]'s match is one any "
+				 "user can meet, so it does not say whose the service is (the operator "
+				 "can name its main process with pid_file)", svc->name);
 		add_action(avail, unavail, ACTIONS[i].name, why);
 	}
 	for (size_t i = 0; i < d->cfg.n_commands; i++) {
@@ -376,6 +381,7 @@ static void actions_json(struct daemon *d, const struct worker *w,
 struct capabilities {
 	bool perf_ok;		/* api_perf_ok for the request's user, asked once */
 	bool sched_ok;		/* api_sched_ok, likewise */
+	bool admin;		/* the request's user is an admin */
 	bool detail;		/* with the reasons for what is not available */
 	size_t n;
 	struct {
@@ -411,7 +417,7 @@ static void capabilities_set(struct daemon *d, struct capabilities *c, const str
 		json_t *um = json_object(), *ua = json_object();
 
 		modes_json(d, c->perf_ok, c->sched_ok, w, svc, modes, um);
-		actions_json(d, w, svc, actions, ua);
+		actions_json(d, w, c->admin, svc, actions, ua);
 		if (c->n == sizeof(c->e) / sizeof(c->e[0]))
 			i = 0, capabilities_release(c);
 		c->e[i].svc = svc;
@@ -490,6 +496,7 @@ static void workers_list(struct daemon *d, const struct request *rq, struct repl
 	}
 	caps.perf_ok = api_perf_ok(d, &rq->user);
 	caps.sched_ok = api_sched_ok(d, &rq->user);
+	caps.admin = rq->user.admin;
 	caps.detail = detail && (!strcmp(detail, "1") || !strcmp(detail, "true"));
 	/* One pid: read it now, not from a list a second old that a
 	 * process started since is missing from. */
@@ -536,6 +543,7 @@ static void worker_one(struct daemon *d, const struct request *rq, struct reply 
 	close(pidfd);
 	caps.perf_ok = api_perf_ok(d, &rq->user);
 	caps.sched_ok = api_sched_ok(d, &rq->user);
+	caps.admin = rq->user.admin;
 	caps.detail = true;
 	rp->json = worker_json(d, &caps, &w);
 	capabilities_release(&caps);

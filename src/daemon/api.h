@@ -58,9 +58,11 @@ struct launch {
 };
 
 /* Checks the limits and starts l on w: 201 with the instance, or the
- * error (409 one of a kind per worker, 429 max_concurrent, 507 quota). */
+ * error (409 one of a kind per worker, 429 max_concurrent, 507 quota).
+ * pidfd: w pinned (api_worker's); the child runs only if w still runs
+ * right before its exec (struct job_spec's target). */
 void instance_launch(struct daemon *d, const struct request *rq, struct reply *rp,
-		     const struct worker *w, struct launch *l);
+		     const struct worker *w, int pidfd, struct launch *l);
 
 /* The instance id as the API shows it (with its artifacts). */
 json_t *instance_by_id(struct daemon *d, int64_t id);

@@ -4,11 +4,14 @@
  * profiling switched on, off or asked about, answered at once. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,6 +21,7 @@
 #include "daemon/db.h"
 #include "daemon/jobs.h"
 #include "daemon/log.h"
+#include "daemon/owner.h"
 
 #define ACTION_TIME_LIMIT_NS (120ull * 1000000000ull)
 #define QUICK_TIME_LIMIT_NS (20ull * 1000000000ull)
@@ -25,14 +29,16 @@
  * to appear. */
 #define RESTART_WAIT_NS (30ull * 1000000000ull)
 
-/* Runs argv as root to its end (systemctl show, say): its stdout into
- * out (len bytes), or -errno / -EIO when it failed. */
-static int run_capture(char *const *argv, uid_t uid, gid_t gid, char *out, size_t len,
-		       char *err, size_t errlen)
+/* Runs argv as uid to its end (systemctl show, say): its stdout into
+ * out (len bytes), or -errno / -EIO when it failed. target: the pidfd of
+ * the worker it acts on (checked right before its exec), or -1. */
+static int run_capture(char *const *argv, uid_t uid, gid_t gid, int target, char *out,
+		       size_t len, char *err, size_t errlen)
 {
 	int fd = memfd_create("nprofd-out", MFD_CLOEXEC), r;
 	struct job_spec s = { .argv = argv, .uid = uid, .gid = gid, .stdin_fd = -1, .stdout_fd = fd,
-			      .deadline_ns = clock_ns(CLOCK_MONOTONIC) + QUICK_TIME_LIMIT_NS };
+			      .deadline_ns = clock_ns(CLOCK_MONOTONIC) + QUICK_TIME_LIMIT_NS,
+			      .has_target = target >= 0, .target_pidfd = target };
 	ssize_t n;
 
 	if (fd < 0)
@@ -56,7 +62,7 @@ static pid_t unit_main_pid(const char *unit)
 	char *argv[] = { "systemctl", "show", "-p", "MainPID", "--value", (char *)unit, NULL };
 	char out[64], err[256];
 
-	return run_capture(argv, 0, 0, out, sizeof(out), err, sizeof(err)) == 0
+	return run_capture(argv, 0, 0, -1, out, sizeof(out), err, sizeof(err)) == 0
 		       ? (pid_t)atoi(out) : 0;
 }
 
@@ -68,23 +74,37 @@ struct restart_wait {
 	char old[WORKER_ID_MAX];
 	char method[16];	/* "systemd" or "command" */
 	char target[256];	/* the unit, or the [service] section */
+	uid_t uid;		/* old's owner */
 };
 
-/* The newest process the service selects that started after old did. */
+static const struct service_config *service_named(const struct daemon *d, const char *name)
+{
+	for (size_t i = 0; i < d->cfg.n_services; i++)
+		if (!strcmp(d->cfg.services[i].name, name))
+			return &d->cfg.services[i];
+	return NULL;
+}
+
+/* The process that took old's place: the main process pid_file names
+ * now, where it names one; else the first process of the service that
+ * started after old did, as old's owner (another user may start one that
+ * a pattern takes, meanwhile), running the service's program where its
+ * match names one. */
 static bool find_successor(struct restart_wait *rw, struct worker *ret)
 {
+	const struct service_config *svc = service_named(rw->d, rw->target);
 	struct worker *ws = NULL;
+	struct stat prog;
 	size_t n = 0;
-	pid_t old_pid;
+	pid_t old_pid, pid;
 	uint64_t old_start;
-	bool found = false;
+	bool found = false, by_file;
+	int r;
 
 	if (worker_id_parse(rw->old, &old_pid, &old_start) < 0)
 		return false;
 	if (!strcmp(rw->method, "systemd")) {
-		pid_t pid = unit_main_pid(rw->target);
-		int r;
-
+		pid = unit_main_pid(rw->target);
 		if (pid <= 0 || pid == old_pid)
 			return false;
 		pthread_mutex_lock(&rw->d->scanner_lock);
@@ -92,14 +112,23 @@ static bool find_successor(struct restart_wait *rw, struct worker *ret)
 		pthread_mutex_unlock(&rw->d->scanner_lock);
 		return r == 0;
 	}
+	if (svc && svc->pid_file[0]) {
+		if (owner_pid_file(svc->pid_file, &pid) < 0 || pid == old_pid)
+			return false;
+		pthread_mutex_lock(&rw->d->scanner_lock);
+		r = worker_read(rw->d->scanner, "/proc", pid, ret);
+		pthread_mutex_unlock(&rw->d->scanner_lock);
+		return r == 0 && ret->start_ticks > old_start;
+	}
+	by_file = svc && svc->match.kind == SELECT_EXE && !config_selector_forgeable(&svc->match) &&
+		  stat(svc->match.value, &prog) == 0;
 	pthread_mutex_lock(&rw->d->scanner_lock);
 	worker_scan(rw->d->scanner, "/proc", 65536, &ws, &n);
 	pthread_mutex_unlock(&rw->d->scanner_lock);
 	for (size_t i = 0; i < n; i++) {
-		const struct service_config *svc = api_service(rw->d, &ws[i]);
-
-		if (!svc || strcmp(svc->name, rw->target) || ws[i].start_ticks <= old_start ||
-		    ws[i].pid == old_pid)
+		if (!svc || api_service(rw->d, &ws[i]) != svc || ws[i].start_ticks <= old_start ||
+		    ws[i].pid == old_pid || ws[i].uid != rw->uid ||
+		    (by_file && owner_runs_file("/proc", ws[i].pid, &prog) != 1))
 			continue;
 		/* The first one started is the service's own process, not a
 		 * child it started since. */
@@ -137,8 +166,8 @@ static void *restart_wait_thread(void *arg)
 
 bool instances_restart_done(struct daemon *d, int64_t id)
 {
-	json_t *rows = db_query(d->db, "SELECT worker, mode, target FROM instances WHERE id = ? AND "
-				"kind = 'restart'", "i", id);
+	json_t *rows = db_query(d->db, "SELECT worker, worker_uid, mode, target FROM instances WHERE "
+				"id = ? AND kind = 'restart'", "i", id);
 	json_t *row = json_array_get(rows, 0);
 	struct restart_wait *rw = row ? calloc(1, sizeof(*rw)) : NULL;
 	pthread_attr_t attr;
@@ -151,6 +180,7 @@ bool instances_restart_done(struct daemon *d, int64_t id)
 		snprintf(rw->old, sizeof(rw->old), "%s", json_string_value(json_object_get(row, "worker")));
 		snprintf(rw->method, sizeof(rw->method), "%s", json_string_value(json_object_get(row, "mode")));
 		snprintf(rw->target, sizeof(rw->target), "%s", json_string_value(json_object_get(row, "target")));
+		rw->uid = (uid_t)json_integer_value(json_object_get(row, "worker_uid"));
 		pthread_attr_init(&attr);
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 		started = pthread_create(&t, &attr, restart_wait_thread, rw) == 0;
@@ -162,8 +192,133 @@ bool instances_restart_done(struct daemon *d, int64_t id)
 	return started;
 }
 
+/* ---- who may have root restart a service ----------------------------------------- */
+
+/* Replies 403 with "restart refused: " and the rest, one line. */
+static bool __attribute__((format(printf, 2, 3))) refuse(struct reply *rp, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	reply_error(rp, 403, NULL, "restart refused: %s", msg);
+	return false;
+}
+
+/* The owner of svc's main process, as its pid_file names it, is rq's
+ * user; else the reply. */
+static bool main_process_owned(struct daemon *d, const struct request *rq, struct reply *rp,
+			       const struct service_config *svc)
+{
+	char why[PATH_MAX + 256], who[96];
+	struct worker main;
+	pid_t pid;
+	int r;
+
+	if ((r = owner_pid_file(svc->pid_file, &pid)) < 0)
+		return refuse(rp, "[service %s]'s pid_file %s names no process (%s); ask an admin, "
+			      "or start the service", svc->name, svc->pid_file,
+			      r == -EBADMSG ? "it holds no pid" : strerror(-r));
+	pthread_mutex_lock(&d->scanner_lock);
+	r = worker_read(d->scanner, "/proc", pid, &main);
+	pthread_mutex_unlock(&d->scanner_lock);
+	if (r < 0)
+		return refuse(rp, "[service %s]'s pid_file %s names pid %d, which does not run; ask "
+			      "an admin, or start the service", svc->name, svc->pid_file, (int)pid);
+	/* What only root and the process's owner can write names it. */
+	if ((r = owner_path_held(svc->pid_file, main.uid, NULL, NULL, why, sizeof(why))) < 0)
+		return refuse(rp, "[service %s]'s pid_file %s cannot say which process is its main "
+			      "one, since %s; ask an admin, or have the operator keep it where only "
+			      "root and the service's user can write", svc->name, svc->pid_file,
+			      r == -EPERM ? why : strerror(-r));
+	if (main.uid != rq->user.uid)
+		return refuse(rp, "the main process of [service %s], pid %d (named by %s), is %s's, "
+			      "not yours; ask them or an admin", svc->name, (int)pid, svc->pid_file,
+			      owner_user_name(main.uid, who, sizeof(who)));
+	return true;
+}
+
+/* Whether rq's user may have w's service svc restarted through its
+ * restart_command, which runs as root: an admin may; otherwise only the
+ * owner of the service's main process, where pid_file names it, or of
+ * every process of the service, found by a match no other user can meet
+ * (user:, cgroup:, or exe: one program of the asker's that only root and
+ * they can change, processes taken by the file they run). A pattern any
+ * user can meet with a program or a unit of their own (exe:GLOB, unit:)
+ * says nothing of whose the service is. false with the reply (403). */
+static bool restart_allowed(struct daemon *d, const struct request *rq, struct reply *rp,
+			    const struct service_config *svc, const struct worker *w)
+{
+	const struct selector *m = &svc->match;
+	char why[PATH_MAX + 256], who[96];
+	struct worker *ws = NULL;
+	struct stat prog;
+	size_t n = 0;
+	bool ok = true;
+	int r;
+
+	if (rq->user.admin)
+		return true;
+	if (svc->pid_file[0])
+		return main_process_owned(d, rq, rp, svc);
+	if (config_selector_forgeable(m))
+		return refuse(rp, "[service %s] runs its restart_command as root, and its match "
+			      "%s:%s is %s, so it says nothing of whose the service is; ask an admin, "
+			      "or have the operator name the service's main process with pid_file in "
+			      "[service %s] (nprofd.conf(5))", svc->name,
+			      m->kind == SELECT_UNIT ? "unit" : "exe", m->value,
+			      m->kind == SELECT_UNIT ? "a unit name any user's own systemd can give "
+						       "a process of theirs"
+						     : "a pattern any user can meet with a program "
+						       "of their own", svc->name);
+	if (m->kind == SELECT_EXE) {
+		struct stat held;
+
+		if (stat(m->value, &prog) < 0)
+			return refuse(rp, "[service %s]'s program %s cannot be read (%s); ask an admin",
+				      svc->name, m->value, strerror(errno));
+		if (owner_runs_file("/proc", w->pid, &prog) != 1)
+			return refuse(rp, "worker %s shows the path %s but runs another file (a mount "
+				      "namespace of its own shows it there), so it is not [service %s]'s; "
+				      "ask an admin", w->id, m->value, svc->name);
+		if (prog.st_uid != rq->user.uid)
+			return refuse(rp, "[service %s]'s program %s is %s's, not yours, and anyone "
+				      "may run a program; ask an admin, or have the operator set "
+				      "pid_file", svc->name, m->value,
+				      owner_user_name(prog.st_uid, who, sizeof(who)));
+		if ((r = owner_path_held(m->value, rq->user.uid, NULL, &held, why, sizeof(why))) < 0)
+			return refuse(rp, "[service %s]'s program %s could be replaced by another "
+				      "user, since %s; ask an admin, or have the operator set pid_file",
+				      svc->name, m->value, r == -EPERM ? why : strerror(-r));
+		if (held.st_dev != prog.st_dev || held.st_ino != prog.st_ino)
+			return refuse(rp, "[service %s]'s program %s changed while nprofd looked at it; "
+				      "try again", svc->name, m->value);
+	}
+	/* Every process of the service is the asker's (a cgroup: subtree, a
+	 * user:, exe: by the file it runs). */
+	pthread_mutex_lock(&d->scanner_lock);
+	r = worker_scan(d->scanner, "/proc", 65536, &ws, &n);
+	pthread_mutex_unlock(&d->scanner_lock);
+	if (r < 0)
+		return refuse(rp, "cannot read /proc (%s) to see whose [service %s]'s processes are",
+			      strerror(-r), svc->name);
+	for (size_t i = 0; i < n && ok; i++) {
+		if (ws[i].uid == rq->user.uid || api_service(d, &ws[i]) != svc ||
+		    (m->kind == SELECT_EXE && owner_runs_file("/proc", ws[i].pid, &prog) != 1))
+			continue;
+		ok = refuse(rp, "pid %d of [service %s] is %s's, not yours, and only the owner of "
+			    "every process of a service (or of its main process, which pid_file "
+			    "names) may have it restarted; ask an admin", (int)ws[i].pid, svc->name,
+			    owner_user_name(ws[i].uid, who, sizeof(who)));
+	}
+	free(ws);
+	return ok;
+}
+
 static void restart(struct daemon *d, const struct request *rq, struct reply *rp,
-		    const struct worker *w)
+		    const struct worker *w, int pidfd)
 {
 	const struct service_config *svc = api_service(d, w);
 	char unit_cmd[512];
@@ -171,11 +326,15 @@ static void restart(struct daemon *d, const struct request *rq, struct reply *rp
 
 	if (svc && svc->restart[0]) {
 		/* The operator's word for this service comes first. */
+		if (!restart_allowed(d, rq, rp, svc, w))
+			return;
 		l.mode = "command";
 		l.target = svc->name;
 		l.run = svc->restart;
 	} else if (systemd_runs() && w->unit[0] && strstr(w->unit, ".service") &&
 		   unit_main_pid(w->unit) == w->pid) {
+		/* systemd says the worker is the unit's main process, and
+		 * api_worker that it is the asker's. */
 		snprintf(unit_cmd, sizeof(unit_cmd), "systemctl restart '%s'", w->unit);
 		l.mode = "systemd";
 		l.target = w->unit;
@@ -187,7 +346,7 @@ static void restart(struct daemon *d, const struct request *rq, struct reply *rp
 			    systemd_runs() ? "" : " (systemd does not run here)");
 		return;
 	}
-	instance_launch(d, rq, rp, w, &l);
+	instance_launch(d, rq, rp, w, pidfd, &l);
 }
 
 /* ---- operator commands ------------------------------------------------------ */
@@ -201,7 +360,7 @@ static const struct command_config *find_command(const struct daemon *d, const c
 }
 
 static void command(struct daemon *d, const struct request *rq, struct reply *rp,
-		    const struct worker *w, const struct command_config *c)
+		    const struct worker *w, int pidfd, const struct command_config *c)
 {
 	json_error_t jerr;
 	json_t *body = rq->body_len ? json_loadb(rq->body, rq->body_len, 0, &jerr) : json_object();
@@ -229,7 +388,7 @@ static void command(struct daemon *d, const struct request *rq, struct reply *rp
 	 * through its setuid launcher: an operator's command gets no more
 	 * than the owner has, whoever asked. */
 	l.as_owner = true;
-	instance_launch(d, rq, rp, w, &l);
+	instance_launch(d, rq, rp, w, pidfd, &l);
 out:
 	json_decref(body);
 }
@@ -252,7 +411,7 @@ void api_commands(struct daemon *d, const struct request *rq, struct reply *rp)
 /* ---- heap profiling on, off, status ------------------------------------------- */
 
 static void heap_switch(struct daemon *d, const struct request *rq, struct reply *rp,
-			const struct worker *w)
+			const struct worker *w, int pidfd)
 {
 	json_error_t jerr;
 	json_t *body = json_loadb(rq->body, rq->body_len, 0, &jerr);
@@ -283,8 +442,8 @@ static void heap_switch(struct daemon *d, const struct request *rq, struct reply
 		argv[4] = "-i";
 		argv[5] = (char *)interval;
 	}
-	r = run_capture(argv, rq->user.admin ? 0 : w->uid, rq->user.admin ? 0 : rq->user.gid, out,
-			sizeof(out), err, sizeof(err));
+	r = run_capture(argv, rq->user.admin ? 0 : w->uid, rq->user.admin ? 0 : rq->user.gid, pidfd,
+			out, sizeof(out), err, sizeof(err));
 	if (r < 0) {
 		char *nl;
 
@@ -306,15 +465,15 @@ out:
  * the owner may ptrace their own process where the host allows it, and
  * the reply names what stands in the way where it does not. */
 static void agent_switch(struct daemon *d, const struct request *rq, struct reply *rp,
-			 const struct worker *w, const char *verb)
+			 const struct worker *w, int pidfd, const char *verb)
 {
 	char pid_text[16], out[4096], err[4096], *nl;
 	char *argv[] = { d->nprof, (char *)verb, pid_text, NULL };
 	int r;
 
 	snprintf(pid_text, sizeof(pid_text), "%d", (int)w->pid);
-	r = run_capture(argv, rq->user.admin ? 0 : w->uid, rq->user.admin ? 0 : rq->user.gid, out,
-			sizeof(out), err, sizeof(err));
+	r = run_capture(argv, rq->user.admin ? 0 : w->uid, rq->user.admin ? 0 : rq->user.gid, pidfd,
+			out, sizeof(out), err, sizeof(err));
 	while ((nl = strrchr(err, '\n')) && !nl[1])
 		*nl = '\0';
 	if (r < 0) {
@@ -379,17 +538,17 @@ void api_actions(struct daemon *d, const struct request *rq, struct reply *rp,
 		reply_error(rp, 403, NULL, "%s is disabled by the operator (%s in nprofd.conf)",
 			    action, key);
 	else if (kind == ACTION_RESTART)
-		restart(d, rq, rp, &w);
+		restart(d, rq, rp, &w, pidfd);
 	else if (kind == ACTION_HEAP_PROFILING)
-		heap_switch(d, rq, rp, &w);
+		heap_switch(d, rq, rp, &w, pidfd);
 	else if (kind == ACTION_ATTACH)
-		agent_switch(d, rq, rp, &w, action);
+		agent_switch(d, rq, rp, &w, pidfd, action);
 	else if (kind == ACTION_COMMANDS)
-		command(d, rq, rp, &w, c);
+		command(d, rq, rp, &w, pidfd, c);
 	else if (kind == ACTION_HEAP_SNAPSHOT && !w.agent)
 		reply_error(rp, 400, NULL, "a heap snapshot needs nprof's agent in worker %s: start "
 			    "it with NPROF_START=1 LD_PRELOAD=libnprof.so", w.id);
 	else
-		instance_launch(d, rq, rp, &w, &l);
+		instance_launch(d, rq, rp, &w, pidfd, &l);
 	close(pidfd);
 }

@@ -183,7 +183,7 @@ static void fail_instance(struct daemon *d, int64_t id, const char *why)
 }
 
 void instance_launch(struct daemon *d, const struct request *rq, struct reply *rp,
-		     const struct worker *w, struct launch *l)
+		     const struct worker *w, int pidfd, struct launch *l)
 {
 	char *argv[20], **cmd_argv = NULL, pid_text[16], name[128], file[64], output[PATH_MAX] = "";
 	const struct service_config *svc = api_service(d, w);
@@ -282,7 +282,8 @@ void instance_launch(struct daemon *d, const struct request *rq, struct reply *r
 									: ACTION_TIME_LIMIT_NS);
 	spec = (struct job_spec){ .id = id, .argv = cmd_argv ? cmd_argv : argv, .uid = uid,
 				  .gid = gid, .stdin_fd = -1, .stdout_fd = fd,
-				  .deadline_ns = deadline, .stop_signal = SIGINT };
+				  .deadline_ns = deadline, .stop_signal = SIGINT,
+				  .has_target = true, .target_pidfd = pidfd };
 	r = jobs_start(d->jobs, &spec, &child);
 	if (r < 0) {
 		fail_instance(d, id, "cannot start its process");
@@ -468,7 +469,7 @@ static void instance_create(struct daemon *d, const struct request *rq, struct r
 	l.args[l.nargs++] = "-o";
 	l.args[l.nargs++] = "pprof";
 	l.args[l.nargs++] = "PID";
-	instance_launch(d, rq, rp, &w, &l);
+	instance_launch(d, rq, rp, &w, pidfd, &l);
 out:
 	if (pidfd >= 0)
 		close(pidfd);

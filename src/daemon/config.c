@@ -223,6 +223,7 @@ static const struct key_def signin_keys[] = {
 static const struct key_def service_keys[] = {
 	{ "match", V_SELECTOR, SVC(match), 0, 0, NULL, NULL },
 	{ "restart_command", V_TEXT, SVC(restart), 0, 0, NULL, NULL },
+	{ "pid_file", V_PATH, SVC(pid_file), 0, 0, NULL, NULL },
 	{ "modes", V_MODES, 0, 0, 0, 0, NULL, NULL },
 	{ "thread_dump", V_ACTION, ACTION_THREAD_DUMP, 0, 0, 0, NULL, NULL },
 	{ "heap_snapshot", V_ACTION, ACTION_HEAP_SNAPSHOT, 0, 0, 0, NULL, NULL },
@@ -916,6 +917,10 @@ static int finish_section(struct parser *p)
 	if (p->svc && !key_line(p, "match"))
 		return fail_at(p, p->sec_line, "%s has no match; add match = unit:GLOB, "
 			       "cgroup:/PATH, exe:GLOB or user:NAME", p->sec_title);
+	/* pid_file says who may have restart_command run: alone, nothing */
+	if (p->svc && p->svc->pid_file[0] && !p->svc->restart[0])
+		return fail_at(p, key_line(p, "pid_file"), "%s has pid_file but no restart_command; "
+			       "add restart_command = COMMAND, or remove pid_file", p->sec_title);
 	if (p->cmd) {
 		unsigned run = key_line(p, "run"), output = key_line(p, "output");
 
@@ -1430,6 +1435,11 @@ static bool selector_matches(const struct selector *s, const char *unit, const c
 		return !strncmp(cgroup, s->value, n) && (cgroup[n] == '\0' || cgroup[n] == '/');
 	}
 	return false;
+}
+
+bool config_selector_forgeable(const struct selector *s)
+{
+	return s->kind == SELECT_UNIT || (s->kind == SELECT_EXE && strpbrk(s->value, "*?[\\"));
 }
 
 const struct service_config *config_service_for(const struct daemon_config *c,

@@ -15,7 +15,7 @@
  *   [artifacts]           max_count, max_age, max_bytes
  *   [signin]              pam_service, session_lifetime, max_sessions,
  *                         max_failures, failure_window
- *   [service NAME]        match, restart_command, and any [actions] key
+ *   [service NAME]        match, restart_command, pid_file, and any [actions] key
  *                         (restart too: the switch) or "modes":
  *                         overrides for that service's workers
  *   [command NAME]        run, timeout, output, description
@@ -75,6 +75,10 @@ struct service_config {
 	char name[CONFIG_NAME_MAX];
 	struct selector match;			/* which workers are this service */
 	char restart[CONFIG_VALUE_MAX];		/* restart_command; "" = systemd when it runs, else none */
+	/* pid_file: names the service's main process, whose owner may have
+	 * restart_command run (as root); "" = none: only a match another
+	 * user cannot meet says whose the service is (docs/nprofd.conf.5.md) */
+	char pid_file[CONFIG_VALUE_MAX];
 	struct switches overrides;		/* -1 where not set */
 };
 
@@ -201,6 +205,12 @@ bool config_mode_allowed(const struct daemon_config *c, const struct service_con
 const struct service_config *config_service_for(const struct daemon_config *c,
 						const char *unit, const char *cgroup,
 						const char *exe, const char *user);
+
+/* Whether any user can make a process of theirs that s takes: a unit:
+ * name (their own systemd names units as they like), an exe: pattern
+ * (a program of theirs at a path that matches it). What such a selector
+ * takes says nothing of whose the processes are. */
+bool config_selector_forgeable(const struct selector *s);
 
 /* Whether [workers] select takes a process with these properties. */
 bool config_selects(const struct daemon_config *c, const char *unit, const char *cgroup,

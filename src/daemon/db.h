@@ -6,6 +6,10 @@
  * ones, which WAL lets read while a write is under way, each seeing
  * every write committed before it began.
  *
+ * Ids never come back: the tables whose ids a user sees (instances,
+ * artifacts, tokens, the audit log) are AUTOINCREMENT, so an id of a
+ * row removed is never given to another.
+ *
  * Statements take their parameters by a type string, one letter per
  * '?': 'i' int64_t, 't' const char * (NULL binds NULL), 'u' unsigned. */
 #ifndef NPROF_DAEMON_DB_H
@@ -43,6 +47,6 @@ uint64_t db_generation(struct db *db);
 bool db_integrity_ok(struct db *db);
 
 /* The schema version this build writes. */
-#define DB_SCHEMA_VERSION 3
+#define DB_SCHEMA_VERSION 4
 
 #endif

@@ -230,12 +230,26 @@ void jobs_free(struct jobs *j)
 	free(j);
 }
 
+/* Whether the target still runs (ESRCH: it has exited; EPERM, which a
+ * child run as a user may get for a process of someone else's, says it
+ * runs). Async-signal-safe. */
+static bool target_runs(int pidfd)
+{
+	return syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0 || errno != ESRCH;
+}
+
 /* In the child, between fork and exec: async-signal-safe calls only. */
 static void __attribute__((noreturn))
 child(const struct job_spec *s, int err_w, pid_t parent, char *const envp[])
 {
+	static const char gone[] = "the worker exited before its command started, so nothing was "
+				   "run (its pid may name another process by now); list the "
+				   "workers again\n";
 	sigset_t none;
 	int null = open("/dev/null", O_RDWR);
+	/* Above the descriptors set up below, kept past close_range. */
+	int target = s->has_target ? fcntl(s->target_pidfd, F_DUPFD_CLOEXEC, 10) : -1;
+	unsigned first = s->has_fd3 ? 4u : 3u;
 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -243,12 +257,17 @@ child(const struct job_spec *s, int err_w, pid_t parent, char *const envp[])
 		if (sig != SIGKILL && sig != SIGSTOP)
 			signal(sig, SIG_DFL);
 	if (null < 0 || dup2(s->stdin_fd >= 0 ? s->stdin_fd : null, 0) < 0 || dup2(s->stdout_fd >= 0 ? s->stdout_fd : null, 1) < 0 ||
-	    dup2(err_w, 2) < 0)
+	    dup2(err_w, 2) < 0 || (s->has_target && target < 0))
 		_exit(126);
 	/* dup2 of an fd onto itself would keep its close-on-exec */
 	if (s->has_fd3 && (s->fd3 == 3 ? fcntl(3, F_SETFD, 0) : dup2(s->fd3, 3)) < 0)
 		_exit(126);
-	syscall(SYS_close_range, s->has_fd3 ? 4u : 3u, ~0u, 0u);
+	if (target >= 0) {
+		syscall(SYS_close_range, first, (unsigned)target - 1, 0u);
+		syscall(SYS_close_range, (unsigned)target + 1, ~0u, 0u);
+	} else {
+		syscall(SYS_close_range, first, ~0u, 0u);
+	}
 	setsid();
 	/* An nprofd run by a user (not root) runs its children as itself. */
 	if (getuid() == 0 && (setgroups(1, &s->gid) < 0 || setresgid(s->gid, s->gid, s->gid) < 0 ||
@@ -261,6 +280,13 @@ child(const struct job_spec *s, int err_w, pid_t parent, char *const envp[])
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(126);
+	/* The last thing before exec: what remains is the program's own
+	 * start until it uses the pid, which the worker would have to exit
+	 * and the kernel give to another process within. */
+	if (target >= 0 && !target_runs(target)) {
+		(void)!write(2, gone, sizeof(gone) - 1);
+		_exit(JOBS_TARGET_GONE);
+	}
 	if (strchr(s->argv[0], '/')) {
 		execve(s->argv[0], s->argv, envp);
 	} else {

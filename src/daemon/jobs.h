@@ -38,7 +38,18 @@ struct job_spec {
 	int fd3;
 	uint64_t deadline_ns;	/* CLOCK_MONOTONIC: killed past it; 0 = none */
 	int stop_signal;	/* jobs_stop sends it (SIGINT: nprof keeps what it has) */
+	/* The process the job acts on (its pid is in argv: nprof's PID, a
+	 * command's %p), as a pidfd: the child checks that it still runs
+	 * right before exec, after its change of user, and otherwise runs
+	 * nothing and exits JOBS_TARGET_GONE, saying so on stderr. A pidfd
+	 * names one process for good: once that one has exited, the check
+	 * fails however its pid has been reused since. */
+	bool has_target;
+	int target_pidfd;
 };
+
+/* A job's exit status when its target had exited before its exec. */
+#define JOBS_TARGET_GONE 125
 
 struct jobs *jobs_new(job_done_fn done, void *ctx);
 /* Ends every child (SIGKILL) and waits for the supervisor. */

@@ -126,6 +126,9 @@ static void reset_state(void)
 	exec_or_die("DELETE FROM tokens");
 	exec_or_die("DELETE FROM workers");
 	exec_or_die("DELETE FROM audit");
+	/* Ids are never handed out twice (AUTOINCREMENT): each input starts
+	 * from the same ones, so that a crash replays. */
+	exec_or_die("DELETE FROM sqlite_sequence");
 	snprintf(sql, sizeof(sql),
 		 "INSERT INTO instances(id, kind, worker, pid, worker_uid, service, user, uid, mode, "
 		 "duration_ns, interval, format, status, message, created, finished) VALUES"

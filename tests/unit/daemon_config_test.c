@@ -139,6 +139,7 @@ static const char full[] =
 	"[service web]\n"
 	"match = unit:nginx*.service\n"
 	"restart_command = systemctl restart nginx\n"
+	"pid_file = /run/nginx.pid\n"
 	"core_file = off\n"
 	"modes = cpu\n"
 	"\n"
@@ -213,6 +214,7 @@ static void test_full(void)
 	CHECK(web->match.kind == SELECT_UNIT && !strcmp(web->match.value, "nginx*.service"),
 	      "service match");
 	CHECK_STR(web->restart, "systemctl restart nginx", "restart_command");
+	CHECK_STR(web->pid_file, "/run/nginx.pid", "pid_file");
 	CHECK(web->overrides.action[ACTION_CORE_FILE] == 0 &&
 		      web->overrides.action[ACTION_RESTART] == -1 &&
 		      web->overrides.mode[EVENT_CPU] == 1 && web->overrides.mode[EVENT_WALL] == 0,
@@ -470,6 +472,12 @@ static void test_errors(void)
 		"a service without match");
 	refused("[service]\n", "nprofd.conf:1: [service] needs a name; write [service NAME]", "",
 		"a service without a name");
+	refused("[service q]\nmatch = exe:/opt/q\npid_file = /run/q.pid\n\n[actions]\n",
+		"nprofd.conf:3: [service q] has pid_file but no restart_command", "remove pid_file",
+		"pid_file without restart_command, which it is for");
+	refused("[service q]\nmatch = exe:/opt/q\nrestart_command = sv restart q\npid_file = q.pid\n",
+		"nprofd.conf:4: pid_file = q.pid is not an absolute path", "from /",
+		"a relative pid_file");
 	refused("[service a/b]\n", "nprofd.conf:1: [service a/b]: the name may hold only", "rename",
 		"a service name with a /");
 	refused("[command Gcore]\n", "nprofd.conf:1: [command Gcore]: the name may hold only a-z",
@@ -615,6 +623,21 @@ static void test_selectors(void)
 	config_defaults(&cfg);
 	CHECK(config_selects(&cfg, "", "", "", "") && config_service_for(&cfg, "a", "/", "/", "u") == NULL,
 	      "defaults: every process a worker, no service");
+
+	/* What another user can meet with a process of their own. */
+	CHECK(parse("[service a]\nmatch = unit:web.service\n[service b]\nmatch = exe:*/bin/q\n"
+		    "[service c]\nmatch = exe:/opt/q/bin/q\n[service d]\nmatch = exe:/opt/q[12]\n"
+		    "[service e]\nmatch = user:alice\n[service f]\nmatch = cgroup:/system.slice/q\n"
+		    "[service g]\nmatch = exe:/opt/q\\?\n") == 0, "services for forgeability parse");
+	CHECK(config_selector_forgeable(&cfg.services[0].match) &&
+	      config_selector_forgeable(&cfg.services[1].match) &&
+	      config_selector_forgeable(&cfg.services[3].match) &&
+	      config_selector_forgeable(&cfg.services[6].match),
+	      "forgeable: a unit name, exe: patterns (*, [, an escape)");
+	CHECK(!config_selector_forgeable(&cfg.services[2].match) &&
+	      !config_selector_forgeable(&cfg.services[4].match) &&
+	      !config_selector_forgeable(&cfg.services[5].match),
+	      "not forgeable: exe: one path, user:, cgroup:");
 }
 
 static void test_load(void)

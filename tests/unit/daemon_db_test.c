@@ -1,4 +1,6 @@
 /* db: the index's schema migrates forward and refuses a newer one;
+ * ids never come back, also across a migration from version 3 (above
+ * every id the old rows and the audit log's successful requests name);
  * rows go in and come back as JSON; the read connections see every
  * write committed before their query, also while threads read at once;
  * kept statements take new parameters each time. */
@@ -75,6 +77,76 @@ static void readers_and_a_writer(struct db *db)
 		  "and all 200 are there");
 }
 
+/* The schema as nprofd wrote it at version 3 (MIGRATIONS 0 to 2). */
+static const char V3[] =
+	"CREATE TABLE workers(id TEXT PRIMARY KEY, pid INTEGER NOT NULL, name TEXT, uid INTEGER,"
+	"  user TEXT, service TEXT, first_seen INTEGER, last_seen INTEGER);"
+	"CREATE TABLE instances(id INTEGER PRIMARY KEY, kind TEXT NOT NULL, worker TEXT NOT NULL,"
+	"  pid INTEGER NOT NULL, worker_uid INTEGER NOT NULL, service TEXT, user TEXT NOT NULL,"
+	"  uid INTEGER NOT NULL, mode TEXT, duration_ns INTEGER, interval TEXT, format TEXT,"
+	"  status TEXT NOT NULL, message TEXT NOT NULL DEFAULT '', created INTEGER NOT NULL,"
+	"  finished INTEGER, child_pid INTEGER);"
+	"CREATE INDEX instances_worker ON instances(worker, id);"
+	"CREATE INDEX instances_status ON instances(status);"
+	"CREATE TABLE artifacts(id INTEGER PRIMARY KEY, instance INTEGER NOT NULL, worker TEXT NOT NULL,"
+	"  worker_uid INTEGER NOT NULL, name TEXT NOT NULL, format TEXT NOT NULL, file TEXT NOT NULL,"
+	"  size INTEGER NOT NULL DEFAULT 0, created INTEGER NOT NULL, complete INTEGER NOT NULL DEFAULT 0);"
+	"CREATE INDEX artifacts_instance ON artifacts(instance);"
+	"CREATE TABLE tokens(id INTEGER PRIMARY KEY, uid INTEGER NOT NULL, user TEXT NOT NULL,"
+	"  name TEXT NOT NULL, hash TEXT NOT NULL UNIQUE, created INTEGER NOT NULL,"
+	"  expires INTEGER NOT NULL, revoked INTEGER);"
+	"CREATE TABLE audit(id INTEGER PRIMARY KEY, time INTEGER NOT NULL, user TEXT NOT NULL,"
+	"  uid INTEGER NOT NULL, via TEXT NOT NULL, method TEXT NOT NULL, path TEXT NOT NULL,"
+	"  worker TEXT, status INTEGER NOT NULL, result TEXT);"
+	"ALTER TABLE instances ADD COLUMN target TEXT;"
+	"ALTER TABLE instances ADD COLUMN new_worker TEXT;"
+	"ALTER TABLE tokens ADD COLUMN kind TEXT NOT NULL DEFAULT 'api';"
+	"ALTER TABLE tokens ADD COLUMN csrf TEXT;"
+	"CREATE INDEX tokens_uid ON tokens(uid, kind);";
+
+static int64_t insert_artifact(struct db *db, int64_t instance)
+{
+	int64_t id = -1;
+
+	if (db_exec(db, &id, "INSERT INTO artifacts(instance, worker, worker_uid, name, format, file, "
+		    "created) VALUES(?, '1-1', 0, 'a', 'pprof', 'f', 0)", "i", instance) < 0)
+		return -1;
+	return id;
+}
+
+static int64_t insert_instance(struct db *db)
+{
+	int64_t id = -1;
+
+	if (db_exec(db, &id, "INSERT INTO instances(kind, worker, pid, worker_uid, user, uid, status, "
+		    "created) VALUES('stacks', '1-1', 1, 0, 'root', 0, 'FINISHED', 0)", "") < 0)
+		return -1;
+	return id;
+}
+
+/* Rows removed (the newest, which plain INTEGER PRIMARY KEY hands out
+ * again) and the database closed and opened: ids go on. */
+static void ids_never_come_back(const char *path)
+{
+	char err[512] = "";
+	struct db *db = db_open(path, err, sizeof(err));
+	int64_t a = insert_artifact(db, 1), b, i = insert_instance(db), j;
+
+	CHECK(db_exec(db, NULL, "DELETE FROM artifacts WHERE id = ?", "i", a) == 0 &&
+	      db_exec(db, NULL, "DELETE FROM instances WHERE id = ?", "i", i) == 0,
+	      "artifact %lld and instance %lld, the newest, removed", (long long)a, (long long)i);
+	b = insert_artifact(db, 1);
+	j = insert_instance(db);
+	CHECK(b > a && j > i, "the next ones are new ids: artifact %lld, instance %lld", (long long)b,
+	      (long long)j);
+	db_exec(db, NULL, "DELETE FROM artifacts WHERE id = ?", "i", b);
+	db_close(db);
+	db = db_open(path, err, sizeof(err));
+	a = insert_artifact(db, 1);
+	CHECK(a > b, "and after the database is opened again: artifact %lld", (long long)a);
+	db_close(db);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/nprof-db-test.XXXXXX", path[128], err[512] = "";
@@ -129,6 +201,7 @@ int main(void)
 	readers_and_a_writer(db);
 	CHECK(db_integrity_ok(db), "integrity_check ok");
 	db_close(db);
+	ids_never_come_back(path);
 
 	/* The database as version 1 wrote it: without the columns and the
 	 * index versions 2 and 3 added. */
@@ -145,6 +218,58 @@ int main(void)
 		  "its rows kept, the new columns there");
 	CHECK_INT(db_query_int(db, -1, "SELECT COUNT(*) FROM tokens WHERE kind = 'api' AND "
 			       "csrf IS NULL", ""), ==, 200, "its tokens are API tokens");
+	db_close(db);
+
+	unlink(path);
+	/* Version 3: artifact 7, instance 9 and token 6 were handed out and
+	 * removed, named by the audit log's successful requests only;
+	 * 999999 only by refusals. */
+	CHECK(raw(path, V3) == 0 &&
+	      raw(path, "INSERT INTO instances(id, kind, worker, pid, worker_uid, user, uid, status, "
+		  "created, target) VALUES(3, 'restart', '1-1', 1, 0, 'root', 0, 'FINISHED', 5, 'web');"
+		  "INSERT INTO artifacts(id, instance, worker, worker_uid, name, format, file, created, "
+		  "complete) VALUES(4, 3, '1-1', 0, 'a', 'pprof', '3.pb.gz', 5, 1);"
+		  "INSERT INTO tokens(id, uid, user, name, hash, created, expires, kind, csrf) "
+		  "VALUES(2, 0, 'root', 'ui', 'h', 1, 2, 'session', 'c');"
+		  "INSERT INTO audit(id, time, user, uid, via, method, path, worker, status, result) VALUES"
+		  "(5, 1, 'root', 0, 'socket', 'GET', '/api/v1/artifacts/7', NULL, 200, 'download'),"
+		  "(6, 1, 'root', 0, 'socket', 'POST', '/api/v1/workers/1-1/stacks', '1-1', 201,"
+		  " 'instance 9'),"
+		  "(7, 1, 'root', 0, 'socket', 'DELETE', '/api/v1/tokens/6', NULL, 200, 'revoked'),"
+		  "(8, 1, 'eve', 9, 'socket', 'GET', '/api/v1/artifacts/999999', NULL, 404, 'no'),"
+		  "(9, 1, 'eve', 9, 'socket', 'POST', '/api/v1/instances/999999/stop', NULL, 404,"
+		  " 'instance 999999 is not running'),"
+		  "(10, 1, 'eve', 9, 'socket', 'DELETE', '/api/v1/tokens/999999', NULL, 404, 'no');"
+		  "PRAGMA user_version = 3;") == 0, "a database of version 3");
+	db = db_open(path, err, sizeof(err));
+	CHECK(db != NULL, "version 3 opens (%s)", err);
+	CHECK_INT(db_query_int(db, -1, "PRAGMA user_version", ""), ==, DB_SCHEMA_VERSION,
+		  "migrated to the current version");
+	rows = db_query(db, "SELECT (SELECT json_group_array(json_array(id, target, kind)) FROM "
+			"instances) AS i, (SELECT json_group_array(json_array(id, instance, file, "
+			"complete)) FROM artifacts) AS a, (SELECT json_group_array(json_array(id, kind, "
+			"csrf)) FROM tokens) AS t, (SELECT COUNT(*) FROM audit) AS n", "");
+	CHECK_STR(json_dumps(json_array_get(rows, 0), JSON_SORT_KEYS | JSON_COMPACT),
+		  "{\"a\":\"[[4,3,\\\"3.pb.gz\\\",1]]\",\"i\":\"[[3,\\\"web\\\",\\\"restart\\\"]]\","
+		  "\"n\":6,\"t\":\"[[2,\\\"session\\\",\\\"c\\\"]]\"}",
+		  "its rows kept, column by column");
+	json_decref(rows);
+	{
+		int64_t a = insert_artifact(db, 3), i = insert_instance(db), t = -1, u = -1;
+
+		db_exec(db, &t, "INSERT INTO tokens(uid, user, name, hash, created, expires) "
+			"VALUES(0, 'root', 'n', 'h2', 1, 2)", "");
+		db_exec(db, &u, "INSERT INTO audit(time, user, uid, via, method, path, status) "
+			"VALUES(1, 'root', 0, 'socket', 'GET', '/', 200)", "");
+		CHECK(a > 7 && a < 999999, "a new artifact (%lld) is above 7, the largest a download "
+		      "named, not above 999999, which only a refusal named", (long long)a);
+		CHECK(i > 9 && i < 999999, "a new instance (%lld) is above 9, the largest a creation "
+		      "named", (long long)i);
+		CHECK(t > 6 && t < 999999, "a new token (%lld) is above 6, the largest a revocation "
+		      "named", (long long)t);
+		CHECK_INT(u, ==, 11, "a new audit line is the next after the last");
+	}
+	CHECK(db_integrity_ok(db), "integrity_check ok after the migration");
 	db_close(db);
 
 	CHECK(raw(path, "PRAGMA user_version = 99;") == 0, "a database from a newer nprofd");
