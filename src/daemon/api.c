@@ -331,7 +331,8 @@ static void add_action(json_t *avail, json_t *unavail, const char *name, const c
 }
 
 static void actions_json(struct daemon *d, const struct worker *w, bool admin,
-			 const struct service_config *svc, json_t *avail, json_t *unavail)
+			 const struct service_config *svc, bool program_held, json_t *avail,
+			 json_t *unavail)
 {
 	static const struct { const char *name; enum action_kind kind; } ACTIONS[] = {
 		{ "stacks", ACTION_THREAD_DUMP }, { "heapdump", ACTION_HEAP_SNAPSHOT },
@@ -358,10 +359,17 @@ static void actions_json(struct daemon *d, const struct worker *w, bool admin,
 			snprintf(why, sizeof(why), "no supervisor to restart it through: not a systemd "
 				 "service, and no [service] section with restart_command selects it");
 		else if (k == ACTION_RESTART && !admin && svc && svc->restart[0] &&
-			 !svc->pid_file[0] && config_selector_forgeable(&svc->match))
-			snprintf(why, sizeof(why), "only an admin may: [service %s]'s match is one any "
-				 "user can meet, so it does not say whose the service is (the operator "
-				 "can name its main process with pid_file)", svc->name);
+			 !svc->pid_file[0] && svc->match.kind == SELECT_UNIT)
+			snprintf(why, sizeof(why), "only an admin may: [service %s]'s match is a unit "
+				 "name any user's own systemd can give, so it does not say whose the "
+				 "service is (the operator can name its main process with pid_file)",
+				 svc->name);
+		else if (k == ACTION_RESTART && !admin && svc && svc->restart[0] &&
+			 !svc->pid_file[0] && svc->match.kind == SELECT_EXE && !program_held)
+			snprintf(why, sizeof(why), "only an admin may: this process is in [service %s] "
+				 "by its program's path alone, a program another user could have put "
+				 "there (the operator can install it where only root can change it, or "
+				 "name the service's main process with pid_file)", svc->name);
 		add_action(avail, unavail, ACTIONS[i].name, why);
 	}
 	for (size_t i = 0; i < d->cfg.n_commands; i++) {
@@ -386,7 +394,7 @@ struct capabilities {
 	size_t n;
 	struct {
 		const struct service_config *svc;
-		bool agent, unit_service;
+		bool agent, unit_service, program_held;
 		json_t *modes, *actions, *unavailable;
 	} e[32];
 };
@@ -405,24 +413,31 @@ static void capabilities_release(struct capabilities *c)
 static void capabilities_set(struct daemon *d, struct capabilities *c, const struct worker *w,
 			     const struct service_config *svc, json_t *o)
 {
-	bool unit_service = strstr(w->unit, ".service") != NULL;
+	bool unit_service = strstr(w->unit, ".service") != NULL, program_held = true;
+	char why[PATH_MAX + 256];
 	size_t i;
 
+	/* Whether its program makes it its service's in earnest: asked only
+	 * where that decides a restart (a non-admin, exe:, restart_command). */
+	if (!c->admin && svc && svc->restart[0] && !svc->pid_file[0] &&
+	    svc->match.kind == SELECT_EXE)
+		program_held = api_service_program_held(svc, w, why, sizeof(why)) == 0;
 	for (i = 0; i < c->n; i++)
 		if (c->e[i].svc == svc && c->e[i].agent == w->agent &&
-		    c->e[i].unit_service == unit_service)
+		    c->e[i].unit_service == unit_service && c->e[i].program_held == program_held)
 			break;
 	if (i == c->n) {
 		json_t *modes = json_array(), *actions = json_array();
 		json_t *um = json_object(), *ua = json_object();
 
 		modes_json(d, c->perf_ok, c->sched_ok, w, svc, modes, um);
-		actions_json(d, w, c->admin, svc, actions, ua);
+		actions_json(d, w, c->admin, svc, program_held, actions, ua);
 		if (c->n == sizeof(c->e) / sizeof(c->e[0]))
 			i = 0, capabilities_release(c);
 		c->e[i].svc = svc;
 		c->e[i].agent = w->agent;
 		c->e[i].unit_service = unit_service;
+		c->e[i].program_held = program_held;
 		c->e[i].modes = modes;
 		c->e[i].actions = actions;
 		c->e[i].unavailable = json_pack("{so so}", "modes", um, "actions", ua);

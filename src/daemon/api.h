@@ -24,6 +24,13 @@ bool api_worker(struct daemon *d, const struct request *rq, struct reply *rp, co
 /* The service section of w, or NULL. */
 const struct service_config *api_service(const struct daemon *d, const struct worker *w);
 
+/* Whether worker x, in svc by an exe: match, runs a program that only
+ * root (or, where the match names one exact program, x's owner) can
+ * change: then it is svc's in earnest, for a restart run as root
+ * (api_actions.c). 0, or -errno with the reason in why. */
+int api_service_program_held(const struct service_config *svc, const struct worker *x,
+			     char *why, size_t whylen);
+
 /* Whether rq's user may run perf events here (root's probe, and for
  * others kernel.perf_event_paranoid <= 2). */
 bool api_perf_ok(const struct daemon *d, const struct user *u);

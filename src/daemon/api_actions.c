@@ -240,21 +240,38 @@ static bool main_process_owned(struct daemon *d, const struct request *rq, struc
 	return true;
 }
 
+/* Whether worker x's program makes it one of svc's (an exe: match) in
+ * earnest: the file it runs is the one at the path it shows, and nobody
+ * but root can change it or the directories above it -- or, where the
+ * match names one exact program, nobody but root and x's owner. A copy
+ * at a path of a user's own that a pattern takes, or a file a mount
+ * namespace of theirs shows at the path, makes nobody's process the
+ * service's. 0, or -errno with why. */
+int api_service_program_held(const struct service_config *svc, const struct worker *x,
+			     char *why, size_t whylen)
+{
+	/* One exact program: its user's own may be. A pattern: root's only. */
+	bool exact = !config_selector_forgeable(&svc->match);
+
+	return owner_program_held(x->pid, x->exe, exact ? x->uid : 0, why, whylen);
+}
+
 /* Whether rq's user may have w's service svc restarted through its
  * restart_command, which runs as root: an admin may; otherwise only the
  * owner of the service's main process, where pid_file names it, or of
- * every process of the service, found by a match no other user can meet
- * (user:, cgroup:, or exe: one program of the asker's that only root and
- * they can change, processes taken by the file they run). A pattern any
- * user can meet with a program or a unit of their own (exe:GLOB, unit:)
- * says nothing of whose the service is. false with the reply (403). */
+ * every process of the service found by what no other user can fake --
+ * user:, cgroup:, or exe: where the program each process runs is held
+ * by root (or, for one exact program, by its owner) -- the asker's
+ * worker among them. A process that merely shows a path a pattern takes,
+ * or a unit name (any user's own systemd gives one), is nobody's grant,
+ * and no other user's process of that kind stands in the way either.
+ * false with the reply (403). */
 static bool restart_allowed(struct daemon *d, const struct request *rq, struct reply *rp,
 			    const struct service_config *svc, const struct worker *w)
 {
 	const struct selector *m = &svc->match;
 	char why[PATH_MAX + 256], who[96];
 	struct worker *ws = NULL;
-	struct stat prog;
 	size_t n = 0;
 	bool ok = true;
 	int r;
@@ -263,41 +280,21 @@ static bool restart_allowed(struct daemon *d, const struct request *rq, struct r
 		return true;
 	if (svc->pid_file[0])
 		return main_process_owned(d, rq, rp, svc);
-	if (config_selector_forgeable(m))
+	if (m->kind == SELECT_UNIT)
 		return refuse(rp, "[service %s] runs its restart_command as root, and its match "
-			      "%s:%s is %s, so it says nothing of whose the service is; ask an admin, "
-			      "or have the operator name the service's main process with pid_file in "
-			      "[service %s] (nprofd.conf(5))", svc->name,
-			      m->kind == SELECT_UNIT ? "unit" : "exe", m->value,
-			      m->kind == SELECT_UNIT ? "a unit name any user's own systemd can give "
-						       "a process of theirs"
-						     : "a pattern any user can meet with a program "
-						       "of their own", svc->name);
-	if (m->kind == SELECT_EXE) {
-		struct stat held;
-
-		if (stat(m->value, &prog) < 0)
-			return refuse(rp, "[service %s]'s program %s cannot be read (%s); ask an admin",
-				      svc->name, m->value, strerror(errno));
-		if (owner_runs_file("/proc", w->pid, &prog) != 1)
-			return refuse(rp, "worker %s shows the path %s but runs another file (a mount "
-				      "namespace of its own shows it there), so it is not [service %s]'s; "
-				      "ask an admin", w->id, m->value, svc->name);
-		if (prog.st_uid != rq->user.uid)
-			return refuse(rp, "[service %s]'s program %s is %s's, not yours, and anyone "
-				      "may run a program; ask an admin, or have the operator set "
-				      "pid_file", svc->name, m->value,
-				      owner_user_name(prog.st_uid, who, sizeof(who)));
-		if ((r = owner_path_held(m->value, rq->user.uid, NULL, &held, why, sizeof(why))) < 0)
-			return refuse(rp, "[service %s]'s program %s could be replaced by another "
-				      "user, since %s; ask an admin, or have the operator set pid_file",
-				      svc->name, m->value, r == -EPERM ? why : strerror(-r));
-		if (held.st_dev != prog.st_dev || held.st_ino != prog.st_ino)
-			return refuse(rp, "[service %s]'s program %s changed while nprofd looked at it; "
-				      "try again", svc->name, m->value);
-	}
+			      "unit:%s is a unit name any user's own systemd can give a process of "
+			      "theirs, so it says nothing of whose the service is; ask an admin, or "
+			      "have the operator name the service's main process with pid_file in "
+			      "[service %s] (nprofd.conf(5))", svc->name, m->value, svc->name);
+	if (m->kind == SELECT_EXE && (r = api_service_program_held(svc, w, why, sizeof(why))) < 0)
+		return refuse(rp, "[service %s] runs its restart_command as root, and worker %s is "
+			      "in it by its program's path (exe:%s) alone: %s; a program another "
+			      "user could have put there says nothing of whose the service is; ask "
+			      "an admin, or have the operator install the program where only root "
+			      "can change it, or name the service's main process with pid_file",
+			      svc->name, w->id, m->value, r == -EPERM ? why : strerror(-r));
 	/* Every process of the service is the asker's (a cgroup: subtree, a
-	 * user:, exe: by the file it runs). */
+	 * user:, exe: by the program it really runs). */
 	pthread_mutex_lock(&d->scanner_lock);
 	r = worker_scan(d->scanner, "/proc", 65536, &ws, &n);
 	pthread_mutex_unlock(&d->scanner_lock);
@@ -306,7 +303,8 @@ static bool restart_allowed(struct daemon *d, const struct request *rq, struct r
 			      strerror(-r), svc->name);
 	for (size_t i = 0; i < n && ok; i++) {
 		if (ws[i].uid == rq->user.uid || api_service(d, &ws[i]) != svc ||
-		    (m->kind == SELECT_EXE && owner_runs_file("/proc", ws[i].pid, &prog) != 1))
+		    (m->kind == SELECT_EXE &&
+		     api_service_program_held(svc, &ws[i], why, sizeof(why)) < 0))
 			continue;
 		ok = refuse(rp, "pid %d of [service %s] is %s's, not yours, and only the owner of "
 			    "every process of a service (or of its main process, which pid_file "

@@ -113,6 +113,31 @@ int owner_runs_file(const char *proc_root, pid_t pid, const struct stat *st)
 	return exe.st_dev == st->st_dev && exe.st_ino == st->st_ino;
 }
 
+int owner_program_held(pid_t pid, const char *path, uid_t uid, char *why, size_t whylen)
+{
+	struct stat st, held;
+	int r;
+
+	if (!path[0] || stat(path, &st) < 0) {
+		snprintf(why, whylen, "pid %d's program %s cannot be read", (int)pid, path);
+		return -EPERM;
+	}
+	r = owner_runs_file("/proc", pid, &st);
+	if (r == 0) {
+		snprintf(why, whylen, "pid %d shows the path %s but runs another file (a mount "
+			 "namespace of its own shows it there)", (int)pid, path);
+		return -EPERM;
+	}
+	if (r < 0)
+		return r;
+	r = owner_path_held(path, uid, NULL, &held, why, whylen);
+	if (r == 0 && (held.st_dev != st.st_dev || held.st_ino != st.st_ino)) {
+		snprintf(why, whylen, "%s changed while nprofd looked at it", path);
+		r = -EPERM;
+	}
+	return r;
+}
+
 int owner_pid_file(const char *path, pid_t *ret_pid)
 {
 	char buf[PID_FILE_MAX + 2];

@@ -29,6 +29,13 @@ int owner_path_held(const char *path, uid_t uid, char *resolved, struct stat *re
  * file at any path. 1, 0, or -errno (-ESRCH when it has gone). */
 int owner_runs_file(const char *proc_root, pid_t pid, const struct stat *st);
 
+/* Whether process pid runs the program at path (the path it shows, on
+ * this host), which nobody but root (and uid, when uid is not 0) can
+ * change, nor the directories above it: a program root installed, or one
+ * of uid's own. 0; -EPERM with the reason in why; another -errno (-ESRCH
+ * when the process has gone). */
+int owner_program_held(pid_t pid, const char *path, uid_t uid, char *why, size_t whylen);
+
 /* The pid a pid file holds (decimal digits, then a newline at most:
  * runit's supervise/pid, a daemon's PIDFILE), the file opened without
  * following a last link and regular, at most 31 bytes. 0, -EBADMSG when

@@ -35,12 +35,13 @@ as() { echo "setpriv --reuid=$1 --regid=$1 --init-groups"; }
 MARK=$TMP/restarted	# in $TMP, which only root may write
 SVQ=$TMP/svq/queue
 SVU=$TMP/u/sv/usvc
+SVRQ=$TMP/svrq/rqueue
 # A cgroup of root's making, where the host has cgroup v2 (nprofd reads
 # a process's unified cgroup first).
 CG_ROOT=$(findmnt -n -t cgroup2 -o TARGET 2>/dev/null | head -1)
 CG=${CG_ROOT:+$CG_ROOT/nprof-restart-$$}
 # (cleanup kills the test users' processes: the cgroup is empty after it)
-trap 'for s in "$SVQ" "$SVU"; do [ -d "$s" ] && sv -w 5 exit "$s" >/dev/null 2>&1; done
+trap 'for s in "$SVQ" "$SVU" "$SVRQ"; do [ -d "$s" ] && sv -w 5 exit "$s" >/dev/null 2>&1; done
 	cleanup; [ -z "$CG" ] || rmdir "$CG" 2>/dev/null' EXIT
 
 # The real queue: Q's runit service running Q's queue-worker.
@@ -50,6 +51,16 @@ printf '#!/bin/sh\nexec %s 600\n' "$TMP/q/bin/queue-worker" >"$SVQ/run"
 chmod +x "$SVQ/run"
 chown -R "$Q" "$TMP/q" "$TMP/svq"
 $(as "$Q") runsv "$SVQ" >/dev/null 2>&1 &
+bg_pids+=("$!")
+# The queue again, its program installed by root (root's, in root's
+# directories), run by runsv as Q.
+mkdir -p "$TMP/rq/sbin" "$SVRQ"
+cp /bin/sleep "$TMP/rq/sbin/rqueue-worker"
+chmod 755 "$TMP/rq" "$TMP/rq/sbin" "$TMP/rq/sbin/rqueue-worker"
+printf '#!/bin/sh\nexec %s 600\n' "$TMP/rq/sbin/rqueue-worker" >"$SVRQ/run"
+chmod +x "$SVRQ/run"
+chown -R "$Q" "$TMP/svrq"
+$(as "$Q") runsv "$SVRQ" >/dev/null 2>&1 &
 bg_pids+=("$!")
 # U's runit service: U's program, at a path only U (and root) may change.
 mkdir -p "$SVU"
@@ -77,11 +88,15 @@ UPID=$(main_pid "$SVU") || bail "runsv starts $U's service"
 # The attacker's copy of sleep, at a path of theirs the pattern takes.
 mkdir -p "$TMP/a"
 chown "$A" "$TMP/a"
-$(as "$A") sh -c "mkdir -p '$TMP/a/bin' && cp /bin/sleep '$TMP/a/bin/queue-worker'" ||
-	bail "$A copies sleep to $TMP/a/bin/queue-worker"
+$(as "$A") sh -c "mkdir -p '$TMP/a/bin' '$TMP/a/sbin' && cp /bin/sleep '$TMP/a/bin/queue-worker' &&
+	cp /bin/sleep '$TMP/a/sbin/rqueue-worker'" ||
+	bail "$A copies sleep to $TMP/a/bin/queue-worker and $TMP/a/sbin/rqueue-worker"
 $(as "$A") "$TMP/a/bin/queue-worker" 600 >/dev/null 2>&1 &
 APID=$!
 bg_pids+=("$APID")
+$(as "$A") "$TMP/a/sbin/rqueue-worker" 600 >/dev/null 2>&1 &
+ARPID=$!
+bg_pids+=("$ARPID")
 
 # conf [PID_FILE]: the daemon's configuration, with the queue's pid_file or not.
 conf() {
@@ -93,6 +108,9 @@ restart = on
 match = exe:*/bin/queue-worker
 restart_command = sh -c 'echo %p >>$MARK; exec sv restart $SVQ'
 ${1:+pid_file = $1}
+[service rqueue]
+match = exe:*/sbin/rqueue-worker
+restart_command = sh -c 'echo %p >>$MARK; exec sv restart $SVRQ'
 [service usvc]
 match = exe:$TMP/u/sv/u_svc
 restart_command = sh -c 'echo %p >>$MARK; exec sv restart $SVU'
@@ -181,9 +199,14 @@ bg_pids+=("$BPID")
 BW=$(worker_of "$BPID")
 restart_as "$B" "$BW"
 check "$B runs $U's program and asks for a restart: refused (403), one line naming $U" refused 403 "$U"
-restart_as "$U" "$UW"
-check "and $U, while a process of it is $B's: refused (403), naming it" refused 403 "pid $BPID" "$B"
 check "root's restart_command did not run ($(marks) lines, $n before)" [ "$(marks)" = "$n" ]
+# A program of U's that B runs is not B's grant, and not in U's way.
+restart_as "$U" "$UW"
+check "and $U, while $B runs their program: FINISHED (a program of $U's makes only $U's processes the service's)" \
+	restarted "$UPID" "$SVU"
+check "root's restart_command ran for $UPID, not $BPID" [ "$(tail -1 "$MARK")" = "$UPID" ]
+UPID=$(main_pid "$SVU") && UW=$(worker_of "$UPID")
+n=$(marks)
 kill "$BPID"
 wait_pid "$BPID"
 # B shows U's path from a mount namespace of their own: a file of B's
@@ -212,6 +235,37 @@ if [ "$(readlink "/proc/$FPID/exe" 2>/dev/null)" = "$TMP/u/sv/u_svc" ]; then
 else
 	skip "a path shown from a user namespace" "unshare -Urm as $B failed here: $(head -1 "$TMP/b/unshare.err")"
 fi
+
+# --- a program root installed, under a pattern ------------------------------------------
+# The common case: the operator installed the program (root's, where only
+# root can change it) and runs it as the service's user. The attacker's
+# copy at a path of theirs that the pattern takes is nobody's grant, and
+# does not stand in the owner's way; the attacker running the very
+# program root installed is in the service, so neither may then.
+RQPID=$(main_pid "$SVRQ") || bail "runsv starts the root-installed queue as $Q"
+RQW=$(worker_of "$RQPID")
+AR=$(worker_of "$ARPID")
+n=$(marks)
+restart_as "$A" "$AR"
+check "$A's copy at $TMP/a/sbin/rqueue-worker: refused (403), one line naming the pattern and pid_file" \
+	refused 403 'exe:*/sbin/rqueue-worker' pid_file
+check "root's restart_command did not run ($(marks) lines, $n before)" [ "$(marks)" = "$n" ]
+restart_as "$Q" "$RQW"
+check "$Q restarts the queue whose program root installed, beside $A's copy: FINISHED with its new process" \
+	restarted "$RQPID" "$SVRQ"
+check "root's restart_command ran for $RQPID" [ "$(tail -1 "$MARK")" = "$RQPID" ]
+RQPID=$(main_pid "$SVRQ") && RQW=$(worker_of "$RQPID")
+n=$(marks)
+$(as "$A") "$TMP/rq/sbin/rqueue-worker" 600 >/dev/null 2>&1 &
+AGPID=$!
+bg_pids+=("$AGPID")
+restart_as "$A" "$(worker_of "$AGPID")"
+check "$A running the program root installed: refused (403), naming $Q's process" refused 403 "pid $RQPID" "$Q"
+restart_as "$Q" "$RQW"
+check "and $Q meanwhile: refused (403), naming $A's" refused 403 "pid $AGPID" "$A"
+check "root's restart_command did not run ($(marks) lines, $n before)" [ "$(marks)" = "$n" ]
+kill "$AGPID"
+wait_pid "$AGPID"
 
 # --- a cgroup root made: every process of it W's ----------------------------------------
 if [ -n "$CG" ] && mkdir "$CG" 2>/dev/null; then
