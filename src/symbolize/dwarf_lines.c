@@ -186,13 +186,18 @@ static void build_index(struct dwarf_lines *dl)
 	for (;;) {
 		Dwarf_Half version;
 		uint8_t unit_type;
-		Dwarf_Die cudie, subdie;
+		Dwarf_Die cudie;
 		Dwarf_Addr base, start, end;
 		ptrdiff_t off = 0;
 		int tag;
 
+		/* No subdie: for a skeleton unit libdw would find its split
+		 * unit by opening the .dwo file the DWARF names (its comp_dir
+		 * and dwo_name: a path of the binary's author's choosing,
+		 * opened as root for an admin). The skeleton's ranges are in
+		 * this file. */
 		if (dwarf_get_units(dl->dw, cu, &next, &version, &unit_type,
-				    &cudie, &subdie) != 0 ||
+				    &cudie, NULL) != 0 ||
 		    ++units > DWARF_LINES_MAX_UNITS)
 			break;
 		cu = next;

@@ -95,7 +95,7 @@ kill -KILL "$PID" 2>/dev/null
 # --- the read: a FIFO bound over the libc it maps -------------------------------------
 LIBC=$(awk '$6 ~ /\/libc\.so\.6$/ { print $6; exit }' /proc/self/maps)
 [ -n "$LIBC" ] || bail "this shell maps a libc.so.6"
-start_as_user fifo "$VT/alloc_fifo --seconds 60 & mkfifo /tmp/fifo.\$\$ &&
+start_as_user fifo "mount -t tmpfs tmpfs /tmp; $VT/alloc_fifo --seconds 60 & mkfifo /tmp/fifo.\$\$ &&
 	mount --bind /tmp/fifo.\$\$ $LIBC && touch /tmp/bound.\$\$; wait" ||
 	bail "the user's process runs"
 for ((i = 0; i < 100; i++)); do
