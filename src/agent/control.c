@@ -295,20 +295,57 @@ static void handle(int fd, char *line)
 	}
 }
 
-/* The uid the kernel shows for a user not mapped in our user namespace
- * (/proc/sys/kernel/overflowuid, 65534 unless changed). */
-static uid_t overflow_uid(void)
+/* Reads what the peer sends up to its first newline (or len - 1 bytes,
+ * or the end, or the socket's timeout) into line, NUL-terminated: the
+ * bytes read. */
+static size_t read_line(int fd, char *line, size_t len)
 {
-	char buf[32];
-	int fd = open("/proc/sys/kernel/overflowuid", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	size_t got = 0;
+
+	while (got < len - 1) {
+		ssize_t n = recv(fd, line + got, len - 1 - got, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+		if (memchr(line, '\n', got))
+			break;
+	}
+	line[got] = '\0';
+	return got;
+}
+
+/* Reads the small file path into buf (len bytes, NUL-terminated): its
+ * length, or -1. */
+static ssize_t read_small(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, len - 1) : -1;
 
 	if (fd >= 0)
 		close(fd);
-	if (n <= 0)
-		return 65534;
-	buf[n] = '\0';
-	return (uid_t)strtoul(buf, NULL, 10);
+	buf[n > 0 ? n : 0] = '\0';
+	return n;
+}
+
+/* Whether uid is what the kernel shows for a user not mapped in our user
+ * namespace: the overflow uid (65534 unless changed), in a user namespace
+ * below the first (whose map is all of "0 0 4294967295"). In the first
+ * one, 65534 is user nobody, no one hidden. */
+static bool unmapped_uid(uid_t uid)
+{
+	char buf[64];
+	unsigned long inside, outside, count;
+
+	if (read_small("/proc/self/uid_map", buf, sizeof(buf)) <= 0 ||
+	    (sscanf(buf, "%lu %lu %lu", &inside, &outside, &count) == 3 && inside == 0 &&
+	     outside == 0 && count == 4294967295ul))
+		return false;
+	if (read_small("/proc/sys/kernel/overflowuid", buf, sizeof(buf)) <= 0)
+		return uid == 65534;
+	return uid == (uid_t)strtoul(buf, NULL, 10);
 }
 
 /* A peer of a user namespace above ours shows as the overflow uid: it
@@ -323,7 +360,6 @@ static bool peer_proves_access(int fd)
 	static uint8_t proof[16]; /* written by the peer, across processes */
 	uint8_t nonce[16];
 	char hex[2 * sizeof(nonce) + 1], line[16];
-	size_t got = 0;
 	bool ok;
 
 	if (getrandom(nonce, sizeof(nonce), 0) != (ssize_t)sizeof(nonce))
@@ -331,18 +367,7 @@ static bool peer_proves_access(int fd)
 	memset(proof, 0, sizeof(proof));
 	hex_encode(nonce, sizeof(nonce), hex);
 	reply(fd, "challenge %p %s\n", (void *)proof, hex);
-	while (got < sizeof(line) - 1) {
-		ssize_t n = recv(fd, line + got, sizeof(line) - 1 - got, 0);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-		if (memchr(line, '\n', got))
-			break;
-	}
-	line[got] = '\0';
+	read_line(fd, line, sizeof(line));
 	ok = !strcmp(line, "proved\n") &&
 	     !memcmp((const void *)(volatile uint8_t *)proof, nonce, sizeof(nonce));
 	memset(proof, 0, sizeof(proof));
@@ -366,25 +391,14 @@ static void serve(int lfd)
 	}
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	while (got < sizeof(line) - 1) {
-		ssize_t n = recv(fd, line + got, sizeof(line) - 1 - got, 0);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-		if (memchr(line, '\n', got))
-			break;
-	}
-	line[got] = '\0';
+	got = read_line(fd, line, sizeof(line));
 	line[strcspn(line, "\r\n")] = '\0';
 	/* The socket is abstract (no file permissions): the peer's kernel-
 	 * checked credentials are the only gate. Checked after reading the
 	 * request, so that closing does not reset the connection before the
 	 * refusal reaches the peer. */
 	if (cred.uid != 0 && cred.uid != geteuid() &&
-	    (cred.uid != overflow_uid() || !peer_proves_access(fd)))
+	    (!unmapped_uid(cred.uid) || !peer_proves_access(fd)))
 		reply(fd, "error permission denied: this agent serves uid %d and root, not uid %d\n",
 		      (int)geteuid(), (int)cred.uid);
 	else if (got)

@@ -180,6 +180,23 @@ int target_files_open_host(const char *path, bool nofollow)
 /* What the helper child runs: async-signal-safe calls only (it is forked
  * from a process that may have threads). */
 
+/* Makes m carry the descriptor fd (when not -1), in cbuf. */
+static void attach_fd(struct msghdr *m, char (*cbuf)[CMSG_SPACE(sizeof(int))], int fd)
+{
+	struct cmsghdr *c;
+
+	if (fd < 0)
+		return;
+	memset(cbuf, 0, sizeof(*cbuf));
+	m->msg_control = cbuf;
+	m->msg_controllen = sizeof(*cbuf);
+	c = CMSG_FIRSTHDR(m);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+}
+
 static int helper_reply(int sock, int err, int fd)
 {
 	char cbuf[CMSG_SPACE(sizeof(int))];
@@ -187,18 +204,7 @@ static int helper_reply(int sock, int err, int fd)
 	struct iovec iov = { &v, sizeof(v) };
 	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
 
-	if (fd >= 0) {
-		struct cmsghdr *c;
-
-		memset(cbuf, 0, sizeof(cbuf));
-		m.msg_control = cbuf;
-		m.msg_controllen = sizeof(cbuf);
-		c = CMSG_FIRSTHDR(&m);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	}
+	attach_fd(&m, &cbuf, fd);
 	return sendmsg(sock, &m, MSG_NOSIGNAL) < 0 ? -errno : 0;
 }
 
@@ -421,18 +427,7 @@ static int helper_call(struct target_files *t, size_t len, int send_fd, int *ret
 	*ret_fd = -1;
 	if (err < 0)
 		return err;
-	if (send_fd >= 0) {
-		struct cmsghdr *c;
-
-		memset(cbuf, 0, sizeof(cbuf));
-		m.msg_control = cbuf;
-		m.msg_controllen = sizeof(cbuf);
-		c = CMSG_FIRSTHDR(&m);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &send_fd, sizeof(int));
-	}
+	attach_fd(&m, &cbuf, send_fd);
 	if (sendmsg(t->sock, &m, MSG_NOSIGNAL) < 0)
 		goto broken;
 	iov.iov_base = &v;
