@@ -143,6 +143,7 @@ enum value_kind {
 	V_URLS,		/* comma-separated http:// or https:// URLs, or "" */
 	V_URL,		/* one such URL, or "" */
 	V_HOST,		/* a host's name in the cluster, or "" */
+	V_HOSTNAMES,	/* comma-separated host names or IP addresses */
 };
 
 struct key_def {
@@ -176,6 +177,7 @@ static const struct key_def top_keys[] = {
 	{ "request_timeout", V_DURATION, TOP(request_timeout_ns), SEC, 600 * SEC, "1s", "10m" },
 	{ "trusted_proxies", V_ADDRS, TOP(trusted_proxies), 0, 0, NULL, NULL },
 	{ "proxy_user_header", V_HEADER, TOP(proxy_user_header), 0, 0, NULL, NULL },
+	{ "host_names", V_HOSTNAMES, TOP(host_names), 0, 0, NULL, NULL },
 };
 
 static const struct key_def workers_keys[] = {
@@ -510,6 +512,35 @@ static bool valid_header(const char *s)
 	return true;
 }
 
+bool config_valid_host(const char *s)
+{
+	unsigned char bin[16];
+	char v6[INET6_ADDRSTRLEN + 2];
+	size_t n = strlen(s), label = 0;
+
+	if (s[0] == '[' && n >= 2 && n - 2 < sizeof(v6) && s[n - 1] == ']') {
+		memcpy(v6, s + 1, n - 2);
+		v6[n - 2] = '\0';
+		return inet_pton(AF_INET6, v6, bin) == 1;
+	}
+	if (inet_pton(AF_INET, s, bin) == 1 || inet_pton(AF_INET6, s, bin) == 1)
+		return true;
+	if (n == 0 || n > 253)
+		return false;
+	for (size_t i = 0; i <= n; i++) {
+		if (s[i] == '.' || !s[i]) {
+			if (label == 0 || label > 63 || s[i - 1] == '-')
+				return false;
+			label = 0;
+		} else if (isalnum((unsigned char)s[i]) || (s[i] == '-' && label > 0)) {
+			label++;
+		} else {
+			return false;
+		}
+	}
+	return true;
+}
+
 static bool valid_section_name(const char *s, bool command)
 {
 	if (!*s)
@@ -812,6 +843,32 @@ static int set_value(struct parser *p, const struct key_def *k, char *v)
 			copy_str(names[n++], CONFIG_NAME_MAX, it);
 		}
 		*count = n;
+		return 0;
+	}
+	case V_HOSTNAMES: {
+		char (*names)[CONFIG_HOST_MAX] = field;
+
+		for (char *list = *v ? v : NULL, *it; (it = next_item(&list, &empty));) {
+			size_t len = strlen(it);
+
+			if (empty)
+				return EMPTY_ITEM(p, k->name);
+			if (n == CONFIG_MAX_NAMES)
+				return fail(p, "%s has more than %d entries, the limit; list at "
+					    "most %d", k->name, CONFIG_MAX_NAMES, CONFIG_MAX_NAMES);
+			if (!config_valid_host(it))
+				return fail(p, "%s: '%s' is not a host name or an IP address; write "
+					    "names such as nprof.example.com or addresses such as "
+					    "192.0.2.7, without a port", k->name, shown(it, buf));
+			if (it[0] == '[') {
+				it[len - 1] = '\0';
+				it++;
+			}
+			for (char *c = it; *c; c++)
+				*c = (char)tolower((unsigned char)*c);
+			copy_str(names[n++], CONFIG_HOST_MAX, it);
+		}
+		p->c->n_host_names = n;
 		return 0;
 	}
 	case V_SELECTS: {

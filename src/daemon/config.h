@@ -6,7 +6,7 @@
  *   (top)                 listen, socket, state_dir, tls_cert, tls_key,
  *                         admin_users, admin_group, nprof, max_body,
  *                         max_connections, reply_cache, request_timeout,
- *                         trusted_proxies, proxy_user_header
+ *                         trusted_proxies, proxy_user_header, host_names
  *   [workers]             select
  *   [instances]           modes, duration_max, duration_default,
  *                         max_concurrent, history_per_worker, grace
@@ -42,6 +42,7 @@
 #define CONFIG_MAX_COMMANDS 32
 #define CONFIG_NAME_MAX 64	   /* a user, service or command name */
 #define CONFIG_VALUE_MAX 1024	   /* any value, in bytes */
+#define CONFIG_HOST_MAX 254	   /* a DNS name (253 bytes) or an IP address, and its NUL */
 
 /* The kinds of point-in-time action, each switched on or off. */
 enum action_kind {
@@ -105,6 +106,8 @@ struct daemon_config {
 	char trusted_proxies[CONFIG_MAX_NAMES][CONFIG_NAME_MAX]; /* addresses */
 	size_t n_trusted_proxies;
 	char proxy_user_header[CONFIG_NAME_MAX]; /* default "X-Forwarded-User" */
+	char host_names[CONFIG_MAX_NAMES][CONFIG_HOST_MAX]; /* more names a Host may say, */
+	size_t n_host_names;			/* lower case; IPv6 without brackets */
 
 	/* [workers] */
 	struct selector select[CONFIG_MAX_NAMES];
@@ -162,6 +165,11 @@ struct daemon_config {
 /* A user or group name as nprofd takes it: A-Z a-z 0-9 _ . @ $ -, not
  * empty, not starting with '-' (the caller bounds its length). */
 bool config_valid_name(const char *s);
+
+/* Whether s is a host name (labels of A-Z a-z 0-9 -, 1 to 63 bytes each,
+ * at most 253 in all), an IPv4 address, or an IPv6 one (bracketed or
+ * not): what host_names and a request's Host may name. */
+bool config_valid_host(const char *s);
 
 /* The key an action is switched by, "thread_dump" ... */
 const char *config_action_key(enum action_kind a);

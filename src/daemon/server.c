@@ -1,6 +1,7 @@
 /* server: the unix socket and HTTP doors, identity, bodies, replies,
  * the audit log. */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -37,12 +38,19 @@ struct door {
 	int fd;
 };
 
+/* The names a request's Host may say besides the connection's own
+ * address and, on loopback, localhost: this host's name, the cluster's
+ * name and url, host_names. */
+#define HOST_NAMES_MAX (CONFIG_MAX_NAMES + 3)
+
 struct server {
 	struct daemon *d;
 	struct door unix_door, http_door;
 	unsigned http_port;
 	char *tls_key, *tls_cert;
 	unsigned open_connections;	/* atomic: of both doors */
+	char host_names[HOST_NAMES_MAX][CONFIG_HOST_MAX]; /* set at start, then read only */
+	size_t n_host_names;
 };
 
 /* Per request: the body as it arrives. */
@@ -578,6 +586,102 @@ static bool same_origin(struct MHD_Connection *c, bool tls)
 	       !strcmp(origin + strlen(scheme), host);
 }
 
+/* What a Host header names, without its port or brackets, in lower case,
+ * into buf; false when it is not HOST[:PORT]. */
+static bool host_name_of(const char *host, char *buf, size_t len)
+{
+	const char *end;
+	size_t n;
+
+	if (host[0] == '[') {
+		host++;
+		end = strchr(host, ']');
+		if (!end)
+			return false;
+		n = (size_t)(end - host);
+		end++;
+	} else {
+		end = host + strcspn(host, ":");
+		n = (size_t)(end - host);
+	}
+	if (*end == ':') {
+		size_t digits = strspn(end + 1, "0123456789");
+
+		if (digits == 0 || digits > 5 || end[1 + digits])
+			return false;
+	} else if (*end) {
+		return false;
+	}
+	if (n > 0 && host[n - 1] == '.') /* "name.": the same name, fully qualified */
+		n--;
+	if (n == 0 || n >= len)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		buf[i] = (char)tolower((unsigned char)host[i]);
+	buf[n] = '\0';
+	return config_valid_host(buf);
+}
+
+/* Whether two names are the same IP address written alike or not. */
+static bool same_address(const char *a, const char *b)
+{
+	unsigned char x[16], y[16];
+
+	if (inet_pton(AF_INET, a, x) == 1)
+		return inet_pton(AF_INET, b, y) == 1 && !memcmp(x, y, 4);
+	return inet_pton(AF_INET6, a, x) == 1 && inet_pton(AF_INET6, b, y) == 1 &&
+	       !memcmp(x, y, 16);
+}
+
+/* A browser says in Host which name it reached nprofd by. A page of
+ * another site whose name its DNS points at this address (DNS
+ * rebinding) is then the same origin to the browser, and its Origin
+ * matches its Host: only the name tells it from nprofd's own page. The
+ * name must be the address the client connected to, localhost when that
+ * is loopback (a browser resolves localhost itself), or one of
+ * s->host_names. The port is not compared: the name is what such a page
+ * cannot choose. A request without Host (HTTP/1.0: libmicrohttpd refuses
+ * an HTTP/1.1 one) comes from no browser. */
+static bool host_allowed(const struct server *s, struct MHD_Connection *c, const char *host)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	struct sockaddr_storage local;
+	socklen_t sl = sizeof(local);
+	char name[CONFIG_HOST_MAX], addr[INET6_ADDRSTRLEN] = "";
+	bool loopback = false;
+	size_t n;
+
+	if (!host)
+		return true;
+	if (!host_name_of(host, name, sizeof(name)))
+		return false;
+	if (ci && getsockname(ci->connect_fd, (struct sockaddr *)&local, &sl) == 0) {
+		if (local.ss_family == AF_INET) {
+			struct in_addr *a = &((struct sockaddr_in *)&local)->sin_addr;
+
+			inet_ntop(AF_INET, a, addr, sizeof(addr));
+			loopback = (ntohl(a->s_addr) >> 24) == 127;
+		} else if (local.ss_family == AF_INET6) {
+			struct in6_addr *a = &((struct sockaddr_in6 *)&local)->sin6_addr;
+
+			inet_ntop(AF_INET6, a, addr, sizeof(addr));
+			loopback = IN6_IS_ADDR_LOOPBACK(a) ||
+				   (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+		}
+	}
+	if (addr[0] && same_address(name, addr))
+		return true;
+	n = strlen(name);
+	if (loopback && (!strcmp(name, "localhost") ||
+			 (n > 10 && !strcmp(name + n - 10, ".localhost"))))
+		return true;
+	for (size_t i = 0; i < s->n_host_names; i++)
+		if (!strcmp(name, s->host_names[i]) || same_address(name, s->host_names[i]))
+			return true;
+	return false;
+}
+
 static bool csrf_ok(struct MHD_Connection *c, const struct user *u)
 {
 	const char *sent = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-CSRF-Token");
@@ -681,6 +785,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			    (unsigned long long)d->cfg.max_body);
 	} else if (strlen(url) > 1024 || memchr(rq.body, '\0', rq.body_len)) {
 		reply_error(&rp, 400, NULL, "the request's path is too long or its body holds a NUL byte");
+	} else if (!door->is_unix &&
+		   !host_allowed(door->srv, c, MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+									  MHD_HTTP_HEADER_HOST))) {
+		/* a page of another site by a name that points here */
+		reply_error(&rp, MHD_HTTP_MISDIRECTED_REQUEST, NULL,
+			    "Host: %.100s is not a name of this nprofd; open it by its listen "
+			    "address, localhost or this host's name, or add the name to "
+			    "host_names in nprofd.conf",
+			    MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST));
 	} else if (!strcmp(method, "GET") && ui_page(&rp, url)) {
 		/* the page holds no data: anyone may load it, then sign in */
 	} else if (!door->is_unix && !same_origin(c, door->tls)) {
@@ -817,6 +930,44 @@ static int open_door(struct server *s, struct door *door, int fd, bool tls,
 	return 0;
 }
 
+/* A name for host_allowed, lower case, when it is one. */
+static void add_host_name(struct server *s, const char *name, size_t len)
+{
+	char *dst = s->host_names[s->n_host_names];
+
+	if (name[0] == '[' && len > 2 && name[len - 1] == ']') {
+		name++;
+		len -= 2;
+	}
+	if (s->n_host_names == HOST_NAMES_MAX || len == 0 || len >= CONFIG_HOST_MAX)
+		return;
+	for (size_t i = 0; i < len; i++)
+		dst[i] = (char)tolower((unsigned char)name[i]);
+	dst[len] = '\0';
+	if (config_valid_host(dst))
+		s->n_host_names++;
+}
+
+/* The names a Host may say besides the connection's own address:
+ * host_names, this host's name, the cluster's name for it and the host
+ * of the url the other daemons call it by. */
+static void host_names_init(struct server *s, const struct daemon_config *cfg)
+{
+	char host[256] = "";
+	const char *u = strstr(cfg->cluster_url, "://");
+
+	for (size_t i = 0; i < cfg->n_host_names; i++)
+		add_host_name(s, cfg->host_names[i], strlen(cfg->host_names[i]));
+	if (gethostname(host, sizeof(host) - 1) == 0)
+		add_host_name(s, host, strlen(host));
+	if (cfg->cluster_name[0])
+		add_host_name(s, cfg->cluster_name, strlen(cfg->cluster_name));
+	if (u) {
+		u += 3;
+		add_host_name(s, u, u[0] == '[' ? strcspn(u, "]") + 1 : strcspn(u, ":/"));
+	}
+}
+
 struct server *server_start(struct daemon *d, char *err, size_t errlen)
 {
 	struct server *s = calloc(1, sizeof(*s));
@@ -829,6 +980,7 @@ struct server *server_start(struct daemon *d, char *err, size_t errlen)
 	}
 	s->d = d;
 	s->unix_door.fd = s->http_door.fd = -1;
+	host_names_init(s, &d->cfg);
 	tls = d->cfg.tls_cert[0] && d->cfg.tls_key[0];
 	if (d->cfg.listen[0]) {
 		if (server_parse_listen(d->cfg.listen, &loopback) < 0) {

@@ -47,7 +47,8 @@ static void test_defaults(void)
 	CHECK_STR(cfg.state_dir, "/var/lib/nprof", "state_dir default");
 	CHECK(!cfg.tls_cert[0] && !cfg.tls_key[0] && !cfg.nprof_path[0] && !cfg.admin_group[0],
 	      "no TLS, nprof beside nprofd, no admin group");
-	CHECK(cfg.n_admin_users == 0 && cfg.n_trusted_proxies == 0, "no admins, no proxies");
+	CHECK(cfg.n_admin_users == 0 && cfg.n_trusted_proxies == 0 && cfg.n_host_names == 0,
+	      "no admins, no proxies, no more host names");
 	CHECK_UINT(cfg.max_body, ==, 64 << 10, "max_body 64 KiB");
 	CHECK_UINT(cfg.max_connections, ==, 256, "max_connections 256");
 	CHECK_UINT(cfg.request_timeout_ns, ==, 30 * SEC, "request_timeout 30 s");
@@ -111,6 +112,7 @@ static const char full[] =
 	"request_timeout = 1m\n"
 	"trusted_proxies = 10.0.0.1, fd00::1\n"
 	"proxy_user_header = X-Remote-User\n"
+	"host_names = nprof.example.com, [fd00::7], 192.0.2.7, Web.Example\n"
 	"\n"
 	"[workers]\n"
 	"select = unit:*.service, cgroup:/system.slice/, exe:/usr/bin/*, user:www-data\n"
@@ -183,6 +185,10 @@ static void test_full(void)
 	CHECK(cfg.n_trusted_proxies == 2 && !strcmp(cfg.trusted_proxies[1], "fd00::1"),
 	      "trusted_proxies: IPv4 and IPv6");
 	CHECK_STR(cfg.proxy_user_header, "X-Remote-User", "proxy_user_header");
+	CHECK(cfg.n_host_names == 4 && !strcmp(cfg.host_names[0], "nprof.example.com") &&
+		      !strcmp(cfg.host_names[1], "fd00::7") && !strcmp(cfg.host_names[2], "192.0.2.7") &&
+		      !strcmp(cfg.host_names[3], "web.example"),
+	      "host_names: names in lower case, addresses, IPv6 without its brackets");
 	CHECK(cfg.n_select == 4 && cfg.select[0].kind == SELECT_UNIT &&
 		      cfg.select[1].kind == SELECT_CGROUP && cfg.select[2].kind == SELECT_EXE &&
 		      cfg.select[3].kind == SELECT_USER,
@@ -455,6 +461,12 @@ static void test_errors(void)
 	refused("trusted_proxies = 10.0.0.1:80\n",
 		"nprofd.conf:1: trusted_proxies: '10.0.0.1:80' is not an IP address", "without a port",
 		"a proxy with a port");
+	refused("host_names = nprof.example:9700\n",
+		"nprofd.conf:1: host_names: 'nprof.example:9700' is not a host name or an IP address",
+		"without a port", "a host name with a port");
+	refused("host_names = a, -b.example\n", "nprofd.conf:1: host_names: '-b.example'",
+		"nprof.example.com", "a label starting with '-'");
+	refused("host_names = a..b\n", "nprofd.conf:1: host_names: 'a..b'", "", "an empty label");
 	refused("proxy_user_header = X User\n",
 		"nprofd.conf:1: proxy_user_header = X User is not an HTTP header name", "X-Forwarded-User",
 		"a header name with a space");
