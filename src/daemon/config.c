@@ -108,6 +108,8 @@ void config_defaults(struct daemon_config *c)
 	c->session_lifetime_ns = 8 * 3600 * SEC;
 	c->max_sessions = 20;
 	c->max_failures = 5;
+	c->max_address_failures = 20;
+	c->failures_per_minute = 30;
 	c->failure_window_ns = 300 * SEC;
 	c->lease_ttl_ns = 10 * SEC;
 	c->etcd_timeout_ns = 3 * SEC;
@@ -217,6 +219,8 @@ static const struct key_def signin_keys[] = {
 	  "1m", "30d" },
 	{ "max_sessions", V_COUNT, TOP(max_sessions), 1, 1000, "1", "1000" },
 	{ "max_failures", V_COUNT, TOP(max_failures), 1, 1000, "1", "1000" },
+	{ "max_address_failures", V_COUNT, TOP(max_address_failures), 1, 100000, "1", "100000" },
+	{ "failures_per_minute", V_COUNT, TOP(failures_per_minute), 1, 100000, "1", "100000" },
 	{ "failure_window", V_DURATION, TOP(failure_window_ns), SEC, 24 * 3600 * SEC, "1s", "24h" },
 };
 

@@ -14,7 +14,8 @@
  *                         core_file, restart, commands
  *   [artifacts]           max_count, max_age, max_bytes
  *   [signin]              pam_service, session_lifetime, max_sessions,
- *                         max_failures, failure_window
+ *                         max_failures, max_address_failures,
+ *                         failures_per_minute, failure_window
  *   [service NAME]        match, restart_command, and any [actions] key
  *                         (restart too: the switch) or "modes":
  *                         overrides for that service's workers
@@ -135,8 +136,10 @@ struct daemon_config {
 	char pam_service[CONFIG_NAME_MAX];	/* default "nprofd" */
 	uint64_t session_lifetime_ns;		/* default 8 h, 1 min .. 30 days */
 	unsigned max_sessions;			/* per user, default 20: the oldest ends */
-	unsigned max_failures;			/* default 5 failed sign-ins per user, per */
-	uint64_t failure_window_ns;		/* address, in 5 min; then 429 */
+	unsigned max_failures;			/* default 5 failures of one name from one address, */
+	unsigned max_address_failures;		/* 20 of one address, then waits (signin_limit.h); */
+	unsigned failures_per_minute;		/* 30 a minute at the door, then who failed waits */
+	uint64_t failure_window_ns;		/* default 5 min: a failure is forgotten after it */
 
 	/* [cluster]: several hosts found through etcd (docs/cluster.md) */
 	char etcd[CONFIG_VALUE_MAX];		/* "http://h:2379,..."; "" = one host alone */

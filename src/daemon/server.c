@@ -23,6 +23,7 @@
 #include "daemon/daemon.h"
 #include "daemon/db.h"
 #include "daemon/log.h"
+#include "daemon/peer.h"
 #include "daemon/server.h"
 #include "daemon/tokens.h"
 #include "daemon/ui.h"
@@ -805,10 +806,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		   (signed_by = MHD_lookup_connection_value(c, MHD_HEADER_KIND, CLUSTER_HEADER))) {
 		signed_request(d, c, &rq, &rp, signed_by);
 	} else if (!door->is_unix && !strcmp(url, "/api/v1/session") && !strcmp(method, "POST")) {
-		char addr[INET6_ADDRSTRLEN];
+		const union MHD_ConnectionInfo *ci =
+			MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		char addr[INET6_ADDRSTRLEN], peer[PEER_KEY_MAX];
+		uid_t uid;
 
 		client_address(c, addr, sizeof(addr));
-		api_signin(d, &rq, &rp, addr, door->tls);
+		if (!ci || peer_key(ci->connect_fd, peer, sizeof(peer), &uid) < 0)
+			snprintf(peer, sizeof(peer), "ip:%s", addr);
+		api_signin(d, &rq, &rp, addr, peer, door->tls);
 	} else if (!(door->is_unix ? peer_user(door, c, &rq.user) : http_user(door, c, &rq.user))) {
 		memset(&rq.user, 0, sizeof(rq.user));
 		reply_error(&rp, 401, NULL, door->is_unix

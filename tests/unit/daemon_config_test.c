@@ -65,8 +65,10 @@ static void test_defaults(void)
 	CHECK_UINT(cfg.reply_cache_bytes, ==, 4ull << 20, "reply_cache 4 MiB");
 	CHECK(!strcmp(cfg.pam_service, "nprofd") && cfg.session_lifetime_ns == 8 * 3600 * SEC &&
 		      cfg.max_sessions == 20 && cfg.max_failures == 5 &&
+		      cfg.max_address_failures == 20 && cfg.failures_per_minute == 30 &&
 		      cfg.failure_window_ns == 300 * SEC,
-	      "[signin]: PAM service nprofd, 8 h sessions, 20 a user, 5 failures in 5 min");
+	      "[signin]: PAM service nprofd, 8 h sessions, 20 a user, 5 failures of a name from "
+	      "an address, 20 of an address, 30 a minute at the door, remembered 5 min");
 
 	CHECK(config_action_allowed(&cfg, NULL, ACTION_THREAD_DUMP, NULL, 0) &&
 		      config_action_allowed(&cfg, NULL, ACTION_HEAP_SNAPSHOT, NULL, 0),
@@ -331,14 +333,19 @@ static void test_errors(void)
 	refused("= 3\n", "nprofd.conf:1: expected key = value", "[section]", "a value without key");
 
 	CHECK(parse("reply_cache = 0\n[signin]\npam_service = login\nsession_lifetime = 1h\n"
-		    "max_sessions = 1\nmax_failures = 3\nfailure_window = 30s\n") == 0 &&
+		    "max_sessions = 1\nmax_failures = 3\nfailure_window = 30s\n"
+		    "max_address_failures = 7\nfailures_per_minute = 100\n") == 0 &&
 		      cfg.reply_cache_bytes == 0 && !strcmp(cfg.pam_service, "login") &&
 		      cfg.session_lifetime_ns == 3600 * SEC && cfg.max_sessions == 1 &&
-		      cfg.max_failures == 3 && cfg.failure_window_ns == 30 * SEC,
+		      cfg.max_failures == 3 && cfg.failure_window_ns == 30 * SEC &&
+		      cfg.max_address_failures == 7 && cfg.failures_per_minute == 100,
 	      "[signin] and reply_cache set (%s)", err);
 	refused("[signin]\nsession_lifetime = 10s\n",
 		"nprofd.conf:2: session_lifetime = 10s is below the minimum of 1m; set at least 1m", "",
 		"a session shorter than a minute");
+	refused("[signin]\nfailures_per_minute = 0\n",
+		"nprofd.conf:2: failures_per_minute = 0 is below the minimum of 1; set at least 1", "",
+		"a door that takes no failure at all");
 	refused("[signin]\npam_service = a/b\n", "nprofd.conf:2: pam_service", "",
 		"a PAM service that is not a name");
 	refused("[instances]\nduration_max = 3d\n",
