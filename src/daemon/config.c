@@ -89,6 +89,8 @@ void config_defaults(struct daemon_config *c)
 	copy_str(c->state_dir, sizeof(c->state_dir), "/var/lib/nprof");
 	c->max_body = 64 * KIB;
 	c->max_connections = 256;
+	c->peer_connections = 16;
+	c->reserved_connections = 16;
 	c->reply_cache_bytes = 4 * MIB;
 	c->request_timeout_ns = 30 * SEC;
 	copy_str(c->proxy_user_header, sizeof(c->proxy_user_header), "X-Forwarded-User");
@@ -175,6 +177,9 @@ static const struct key_def top_keys[] = {
 	{ "nprof", V_PATH, TOP(nprof_path), 0, 0, NULL, NULL },
 	{ "max_body", V_SIZE, TOP(max_body), KIB, 16 * MIB, "1k", "16M" },
 	{ "max_connections", V_COUNT, TOP(max_connections), 1, 10000, "1", "10000" },
+	{ "peer_connections", V_COUNT, TOP(peer_connections), 1, 10000, "1", "10000" },
+	/* its maximum is max_connections - 1, checked once both are known */
+	{ "reserved_connections", V_COUNT, TOP(reserved_connections), 0, 9999, "0", "9999" },
 	{ "reply_cache", V_SIZE, TOP(reply_cache_bytes), 0, 256 * MIB, "0", "256M" },
 	{ "request_timeout", V_DURATION, TOP(request_timeout_ns), SEC, 600 * SEC, "1s", "10m" },
 	{ "trusted_proxies", V_ADDRS, TOP(trusted_proxies), 0, 0, NULL, NULL },
@@ -316,6 +321,7 @@ struct parser {
 
 	unsigned listen_line, tls_cert_line, tls_key_line;
 	unsigned duration_max_line, duration_default_line;
+	unsigned reserved_line;			/* reserved_connections, when set */
 	unsigned etcd_line;		/* where [cluster] etcd was set, 0 if not */
 	unsigned lease_ttl_line, etcd_timeout_line;
 };
@@ -917,6 +923,8 @@ static int set_value(struct parser *p, const struct key_def *k, char *v)
 			p->duration_max_line = p->line;
 		else if (!strcmp(k->name, "duration_default"))
 			p->duration_default_line = p->line;
+		else if (!strcmp(k->name, "reserved_connections"))
+			p->reserved_line = p->line;
 		else if (!strcmp(k->name, "lease_ttl"))
 			p->lease_ttl_line = p->line;
 		else if (!strcmp(k->name, "etcd_timeout"))
@@ -1284,6 +1292,15 @@ static int check_all(struct parser *p)
 			       fmt_duration(c->lease_ttl_ns, t2),
 			       (unsigned long long)((c->lease_ttl_ns / 3 - 1) / 1000000),
 			       (unsigned long long)(c->etcd_timeout_ns * 3 / SEC + 1));
+	/* the default keeps at most a quarter of a small door */
+	if (!p->reserved_line && c->reserved_connections > c->max_connections / 4)
+		c->reserved_connections = c->max_connections / 4;
+	if (c->reserved_connections >= c->max_connections)
+		return fail_at(p, p->reserved_line,
+			       "reserved_connections = %u is not below max_connections = %u: no "
+			       "user but root and the admins could connect to the socket; set at "
+			       "most %u", c->reserved_connections, c->max_connections,
+			       c->max_connections - 1);
 	if (c->duration_default_ns > c->duration_max_ns) {
 		/* the default follows a lower maximum unless it was written */
 		if (!p->duration_default_line) {

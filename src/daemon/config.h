@@ -5,7 +5,8 @@
  * '#' starts a comment. Sections:
  *   (top)                 listen, socket, state_dir, tls_cert, tls_key,
  *                         admin_users, admin_group, nprof, max_body,
- *                         max_connections, reply_cache, request_timeout,
+ *                         max_connections, peer_connections,
+ *                         reserved_connections, reply_cache, request_timeout,
  *                         trusted_proxies, proxy_user_header, host_names
  *   [workers]             select
  *   [instances]           modes, duration_max, duration_default,
@@ -101,9 +102,13 @@ struct daemon_config {
 	char admin_group[CONFIG_NAME_MAX];	/* default "" */
 	char nprof_path[CONFIG_VALUE_MAX];	/* default "": the nprof beside nprofd */
 	uint64_t max_body;			/* default 64 KiB, at most 16 MiB */
-	unsigned max_connections;		/* default 256, 1..10000 */
+	unsigned max_connections;		/* default 256 a door, 1..10000 */
+	unsigned peer_connections;		/* default 16: of one uid or client (peer.h) */
+	unsigned reserved_connections;		/* default 16, or a quarter of max_connections
+						   when that is lower: the socket's, for
+						   root and the admins only */
 	uint64_t reply_cache_bytes;		/* default 4 MiB, 0..256 MiB */
-	uint64_t request_timeout_ns;		/* default 30 s */
+	uint64_t request_timeout_ns;		/* default 30 s: a whole request, and no traffic */
 	char trusted_proxies[CONFIG_MAX_NAMES][CONFIG_NAME_MAX]; /* addresses */
 	size_t n_trusted_proxies;
 	char proxy_user_header[CONFIG_NAME_MAX]; /* default "X-Forwarded-User" */

@@ -18,10 +18,13 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/utf8.h"
 #include "daemon/cluster_auth.h"
 #include "daemon/daemon.h"
 #include "daemon/db.h"
+#include "daemon/door_limit.h"
+#include "daemon/gate.h"
 #include "daemon/log.h"
 #include "daemon/peer.h"
 #include "daemon/server.h"
@@ -36,7 +39,8 @@ struct door {
 	bool is_unix;
 	bool tls;
 	struct MHD_Daemon *mhd;
-	int fd;
+	int fd;				/* the listener, which the gate accepts on */
+	struct gate_door gate;		/* its limits; gate.ctx is this door */
 };
 
 /* The names a request's Host may say besides the connection's own
@@ -50,6 +54,7 @@ struct server {
 	unsigned http_port;
 	char *tls_key, *tls_cert;
 	unsigned open_connections;	/* atomic: of both doors */
+	struct gate *gate;		/* accepts on both doors */
 	char host_names[HOST_NAMES_MAX][CONFIG_HOST_MAX]; /* set at start, then read only */
 	size_t n_host_names;
 };
@@ -733,6 +738,15 @@ static void signed_request(struct daemon *d, struct MHD_Connection *c, struct re
 	api_handle(d, rq, rp);
 }
 
+/* The connection's place in its door's limits (door_limit.h), or NULL. */
+static struct door_slot *slot_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci ? ci->socket_context : NULL;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
 				  const char *method, const char *version,
 				  const char *upload_data, size_t *upload_size, void **state)
@@ -744,6 +758,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	struct reply rp = { .status = 200, .fd = -1 };
 	enum MHD_Result ret;
 	const char *signed_by;
+	struct door_slot *slot;
 	bool trim;
 
 	if (!p) {
@@ -779,6 +794,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		*upload_size = 0;
 		return MHD_YES;
 	}
+	/* the request is in whole: no deadline now, whatever its reply takes */
+	slot = slot_of(c);
+	door_limit_received(door->gate.limit, slot);
 	rq.body = p->body ? p->body : "";
 	rq.body_len = p->len;
 	if (p->too_big) {
@@ -806,13 +824,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		   (signed_by = MHD_lookup_connection_value(c, MHD_HEADER_KIND, CLUSTER_HEADER))) {
 		signed_request(d, c, &rq, &rp, signed_by);
 	} else if (!door->is_unix && !strcmp(url, "/api/v1/session") && !strcmp(method, "POST")) {
-		const union MHD_ConnectionInfo *ci =
-			MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 		char addr[INET6_ADDRSTRLEN], peer[PEER_KEY_MAX];
-		uid_t uid;
 
 		client_address(c, addr, sizeof(addr));
-		if (!ci || peer_key(ci->connect_fd, peer, sizeof(peer), &uid) < 0)
+		if (slot)
+			snprintf(peer, sizeof(peer), "%s", door_slot_peer(slot));
+		else
 			snprintf(peer, sizeof(peer), "ip:%s", addr);
 		api_signin(d, &rq, &rp, addr, peer, door->tls);
 	} else if (!(door->is_unix ? peer_user(door, c, &rq.user) : http_user(door, c, &rq.user))) {
@@ -851,8 +868,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 static void on_done(void *cls, struct MHD_Connection *c, void **state,
 		    enum MHD_RequestTerminationCode toe)
 {
+	struct door *door = cls;
 	struct pending *p = *state;
 
+	(void)toe;
+	/* its reply gone: the next request's deadline runs from now */
+	door_limit_idle(door->gate.limit, slot_of(c), clock_ns(CLOCK_MONOTONIC));
 	if (p) {
 		free(p->body);
 		free(p);
@@ -860,20 +881,56 @@ static void on_done(void *cls, struct MHD_Connection *c, void **state,
 	}
 }
 
-/* When the last connection closes, the memory its requests used goes
- * back to the system: 64 clients at once grow the malloc arenas by
- * megabytes that an idle daemon has no use for. */
+/* A connection the gate admitted, taken by libmicrohttpd and closed:
+ * its place in the door's limits. When the last connection closes, the
+ * memory its requests used goes back to the system: 64 clients at once
+ * grow the malloc arenas by megabytes that an idle daemon has no use
+ * for. */
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_state,
 			  enum MHD_ConnectionNotificationCode toe)
 {
-	struct server *s = cls;
+	struct door *door = cls;
+	struct server *s = door->srv;
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 
-	(void)c;
-	(void)socket_state;
-	if (toe == MHD_CONNECTION_NOTIFY_STARTED)
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		*socket_state = ci ? door_limit_started(door->gate.limit, ci->connect_fd) : NULL;
 		__atomic_add_fetch(&s->open_connections, 1, __ATOMIC_RELAXED);
-	else if (__atomic_sub_fetch(&s->open_connections, 1, __ATOMIC_RELAXED) == 0)
+		return;
+	}
+	door_limit_closed(door->gate.limit, *socket_state);
+	*socket_state = NULL;
+	if (__atomic_sub_fetch(&s->open_connections, 1, __ATOMIC_RELAXED) == 0)
 		malloc_trim(0);
+}
+
+/* The gate's questions. Root and the admins on the socket, a trusted
+ * proxy over HTTP: no share of their own, and the socket's reserve. */
+static bool privileged(void *ctx, uid_t uid, const char *addr)
+{
+	struct door *door = ctx;
+	const struct daemon *d = door->srv->d;
+	struct user u = { .uid = uid, .via = "socket" };
+
+	if (!door->is_unix) {
+		for (size_t i = 0; i < d->cfg.n_trusted_proxies; i++)
+			if (!strcmp(d->cfg.trusted_proxies[i], addr))
+				return true;
+		return false;
+	}
+	if (uid == 0)
+		return true;
+	if (!d->cfg.n_admin_users && !d->cfg.admin_group[0])
+		return false;
+	return user_complete(d, &u) && u.admin;
+}
+
+static int hand(void *ctx, int fd, const struct sockaddr *sa, socklen_t len)
+{
+	struct door *door = ctx;
+
+	return MHD_add_connection(door->mhd, fd, sa, len) == MHD_YES ? 0 : -1;
 }
 
 static void *read_pem(const char *path, char *err, size_t errlen, const char *key)
@@ -906,21 +963,44 @@ static int open_door(struct server *s, struct door *door, int fd, bool tls,
 	 * client's close seen with its request leaves the connection in
 	 * CLOSE_WAIT, and a request too big for the connection's memory
 	 * pool gets no answer, each until request_timeout. */
+	/* The gate accepts (gate.h): libmicrohttpd is handed the connections
+	 * the door's limits admit, and told of them through its ITC. */
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-			 MHD_USE_POLL | MHD_USE_ERROR_LOG;
+			 MHD_USE_POLL | MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC;
 
 	door->srv = s;
 	door->fd = fd;
 	door->tls = tls;
+	door->gate = (struct gate_door){
+		.name = door->is_unix ? "the socket" : "the HTTP listener",
+		.is_unix = door->is_unix,
+		.listen_fd = fd,
+		.plain = !tls,
+		.lim = { .max = d->cfg.max_connections, .per_peer = d->cfg.peer_connections,
+			 .reserved = door->is_unix ? d->cfg.reserved_connections : 0,
+			 .evict_own = !door->is_unix, .deadline_ns = d->cfg.request_timeout_ns },
+		.privileged = privileged,
+		.hand = hand,
+		.ctx = door,
+	};
+	if (gate_door_init(&door->gate) < 0) {
+		snprintf(err, errlen, "out of memory");
+		close(fd);
+		door->fd = -1;
+		return -ENOMEM;
+	}
 	if (tls)
 		flags |= MHD_USE_TLS;
+	/* The idle timeout (no traffic at all, a reply the client does not
+	 * read included) is request_timeout too; receiving a request whole
+	 * is held to it by the gate, however the client trickles it. */
 	door->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, door,
-		MHD_OPTION_LISTEN_SOCKET, fd,
 		MHD_OPTION_THREAD_STACK_SIZE, (size_t)CONNECTION_STACK,
-		MHD_OPTION_CONNECTION_LIMIT, d->cfg.max_connections,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(d->cfg.request_timeout_ns / 1000000000ull),
-		MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL,
-		MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+		MHD_OPTION_CONNECTION_LIMIT, d->cfg.max_connections + DOOR_SLACK,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)((d->cfg.request_timeout_ns + 999999999ull) /
+							  1000000000ull),
+		MHD_OPTION_NOTIFY_COMPLETED, on_done, door,
+		MHD_OPTION_NOTIFY_CONNECTION, on_connection, door,
 		/* Without TLS the list ends here, before the key and cert. */
 		tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, s->tls_key,
 		MHD_OPTION_HTTPS_MEM_CERT, s->tls_cert,
@@ -1015,6 +1095,17 @@ struct server *server_start(struct daemon *d, char *err, size_t errlen)
 		if (fd < 0 || open_door(s, &s->http_door, fd, tls, err, errlen) < 0)
 			goto fail;
 	}
+	{
+		struct gate_door *doors[2];
+		size_t n = 0;
+
+		if (s->unix_door.mhd)
+			doors[n++] = &s->unix_door.gate;
+		if (s->http_door.mhd)
+			doors[n++] = &s->http_door.gate;
+		if (n && !(s->gate = gate_start(doors, n, err, errlen)))
+			goto fail;
+	}
 	return s;
 fail:
 	server_stop(s);
@@ -1032,12 +1123,14 @@ static void close_door(struct door *door)
 		MHD_stop_daemon(door->mhd);
 	if (door->fd >= 0)
 		close(door->fd);
+	gate_door_release(&door->gate);
 }
 
 void server_stop(struct server *s)
 {
 	if (!s)
 		return;
+	gate_stop(s->gate); /* nothing more is accepted, nor cut */
 	close_door(&s->unix_door);
 	close_door(&s->http_door);
 	if (s->d->cfg.socket_path[0] && s->unix_door.mhd)

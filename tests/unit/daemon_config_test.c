@@ -51,6 +51,8 @@ static void test_defaults(void)
 	      "no admins, no proxies, no more host names");
 	CHECK_UINT(cfg.max_body, ==, 64 << 10, "max_body 64 KiB");
 	CHECK_UINT(cfg.max_connections, ==, 256, "max_connections 256");
+	CHECK(cfg.peer_connections == 16 && cfg.reserved_connections == 16,
+	      "peer_connections 16, reserved_connections 16");
 	CHECK_UINT(cfg.request_timeout_ns, ==, 30 * SEC, "request_timeout 30 s");
 	CHECK_STR(cfg.proxy_user_header, "X-Forwarded-User", "proxy_user_header");
 	CHECK(cfg.n_select == 1 && cfg.select[0].kind == SELECT_ALL, "select = all");
@@ -367,6 +369,18 @@ static void test_errors(void)
 		"a malformed size");
 	refused("[artifacts]\nmax_bytes = 2000T\n",
 		"nprofd.conf:2: max_bytes = 2000T is above the limit of 1024T", "", "terabytes");
+	CHECK(parse("max_connections = 40\npeer_connections = 5\n") == 0 &&
+		      cfg.peer_connections == 5 && cfg.reserved_connections == 10,
+	      "a small door: the default reserve is a quarter of it (%u)", cfg.reserved_connections);
+	CHECK(parse("max_connections = 1\n") == 0 && cfg.reserved_connections == 0,
+	      "a door of one: no reserve");
+	CHECK(parse("max_connections = 40\nreserved_connections = 39\n") == 0 &&
+		      cfg.reserved_connections == 39, "a reserve written: kept as written");
+	refused("max_connections = 40\nreserved_connections = 40\n",
+		"nprofd.conf:2: reserved_connections = 40 is not below max_connections = 40",
+		"set at most 39", "a reserve that leaves other users nothing");
+	refused("peer_connections = 0\n", "nprofd.conf:1: peer_connections = 0 is below the minimum of 1",
+		"at least 1", "a share of nothing");
 	refused("max_connections = 0\n",
 		"nprofd.conf:1: max_connections = 0 is below the minimum of 1", "at least 1",
 		"a count below its minimum");
