@@ -91,8 +91,9 @@ static struct entry *find(struct signin_limit *l, enum kind kind, const struct s
 	return oldest;
 }
 
-/* The wait a record of failures owes past threshold of them: 1 s after
- * the first failure past it... doubling, at most the window. */
+/* What a record still has to wait, from its last failure: nothing
+ * below threshold failures, 1 s at threshold, doubling with each
+ * further one, at most the window. */
 static uint64_t wait_of(const struct signin_limit *l, const struct entry *e, unsigned threshold,
 			uint64_t now)
 {

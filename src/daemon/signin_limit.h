@@ -2,10 +2,10 @@
  * named. Three limits, each a refusal (429) before the password is
  * checked, never a wait on nprofd's side:
  *
- *   - one user name from one address: past max_failures failures, it
- *     waits 1 s after its next failure, 2 s after the one after, and so
- *     on, doubling, up to the window;
- *   - one address, whatever names it tries: the same past
+ *   - one user name from one address: after max_failures failures, it
+ *     waits 1 s before its next try, and after each further failure
+ *     twice as long as before, up to the window;
+ *   - one address, whatever names it tries: the same after
  *     max_address_failures;
  *   - the door: a token bucket of failures_per_minute failures a
  *     minute. When it is empty, a client (peer.h: on loopback the local
