@@ -137,7 +137,7 @@ static void refuse(struct gate *g, struct gate_door *door, int fd, enum door_ver
 		snprintf(msg, sizeof(msg), "%s holds peer_connections = %u connections to %s "
 			 "already%s; close some, or ask the operator to raise peer_connections in "
 			 "nprofd.conf", who, door->lim.per_peer, door->name,
-			 door->is_unix ? "" : ", each busy with a request");
+			 door->is_unix ? "" : ", none of them idle");
 	else
 		snprintf(msg, sizeof(msg), "%s holds max_connections = %u connections%s, none "
 			 "waiting for a request it could close; try again shortly, or ask the "

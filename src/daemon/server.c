@@ -926,6 +926,33 @@ static bool privileged(void *ctx, uid_t uid, const char *addr)
 	return user_complete(d, &u) && u.admin;
 }
 
+/* libmicrohttpd's messages, as lines of nprofd's log, but two kinds
+ * that say nothing to the operator: on the socket it tries TCP's
+ * options on each connection handed to it (it cannot tell a unix socket
+ * it did not accept itself) and says they failed; and a connection that
+ * ended before its request did (a client gone, or one the gate cut,
+ * which the gate counts in its own lines) would be a line each. */
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	static const char *const gone[] = {
+		"Connection socket is closed when reading request",
+		"Connection was closed by remote side with incomplete request",
+		"Socket has been disconnected when reading request",
+	};
+	struct door *door = cls;
+	char msg[512];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	msg[strcspn(msg, "\n")] = '\0';
+	if (door->is_unix && (!strncmp(msg, "Setting TCP_", 12) ||
+			      !strncmp(msg, "Failed to push the data", 23)))
+		return;
+	for (size_t i = 0; i < sizeof(gone) / sizeof(gone[0]); i++)
+		if (!strncmp(msg, gone[i], strlen(gone[i])))
+			return;
+	log_info("%s: libmicrohttpd: %s", door->gate.name, msg);
+}
+
 static int hand(void *ctx, int fd, const struct sockaddr *sa, socklen_t len)
 {
 	struct door *door = ctx;
@@ -995,6 +1022,7 @@ static int open_door(struct server *s, struct door *door, int fd, bool tls,
 	 * read included) is request_timeout too; receiving a request whole
 	 * is held to it by the gate, however the client trickles it. */
 	door->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, door,
+		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, door, /* first: for every message */
 		MHD_OPTION_THREAD_STACK_SIZE, (size_t)CONNECTION_STACK,
 		MHD_OPTION_CONNECTION_LIMIT, d->cfg.max_connections + DOOR_SLACK,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)((d->cfg.request_timeout_ns + 999999999ull) /

@@ -240,4 +240,8 @@ stop_holder t0
 
 api GET /api/v1/whoami
 check "the daemon still answers at the end" [ "$CODE" = 200 ]
+lines=$(wc -l <"$D/log")
+check "nprofd's log sums up what the doors refused and cut, not a line per connection ($lines lines)" \
+	bash -c "[ $lines -lt 40 ] && grep -q 'connections refused (the last: uid:' '$D/log'"
+[ "$lines" -lt 40 ] || diag "$(cut -c26- "$D/log" | sort | uniq -c | sort -rn | head -5)"
 finish
