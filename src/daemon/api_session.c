@@ -2,11 +2,13 @@
  * (PAM), which makes a session — a token sent back as an HttpOnly,
  * SameSite=Strict cookie, with a CSRF token the page echoes in
  * X-CSRF-Token on every change — and signing out. */
+#include <errno.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "daemon/api.h"
 #include "daemon/db.h"
 #include "daemon/pam_auth.h"
@@ -48,14 +50,41 @@ static void bound_sessions(struct daemon *d, uid_t uid)
 	}
 }
 
+/* A refused attempt's one line: who waits, why, for how long, and the
+ * key that sets it. */
+static void refuse(const struct daemon *d, struct reply *rp, const char *name, const char *addr,
+		   enum signin_refusal why, uint64_t wait_s)
+{
+	if (why == SIGNIN_PAIR)
+		reply_error(rp, 429, NULL, "too many failed sign-ins as %s from %s (past "
+			    "[signin] max_failures = %u, each makes the next wait twice as long); "
+			    "try again in %llu s", name, addr, d->cfg.max_failures,
+			    (unsigned long long)wait_s);
+	else if (why == SIGNIN_ADDRESS)
+		reply_error(rp, 429, NULL, "too many failed sign-ins from %s, whatever the name (past "
+			    "[signin] max_address_failures = %u); try again in %llu s", addr,
+			    d->cfg.max_address_failures, (unsigned long long)wait_s);
+	else
+		reply_error(rp, 429, NULL, "nprofd takes at most [signin] failures_per_minute = %u "
+			    "failed sign-ins a minute, and you failed within its failure_window; try "
+			    "again in %llu s", d->cfg.failures_per_minute,
+			    (unsigned long long)wait_s);
+	snprintf(rp->result, sizeof(rp->result), "refused: %s",
+		 why == SIGNIN_PAIR ? "that name from that address failed too often"
+		 : why == SIGNIN_ADDRESS ? "that address failed too often"
+					 : "the door's rate of failures, and this client failed");
+}
+
 void api_signin(struct daemon *d, struct request *rq, struct reply *rp, const char *addr,
-		bool tls)
+		const char *peer, bool tls)
 {
 	json_t *body = json_loads(rq->body, 0, NULL);
 	json_t *name_v = json_object_get(body, "user"), *pw_v = json_object_get(body, "password");
 	const char *name = json_string_value(name_v), *pw = json_string_value(pw_v);
 	char why[256], token[TOKEN_LEN + 1], csrf[TOKEN_LEN + 1];
 	uint64_t wait_s, delay_us = 0, ttl_ms = d->cfg.session_lifetime_ns / 1000000;
+	struct signin_attempt attempt;
+	enum signin_refusal why_refused;
 	struct passwd pwd, *p = NULL;
 	char buf[4096];
 	int64_t id;
@@ -80,29 +109,30 @@ void api_signin(struct daemon *d, struct request *rq, struct reply *rp, const ch
 		reply_error(rp, 400, "password", "password must be 1 to %d bytes", PASSWORD_MAX);
 		goto out;
 	}
-	if (signin_limit_refused(d->signin_limit, name, addr, &wait_s)) {
-		reply_error(rp, 429, NULL, "too many failed sign-ins for %s or from %s; try again in "
-			    "%llu s", name, addr, (unsigned long long)wait_s);
-		snprintf(rp->result, sizeof(rp->result), "refused: too many failures");
+	if (signin_limit_try(d->signin_limit, name, addr, peer, clock_ns(CLOCK_MONOTONIC), &attempt,
+			     &why_refused, &wait_s) < 0) {
+		refuse(d, rp, name, addr, why_refused, wait_s);
 		goto out;
 	}
 	if (pam_auth(d->cfg.pam_service, name, pw, &delay_us, why, sizeof(why)) < 0 ||
 	    getpwnam_r(name, &pwd, buf, sizeof(buf), &p) != 0 || !p) {
-		signin_limit_failed(d->signin_limit, name, addr);
 		/* One answer for a wrong password and an unknown user: the
 		 * reason is for the audit log, not for a guesser. */
 		reply_error(rp, 401, NULL, "wrong user name or password");
 		snprintf(rp->result, sizeof(rp->result), "failed: %.200s", why);
 		if (delay_us)
 			usleep((useconds_t)delay_us);
+		/* dated now, after PAM's delay: the next wait runs from the reply */
+		signin_limit_failed(d->signin_limit, &attempt, clock_ns(CLOCK_MONOTONIC));
 		goto out;
 	}
 	rq->user.uid = p->pw_uid;
 	if (!user_complete(d, &rq->user)) {
 		reply_error(rp, 401, NULL, "wrong user name or password");
+		signin_limit_failed(d->signin_limit, &attempt, clock_ns(CLOCK_MONOTONIC));
 		goto out;
 	}
-	signin_limit_succeeded(d->signin_limit, name);
+	signin_limit_succeeded(d->signin_limit, &attempt, clock_ns(CLOCK_MONOTONIC));
 	bound_sessions(d, rq->user.uid);
 	if (token_create(d->db, &rq->user, TOKEN_SESSION, "web sign-in", ttl_ms, token,
 			 sizeof(token), csrf, &id) < 0) {

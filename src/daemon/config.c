@@ -89,6 +89,8 @@ void config_defaults(struct daemon_config *c)
 	copy_str(c->state_dir, sizeof(c->state_dir), "/var/lib/nprof");
 	c->max_body = 64 * KIB;
 	c->max_connections = 256;
+	c->peer_connections = 16;
+	c->reserved_connections = 16;
 	c->reply_cache_bytes = 4 * MIB;
 	c->request_timeout_ns = 30 * SEC;
 	copy_str(c->proxy_user_header, sizeof(c->proxy_user_header), "X-Forwarded-User");
@@ -108,6 +110,8 @@ void config_defaults(struct daemon_config *c)
 	c->session_lifetime_ns = 8 * 3600 * SEC;
 	c->max_sessions = 20;
 	c->max_failures = 5;
+	c->max_address_failures = 20;
+	c->failures_per_minute = 30;
 	c->failure_window_ns = 300 * SEC;
 	c->lease_ttl_ns = 10 * SEC;
 	c->etcd_timeout_ns = 3 * SEC;
@@ -143,6 +147,7 @@ enum value_kind {
 	V_URLS,		/* comma-separated http:// or https:// URLs, or "" */
 	V_URL,		/* one such URL, or "" */
 	V_HOST,		/* a host's name in the cluster, or "" */
+	V_HOSTNAMES,	/* comma-separated host names or IP addresses */
 };
 
 struct key_def {
@@ -172,10 +177,14 @@ static const struct key_def top_keys[] = {
 	{ "nprof", V_PATH, TOP(nprof_path), 0, 0, NULL, NULL },
 	{ "max_body", V_SIZE, TOP(max_body), KIB, 16 * MIB, "1k", "16M" },
 	{ "max_connections", V_COUNT, TOP(max_connections), 1, 10000, "1", "10000" },
+	{ "peer_connections", V_COUNT, TOP(peer_connections), 1, 10000, "1", "10000" },
+	/* its maximum is max_connections - 1, checked once both are known */
+	{ "reserved_connections", V_COUNT, TOP(reserved_connections), 0, 9999, "0", "9999" },
 	{ "reply_cache", V_SIZE, TOP(reply_cache_bytes), 0, 256 * MIB, "0", "256M" },
 	{ "request_timeout", V_DURATION, TOP(request_timeout_ns), SEC, 600 * SEC, "1s", "10m" },
 	{ "trusted_proxies", V_ADDRS, TOP(trusted_proxies), 0, 0, NULL, NULL },
 	{ "proxy_user_header", V_HEADER, TOP(proxy_user_header), 0, 0, NULL, NULL },
+	{ "host_names", V_HOSTNAMES, TOP(host_names), 0, 0, NULL, NULL },
 };
 
 static const struct key_def workers_keys[] = {
@@ -215,6 +224,8 @@ static const struct key_def signin_keys[] = {
 	  "1m", "30d" },
 	{ "max_sessions", V_COUNT, TOP(max_sessions), 1, 1000, "1", "1000" },
 	{ "max_failures", V_COUNT, TOP(max_failures), 1, 1000, "1", "1000" },
+	{ "max_address_failures", V_COUNT, TOP(max_address_failures), 1, 100000, "1", "100000" },
+	{ "failures_per_minute", V_COUNT, TOP(failures_per_minute), 1, 100000, "1", "100000" },
 	{ "failure_window", V_DURATION, TOP(failure_window_ns), SEC, 24 * 3600 * SEC, "1s", "24h" },
 };
 
@@ -311,6 +322,7 @@ struct parser {
 
 	unsigned listen_line, tls_cert_line, tls_key_line;
 	unsigned duration_max_line, duration_default_line;
+	unsigned reserved_line;			/* reserved_connections, when set */
 	unsigned etcd_line;		/* where [cluster] etcd was set, 0 if not */
 	unsigned lease_ttl_line, etcd_timeout_line;
 };
@@ -508,6 +520,35 @@ static bool valid_header(const char *s)
 	for (; *s; s++)
 		if (!isalnum((unsigned char)*s) && !strchr("!#$%&'*+-.^_`|~", *s))
 			return false;
+	return true;
+}
+
+bool config_valid_host(const char *s)
+{
+	unsigned char bin[16];
+	char v6[INET6_ADDRSTRLEN + 2];
+	size_t n = strlen(s), label = 0;
+
+	if (s[0] == '[' && n >= 2 && n - 2 < sizeof(v6) && s[n - 1] == ']') {
+		memcpy(v6, s + 1, n - 2);
+		v6[n - 2] = '\0';
+		return inet_pton(AF_INET6, v6, bin) == 1;
+	}
+	if (inet_pton(AF_INET, s, bin) == 1 || inet_pton(AF_INET6, s, bin) == 1)
+		return true;
+	if (n == 0 || n > 253)
+		return false;
+	for (size_t i = 0; i <= n; i++) {
+		if (s[i] == '.' || !s[i]) {
+			if (label == 0 || label > 63 || s[i - 1] == '-')
+				return false;
+			label = 0;
+		} else if (isalnum((unsigned char)s[i]) || (s[i] == '-' && label > 0)) {
+			label++;
+		} else {
+			return false;
+		}
+	}
 	return true;
 }
 
@@ -815,6 +856,32 @@ static int set_value(struct parser *p, const struct key_def *k, char *v)
 		*count = n;
 		return 0;
 	}
+	case V_HOSTNAMES: {
+		char (*names)[CONFIG_HOST_MAX] = field;
+
+		for (char *list = *v ? v : NULL, *it; (it = next_item(&list, &empty));) {
+			size_t len = strlen(it);
+
+			if (empty)
+				return EMPTY_ITEM(p, k->name);
+			if (n == CONFIG_MAX_NAMES)
+				return fail(p, "%s has more than %d entries, the limit; list at "
+					    "most %d", k->name, CONFIG_MAX_NAMES, CONFIG_MAX_NAMES);
+			if (!config_valid_host(it))
+				return fail(p, "%s: '%s' is not a host name or an IP address; write "
+					    "names such as nprof.example.com or addresses such as "
+					    "192.0.2.7, without a port", k->name, shown(it, buf));
+			if (it[0] == '[') {
+				it[len - 1] = '\0';
+				it++;
+			}
+			for (char *c = it; *c; c++)
+				*c = (char)tolower((unsigned char)*c);
+			copy_str(names[n++], CONFIG_HOST_MAX, it);
+		}
+		p->c->n_host_names = n;
+		return 0;
+	}
 	case V_SELECTS: {
 		struct selector *sel = p->c->select;
 
@@ -857,6 +924,8 @@ static int set_value(struct parser *p, const struct key_def *k, char *v)
 			p->duration_max_line = p->line;
 		else if (!strcmp(k->name, "duration_default"))
 			p->duration_default_line = p->line;
+		else if (!strcmp(k->name, "reserved_connections"))
+			p->reserved_line = p->line;
 		else if (!strcmp(k->name, "lease_ttl"))
 			p->lease_ttl_line = p->line;
 		else if (!strcmp(k->name, "etcd_timeout"))
@@ -1228,6 +1297,15 @@ static int check_all(struct parser *p)
 			       fmt_duration(c->lease_ttl_ns, t2),
 			       (unsigned long long)((c->lease_ttl_ns / 3 - 1) / 1000000),
 			       (unsigned long long)(c->etcd_timeout_ns * 3 / SEC + 1));
+	/* the default keeps at most a quarter of a small door */
+	if (!p->reserved_line && c->reserved_connections > c->max_connections / 4)
+		c->reserved_connections = c->max_connections / 4;
+	if (c->reserved_connections >= c->max_connections)
+		return fail_at(p, p->reserved_line,
+			       "reserved_connections = %u is not below max_connections = %u: no "
+			       "user but root and the admins could connect to the socket; set at "
+			       "most %u", c->reserved_connections, c->max_connections,
+			       c->max_connections - 1);
 	if (c->duration_default_ns > c->duration_max_ns) {
 		/* the default follows a lower maximum unless it was written */
 		if (!p->duration_default_line) {

@@ -5,8 +5,9 @@
  * '#' starts a comment. Sections:
  *   (top)                 listen, socket, state_dir, tls_cert, tls_key,
  *                         admin_users, admin_group, nprof, max_body,
- *                         max_connections, reply_cache, request_timeout,
- *                         trusted_proxies, proxy_user_header
+ *                         max_connections, peer_connections,
+ *                         reserved_connections, reply_cache, request_timeout,
+ *                         trusted_proxies, proxy_user_header, host_names
  *   [workers]             select
  *   [instances]           modes, duration_max, duration_default,
  *                         max_concurrent, history_per_worker, grace
@@ -14,7 +15,8 @@
  *                         core_file, restart, commands
  *   [artifacts]           max_count, max_age, max_bytes
  *   [signin]              pam_service, session_lifetime, max_sessions,
- *                         max_failures, failure_window
+ *                         max_failures, max_address_failures,
+ *                         failures_per_minute, failure_window
  *   [service NAME]        match, restart_command, pid_file, and any [actions] key
  *                         (restart too: the switch) or "modes":
  *                         overrides for that service's workers
@@ -42,6 +44,7 @@
 #define CONFIG_MAX_COMMANDS 32
 #define CONFIG_NAME_MAX 64	   /* a user, service or command name */
 #define CONFIG_VALUE_MAX 1024	   /* any value, in bytes */
+#define CONFIG_HOST_MAX 254	   /* a DNS name (253 bytes) or an IP address, and its NUL */
 
 /* The kinds of point-in-time action, each switched on or off. */
 enum action_kind {
@@ -103,12 +106,18 @@ struct daemon_config {
 	char admin_group[CONFIG_NAME_MAX];	/* default "" */
 	char nprof_path[CONFIG_VALUE_MAX];	/* default "": the nprof beside nprofd */
 	uint64_t max_body;			/* default 64 KiB, at most 16 MiB */
-	unsigned max_connections;		/* default 256, 1..10000 */
+	unsigned max_connections;		/* default 256 a door, 1..10000 */
+	unsigned peer_connections;		/* default 16: of one uid or client (peer.h) */
+	unsigned reserved_connections;		/* default 16, or a quarter of max_connections
+						   when that is lower: the socket's, for
+						   root and the admins only */
 	uint64_t reply_cache_bytes;		/* default 4 MiB, 0..256 MiB */
-	uint64_t request_timeout_ns;		/* default 30 s */
+	uint64_t request_timeout_ns;		/* default 30 s: a whole request, and no traffic */
 	char trusted_proxies[CONFIG_MAX_NAMES][CONFIG_NAME_MAX]; /* addresses */
 	size_t n_trusted_proxies;
 	char proxy_user_header[CONFIG_NAME_MAX]; /* default "X-Forwarded-User" */
+	char host_names[CONFIG_MAX_NAMES][CONFIG_HOST_MAX]; /* more names a Host may say, */
+	size_t n_host_names;			/* lower case; IPv6 without brackets */
 
 	/* [workers] */
 	struct selector select[CONFIG_MAX_NAMES];
@@ -136,8 +145,10 @@ struct daemon_config {
 	char pam_service[CONFIG_NAME_MAX];	/* default "nprofd" */
 	uint64_t session_lifetime_ns;		/* default 8 h, 1 min .. 30 days */
 	unsigned max_sessions;			/* per user, default 20: the oldest ends */
-	unsigned max_failures;			/* default 5 failed sign-ins per user, per */
-	uint64_t failure_window_ns;		/* address, in 5 min; then 429 */
+	unsigned max_failures;			/* default 5 failures of one name from one address, */
+	unsigned max_address_failures;		/* 20 of one address, then waits (signin_limit.h); */
+	unsigned failures_per_minute;		/* 30 a minute at the door, then who failed waits */
+	uint64_t failure_window_ns;		/* default 5 min: a failure is forgotten after it */
 
 	/* [cluster]: several hosts found through etcd (docs/cluster.md) */
 	char etcd[CONFIG_VALUE_MAX];		/* "http://h:2379,..."; "" = one host alone */
@@ -166,6 +177,11 @@ struct daemon_config {
 /* A user or group name as nprofd takes it: A-Z a-z 0-9 _ . @ $ -, not
  * empty, not starting with '-' (the caller bounds its length). */
 bool config_valid_name(const char *s);
+
+/* Whether s is a host name (labels of A-Z a-z 0-9 -, 1 to 63 bytes each,
+ * at most 253 in all), an IPv4 address, or an IPv6 one (bracketed or
+ * not): what host_names and a request's Host may name. */
+bool config_valid_host(const char *s);
 
 /* The key an action is switched by, "thread_dump" ... */
 const char *config_action_key(enum action_kind a);

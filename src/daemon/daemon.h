@@ -124,11 +124,12 @@ bool user_may_see(const struct user *u, uid_t owner);
 void api_handle(struct daemon *d, const struct request *rq, struct reply *rp);
 
 /* POST /api/v1/session (api_session.c), before anyone is known: checks
- * the password with PAM (rate-limited by user and by addr, the client's
- * address) and makes a session. rq->user names who tried, for the audit
- * log; tls: the cookie is Secure. */
+ * the password with PAM (failures limited per name and address, per
+ * address, and at the door for peer, who failed: signin_limit.h; addr is
+ * the client's address, peer its peer_key()) and makes a session.
+ * rq->user names who tried, for the audit log; tls: the cookie is Secure. */
 void api_signin(struct daemon *d, struct request *rq, struct reply *rp, const char *addr,
-		bool tls);
+		const char *peer, bool tls);
 
 /* Milliseconds since the epoch; "2026-11-25T16:31:22.123Z" for one. */
 uint64_t now_ms(void);

@@ -203,7 +203,11 @@ int main(int argc, char **argv)
 	d.scanner = worker_scanner_new();
 	d.jobs = jobs_new(instances_job_done, &d);
 	d.replies = reply_cache_new(d.cfg.reply_cache_bytes);
-	d.signin_limit = signin_limit_new(d.cfg.max_failures, d.cfg.failure_window_ns);
+	d.signin_limit = signin_limit_new(&(struct signin_limits){
+		.max_failures = d.cfg.max_failures,
+		.max_address_failures = d.cfg.max_address_failures,
+		.failures_per_minute = d.cfg.failures_per_minute,
+		.window_ns = d.cfg.failure_window_ns });
 	if (!d.scanner || !d.jobs || !d.replies || !d.signin_limit) {
 		log_error("out of memory at start");
 		goto out;

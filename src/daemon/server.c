@@ -1,6 +1,7 @@
 /* server: the unix socket and HTTP doors, identity, bodies, replies,
  * the audit log. */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -17,12 +18,16 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/utf8.h"
 #include "daemon/api.h"
 #include "daemon/cluster_auth.h"
 #include "daemon/daemon.h"
 #include "daemon/db.h"
+#include "daemon/door_limit.h"
+#include "daemon/gate.h"
 #include "daemon/log.h"
+#include "daemon/peer.h"
 #include "daemon/server.h"
 #include "daemon/tokens.h"
 #include "daemon/ui.h"
@@ -35,8 +40,14 @@ struct door {
 	bool is_unix;
 	bool tls;
 	struct MHD_Daemon *mhd;
-	int fd;
+	int fd;				/* the listener, which the gate accepts on */
+	struct gate_door gate;		/* its limits; gate.ctx is this door */
 };
+
+/* The names a request's Host may say besides the connection's own
+ * address and, on loopback, localhost: this host's name, the cluster's
+ * name and url, host_names. */
+#define HOST_NAMES_MAX (CONFIG_MAX_NAMES + 3)
 
 struct server {
 	struct daemon *d;
@@ -50,6 +61,9 @@ struct server {
 	char authority[2][CLUSTER_AUTHORITY_MAX];
 	const char *authorities[2];
 	size_t n_authorities;
+	struct gate *gate;		/* accepts on both doors */
+	char host_names[HOST_NAMES_MAX][CONFIG_HOST_MAX]; /* set at start, then read only */
+	size_t n_host_names;
 };
 
 /* Per request: the body as it arrives. */
@@ -611,6 +625,102 @@ static bool same_origin(struct MHD_Connection *c, bool tls)
 	       !strcmp(origin + strlen(scheme), host);
 }
 
+/* What a Host header names, without its port or brackets, in lower case,
+ * into buf; false when it is not HOST[:PORT]. */
+static bool host_name_of(const char *host, char *buf, size_t len)
+{
+	const char *end;
+	size_t n;
+
+	if (host[0] == '[') {
+		host++;
+		end = strchr(host, ']');
+		if (!end)
+			return false;
+		n = (size_t)(end - host);
+		end++;
+	} else {
+		end = host + strcspn(host, ":");
+		n = (size_t)(end - host);
+	}
+	if (*end == ':') {
+		size_t digits = strspn(end + 1, "0123456789");
+
+		if (digits == 0 || digits > 5 || end[1 + digits])
+			return false;
+	} else if (*end) {
+		return false;
+	}
+	if (n > 0 && host[n - 1] == '.') /* "name.": the same name, fully qualified */
+		n--;
+	if (n == 0 || n >= len)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		buf[i] = (char)tolower((unsigned char)host[i]);
+	buf[n] = '\0';
+	return config_valid_host(buf);
+}
+
+/* Whether two names are the same IP address written alike or not. */
+static bool same_address(const char *a, const char *b)
+{
+	unsigned char x[16], y[16];
+
+	if (inet_pton(AF_INET, a, x) == 1)
+		return inet_pton(AF_INET, b, y) == 1 && !memcmp(x, y, 4);
+	return inet_pton(AF_INET6, a, x) == 1 && inet_pton(AF_INET6, b, y) == 1 &&
+	       !memcmp(x, y, 16);
+}
+
+/* A browser says in Host which name it reached nprofd by. A page of
+ * another site whose name its DNS points at this address (DNS
+ * rebinding) is then the same origin to the browser, and its Origin
+ * matches its Host: only the name tells it from nprofd's own page. The
+ * name must be the address the client connected to, localhost when that
+ * is loopback (a browser resolves localhost itself), or one of
+ * s->host_names. The port is not compared: the name is what such a page
+ * cannot choose. A request without Host (HTTP/1.0: libmicrohttpd refuses
+ * an HTTP/1.1 one) comes from no browser. */
+static bool host_allowed(const struct server *s, struct MHD_Connection *c, const char *host)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	struct sockaddr_storage local;
+	socklen_t sl = sizeof(local);
+	char name[CONFIG_HOST_MAX], addr[INET6_ADDRSTRLEN] = "";
+	bool loopback = false;
+	size_t n;
+
+	if (!host)
+		return true;
+	if (!host_name_of(host, name, sizeof(name)))
+		return false;
+	if (ci && getsockname(ci->connect_fd, (struct sockaddr *)&local, &sl) == 0) {
+		if (local.ss_family == AF_INET) {
+			struct in_addr *a = &((struct sockaddr_in *)&local)->sin_addr;
+
+			inet_ntop(AF_INET, a, addr, sizeof(addr));
+			loopback = (ntohl(a->s_addr) >> 24) == 127;
+		} else if (local.ss_family == AF_INET6) {
+			struct in6_addr *a = &((struct sockaddr_in6 *)&local)->sin6_addr;
+
+			inet_ntop(AF_INET6, a, addr, sizeof(addr));
+			loopback = IN6_IS_ADDR_LOOPBACK(a) ||
+				   (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+		}
+	}
+	if (addr[0] && same_address(name, addr))
+		return true;
+	n = strlen(name);
+	if (loopback && (!strcmp(name, "localhost") ||
+			 (n > 10 && !strcmp(name + n - 10, ".localhost"))))
+		return true;
+	for (size_t i = 0; i < s->n_host_names; i++)
+		if (!strcmp(name, s->host_names[i]) || same_address(name, s->host_names[i]))
+			return true;
+	return false;
+}
+
 static bool csrf_ok(struct MHD_Connection *c, const struct user *u)
 {
 	const char *sent = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-CSRF-Token");
@@ -670,6 +780,15 @@ static void signed_request(struct server *s, struct MHD_Connection *c, struct re
 	api_handle(d, rq, rp);
 }
 
+/* The connection's place in its door's limits (door_limit.h), or NULL. */
+static struct door_slot *slot_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci ? ci->socket_context : NULL;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
 				  const char *method, const char *version,
 				  const char *upload_data, size_t *upload_size, void **state)
@@ -681,6 +800,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	struct reply rp = { .status = 200, .fd = -1 };
 	enum MHD_Result ret;
 	const char *signed_by;
+	struct door_slot *slot;
 	bool trim;
 
 	if (!p) {
@@ -716,6 +836,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		*upload_size = 0;
 		return MHD_YES;
 	}
+	/* the request is in whole: no deadline now, whatever its reply takes */
+	slot = slot_of(c);
+	door_limit_received(door->gate.limit, slot);
 	rq.body = p->body ? p->body : "";
 	rq.body_len = p->len;
 	if (p->too_big) {
@@ -723,6 +846,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			    (unsigned long long)d->cfg.max_body);
 	} else if (strlen(url) > 1024 || memchr(rq.body, '\0', rq.body_len)) {
 		reply_error(&rp, 400, NULL, "the request's path is too long or its body holds a NUL byte");
+	} else if (!door->is_unix &&
+		   !host_allowed(door->srv, c, MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+									  MHD_HTTP_HEADER_HOST))) {
+		/* a page of another site by a name that points here */
+		reply_error(&rp, MHD_HTTP_MISDIRECTED_REQUEST, NULL,
+			    "Host: %.100s is not a name of this nprofd; open it by its listen "
+			    "address, localhost or this host's name, or add the name to "
+			    "host_names in nprofd.conf",
+			    MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST));
 	} else if (!strcmp(method, "GET") && ui_page(&rp, url)) {
 		/* the page holds no data: anyone may load it, then sign in */
 	} else if (!door->is_unix && !same_origin(c, door->tls)) {
@@ -734,10 +866,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		   (signed_by = MHD_lookup_connection_value(c, MHD_HEADER_KIND, CLUSTER_HEADER))) {
 		signed_request(door->srv, c, &rq, &rp, signed_by);
 	} else if (!door->is_unix && !strcmp(url, "/api/v1/session") && !strcmp(method, "POST")) {
-		char addr[INET6_ADDRSTRLEN];
+		char addr[INET6_ADDRSTRLEN], peer[PEER_KEY_MAX];
 
 		client_address(c, addr, sizeof(addr));
-		api_signin(d, &rq, &rp, addr, door->tls);
+		if (slot)
+			snprintf(peer, sizeof(peer), "%s", door_slot_peer(slot));
+		else
+			snprintf(peer, sizeof(peer), "ip:%s", addr);
+		api_signin(d, &rq, &rp, addr, peer, door->tls);
 	} else if (!(door->is_unix ? peer_user(door, c, &rq.user) : http_user(door, c, &rq.user))) {
 		memset(&rq.user, 0, sizeof(rq.user));
 		reply_error(&rp, 401, NULL, door->is_unix
@@ -774,8 +910,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 static void on_done(void *cls, struct MHD_Connection *c, void **state,
 		    enum MHD_RequestTerminationCode toe)
 {
+	struct door *door = cls;
 	struct pending *p = *state;
 
+	(void)toe;
+	/* its reply gone: the next request's deadline runs from now */
+	door_limit_idle(door->gate.limit, slot_of(c), clock_ns(CLOCK_MONOTONIC));
 	if (p) {
 		free(p->body);
 		free(p);
@@ -783,20 +923,83 @@ static void on_done(void *cls, struct MHD_Connection *c, void **state,
 	}
 }
 
-/* When the last connection closes, the memory its requests used goes
- * back to the system: 64 clients at once grow the malloc arenas by
- * megabytes that an idle daemon has no use for. */
+/* A connection the gate admitted, taken by libmicrohttpd and closed:
+ * its place in the door's limits. When the last connection closes, the
+ * memory its requests used goes back to the system: 64 clients at once
+ * grow the malloc arenas by megabytes that an idle daemon has no use
+ * for. */
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_state,
 			  enum MHD_ConnectionNotificationCode toe)
 {
-	struct server *s = cls;
+	struct door *door = cls;
+	struct server *s = door->srv;
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 
-	(void)c;
-	(void)socket_state;
-	if (toe == MHD_CONNECTION_NOTIFY_STARTED)
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		*socket_state = ci ? door_limit_started(door->gate.limit, ci->connect_fd) : NULL;
 		__atomic_add_fetch(&s->open_connections, 1, __ATOMIC_RELAXED);
-	else if (__atomic_sub_fetch(&s->open_connections, 1, __ATOMIC_RELAXED) == 0)
+		return;
+	}
+	door_limit_closed(door->gate.limit, *socket_state);
+	*socket_state = NULL;
+	if (__atomic_sub_fetch(&s->open_connections, 1, __ATOMIC_RELAXED) == 0)
 		malloc_trim(0);
+}
+
+/* The gate's questions. Root and the admins on the socket, a trusted
+ * proxy over HTTP: no share of their own, and the socket's reserve. */
+static bool privileged(void *ctx, uid_t uid, const char *addr)
+{
+	struct door *door = ctx;
+	const struct daemon *d = door->srv->d;
+	struct user u = { .uid = uid, .via = "socket" };
+
+	if (!door->is_unix) {
+		for (size_t i = 0; i < d->cfg.n_trusted_proxies; i++)
+			if (!strcmp(d->cfg.trusted_proxies[i], addr))
+				return true;
+		return false;
+	}
+	if (uid == 0)
+		return true;
+	if (!d->cfg.n_admin_users && !d->cfg.admin_group[0])
+		return false;
+	return user_complete(d, &u) && u.admin;
+}
+
+/* libmicrohttpd's messages, as lines of nprofd's log, but two kinds
+ * that say nothing to the operator: on the socket it tries TCP's
+ * options on each connection handed to it (it cannot tell a unix socket
+ * it did not accept itself) and says they failed; and a connection that
+ * ended before its request did (a client gone, or one the gate cut,
+ * which the gate counts in its own lines) would be a line each. */
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	static const char *const gone[] = {
+		"Connection socket is closed when reading request",
+		"Connection was closed by remote side with incomplete request",
+		"Socket has been disconnected when reading request",
+	};
+	struct door *door = cls;
+	char msg[512];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	msg[strcspn(msg, "\n")] = '\0';
+	if (door->is_unix && (!strncmp(msg, "Setting TCP_", 12) ||
+			      !strncmp(msg, "Failed to push the data", 23)))
+		return;
+	for (size_t i = 0; i < sizeof(gone) / sizeof(gone[0]); i++)
+		if (!strncmp(msg, gone[i], strlen(gone[i])))
+			return;
+	log_info("%s: libmicrohttpd: %s", door->gate.name, msg);
+}
+
+static int hand(void *ctx, int fd, const struct sockaddr *sa, socklen_t len)
+{
+	struct door *door = ctx;
+
+	return MHD_add_connection(door->mhd, fd, sa, len) == MHD_YES ? 0 : -1;
 }
 
 static void *read_pem(const char *path, char *err, size_t errlen, const char *key)
@@ -852,21 +1055,45 @@ static int open_door(struct server *s, struct door *door, int fd, bool tls,
 	 * client's close seen with its request leaves the connection in
 	 * CLOSE_WAIT, and a request too big for the connection's memory
 	 * pool gets no answer, each until request_timeout. */
+	/* The gate accepts (gate.h): libmicrohttpd is handed the connections
+	 * the door's limits admit, and told of them through its ITC. */
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-			 MHD_USE_POLL | MHD_USE_ERROR_LOG;
+			 MHD_USE_POLL | MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC;
 
 	door->srv = s;
 	door->fd = fd;
 	door->tls = tls;
+	door->gate = (struct gate_door){
+		.name = door->is_unix ? "the socket" : "the HTTP listener",
+		.is_unix = door->is_unix,
+		.listen_fd = fd,
+		.plain = !tls,
+		.lim = { .max = d->cfg.max_connections, .per_peer = d->cfg.peer_connections,
+			 .reserved = door->is_unix ? d->cfg.reserved_connections : 0,
+			 .evict_own = !door->is_unix, .deadline_ns = d->cfg.request_timeout_ns },
+		.privileged = privileged,
+		.hand = hand,
+		.ctx = door,
+	};
+	if (gate_door_init(&door->gate) < 0) {
+		snprintf(err, errlen, "out of memory");
+		close(fd);
+		door->fd = -1;
+		return -ENOMEM;
+	}
 	if (tls)
 		flags |= MHD_USE_TLS;
+	/* The idle timeout (no traffic at all, a reply the client does not
+	 * read included) is request_timeout too; receiving a request whole
+	 * is held to it by the gate, however the client trickles it. */
 	door->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, door,
-		MHD_OPTION_LISTEN_SOCKET, fd,
+		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, door, /* first: for every message */
 		MHD_OPTION_THREAD_STACK_SIZE, (size_t)CONNECTION_STACK,
-		MHD_OPTION_CONNECTION_LIMIT, d->cfg.max_connections,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(d->cfg.request_timeout_ns / 1000000000ull),
-		MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL,
-		MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+		MHD_OPTION_CONNECTION_LIMIT, d->cfg.max_connections + DOOR_SLACK,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)((d->cfg.request_timeout_ns + 999999999ull) /
+							  1000000000ull),
+		MHD_OPTION_NOTIFY_COMPLETED, on_done, door,
+		MHD_OPTION_NOTIFY_CONNECTION, on_connection, door,
 		/* Without TLS the list ends here, before the key and cert. */
 		tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, s->tls_key,
 		MHD_OPTION_HTTPS_MEM_CERT, s->tls_cert,
@@ -882,6 +1109,44 @@ static int open_door(struct server *s, struct door *door, int fd, bool tls,
 	return 0;
 }
 
+/* A name for host_allowed, lower case, when it is one. */
+static void add_host_name(struct server *s, const char *name, size_t len)
+{
+	char *dst = s->host_names[s->n_host_names];
+
+	if (name[0] == '[' && len > 2 && name[len - 1] == ']') {
+		name++;
+		len -= 2;
+	}
+	if (s->n_host_names == HOST_NAMES_MAX || len == 0 || len >= CONFIG_HOST_MAX)
+		return;
+	for (size_t i = 0; i < len; i++)
+		dst[i] = (char)tolower((unsigned char)name[i]);
+	dst[len] = '\0';
+	if (config_valid_host(dst))
+		s->n_host_names++;
+}
+
+/* The names a Host may say besides the connection's own address:
+ * host_names, this host's name, the cluster's name for it and the host
+ * of the url the other daemons call it by. */
+static void host_names_init(struct server *s, const struct daemon_config *cfg)
+{
+	char host[256] = "";
+	const char *u = strstr(cfg->cluster_url, "://");
+
+	for (size_t i = 0; i < cfg->n_host_names; i++)
+		add_host_name(s, cfg->host_names[i], strlen(cfg->host_names[i]));
+	if (gethostname(host, sizeof(host) - 1) == 0)
+		add_host_name(s, host, strlen(host));
+	if (cfg->cluster_name[0])
+		add_host_name(s, cfg->cluster_name, strlen(cfg->cluster_name));
+	if (u) {
+		u += 3;
+		add_host_name(s, u, u[0] == '[' ? strcspn(u, "]") + 1 : strcspn(u, ":/"));
+	}
+}
+
 struct server *server_start(struct daemon *d, char *err, size_t errlen)
 {
 	struct server *s = calloc(1, sizeof(*s));
@@ -894,6 +1159,7 @@ struct server *server_start(struct daemon *d, char *err, size_t errlen)
 	}
 	s->d = d;
 	s->unix_door.fd = s->http_door.fd = -1;
+	host_names_init(s, &d->cfg);
 	tls = d->cfg.tls_cert[0] && d->cfg.tls_key[0];
 	if (d->cfg.listen[0]) {
 		if (server_parse_listen(d->cfg.listen, &loopback) < 0) {
@@ -924,6 +1190,17 @@ struct server *server_start(struct daemon *d, char *err, size_t errlen)
 		if (fd < 0 || open_door(s, &s->http_door, fd, tls, err, errlen) < 0)
 			goto fail;
 	}
+	{
+		struct gate_door *doors[2];
+		size_t n = 0;
+
+		if (s->unix_door.mhd)
+			doors[n++] = &s->unix_door.gate;
+		if (s->http_door.mhd)
+			doors[n++] = &s->http_door.gate;
+		if (n && !(s->gate = gate_start(doors, n, err, errlen)))
+			goto fail;
+	}
 	return s;
 fail:
 	server_stop(s);
@@ -941,12 +1218,14 @@ static void close_door(struct door *door)
 		MHD_stop_daemon(door->mhd);
 	if (door->fd >= 0)
 		close(door->fd);
+	gate_door_release(&door->gate);
 }
 
 void server_stop(struct server *s)
 {
 	if (!s)
 		return;
+	gate_stop(s->gate); /* nothing more is accepted, nor cut */
 	close_door(&s->unix_door);
 	close_door(&s->http_door);
 	if (s->d->cfg.socket_path[0] && s->unix_door.mhd)

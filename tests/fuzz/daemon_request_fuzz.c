@@ -232,7 +232,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	d.scanner = worker_scanner_new();
 	d.jobs = jobs_new(instances_job_done, &d);
 	d.replies = reply_cache_new(1 << 20);
-	d.signin_limit = signin_limit_new(5, 60000000000ull);
+	d.signin_limit = signin_limit_new(&(struct signin_limits){
+		.max_failures = 5, .max_address_failures = 20, .failures_per_minute = 30,
+		.window_ns = 60000000000ull });
 	if (!d.scanner || !d.jobs || !d.replies || !d.signin_limit)
 		die("worker_scanner_new or jobs_new");
 	worker_perf_probe(&d.perf_ok, &d.hw_ok);

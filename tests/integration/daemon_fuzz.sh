@@ -111,6 +111,9 @@ TIMEOUT = 10.0
 # under load.
 START_EVERY = 100
 HOST, PORT = ADDR.rsplit(':', 1)
+# nprofd's own name, as a client that reached it sends it (any other
+# over HTTP is answered 421: the junk headers below try some)
+HOST_HEADER = b'Host: ' + ADDR.encode()
 
 MODES = ['cpu', 'wall', 'alloc', 'lock', 'page-faults', 'context-switches', 'cycles',
          'instructions', 'cache-misses', 'heap', 'CPU', '', 'cpu ', 'x' * 300]
@@ -317,7 +320,7 @@ class Gen:
         body = self.body(path) if method not in ('GET', 'HEAD') or self.chance(0.1) else b''
         headers = []
         if self.chance(0.95):
-            headers.append(b'Host: nprofd')
+            headers.append(HOST_HEADER)
         if body and self.chance(0.7):
             headers.append(b'Content-Type: application/json')
         # incomplete: the request announces more than it sends, and a
@@ -376,7 +379,7 @@ class Gen:
         req = head + eol + b''.join(h + eol for h in headers) + eol + body
         want = 1
         if self.chance(0.03):  # two in one connection
-            req += b'GET /api/v1/whoami HTTP/1.1' + eol + b'Host: nprofd' + eol + eol
+            req += b'GET /api/v1/whoami HTTP/1.1' + eol + HOST_HEADER + eol + eol
             want = 2
         return req, version, method, want, incomplete
 
@@ -390,8 +393,9 @@ class Gen:
         else:
             path, body = '/api/v1/workers/%s/stacks' % w, {}
         data = json.dumps(body).encode()
-        req = (b'POST %s HTTP/1.1\r\nHost: nprofd\r\nContent-Type: application/json\r\n'
-               b'Content-Length: %d\r\nConnection: close\r\n\r\n' % (path.encode(), len(data))) + data
+        req = (b'POST %s HTTP/1.1\r\n%s\r\nContent-Type: application/json\r\n'
+               b'Content-Length: %d\r\nConnection: close\r\n\r\n' % (path.encode(), HOST_HEADER,
+                                                                      len(data))) + data
         return req, 'HTTP/1.1', 'POST', 1, False
 
     def chunks(self, body):

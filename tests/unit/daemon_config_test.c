@@ -47,9 +47,12 @@ static void test_defaults(void)
 	CHECK_STR(cfg.state_dir, "/var/lib/nprof", "state_dir default");
 	CHECK(!cfg.tls_cert[0] && !cfg.tls_key[0] && !cfg.nprof_path[0] && !cfg.admin_group[0],
 	      "no TLS, nprof beside nprofd, no admin group");
-	CHECK(cfg.n_admin_users == 0 && cfg.n_trusted_proxies == 0, "no admins, no proxies");
+	CHECK(cfg.n_admin_users == 0 && cfg.n_trusted_proxies == 0 && cfg.n_host_names == 0,
+	      "no admins, no proxies, no more host names");
 	CHECK_UINT(cfg.max_body, ==, 64 << 10, "max_body 64 KiB");
 	CHECK_UINT(cfg.max_connections, ==, 256, "max_connections 256");
+	CHECK(cfg.peer_connections == 16 && cfg.reserved_connections == 16,
+	      "peer_connections 16, reserved_connections 16");
 	CHECK_UINT(cfg.request_timeout_ns, ==, 30 * SEC, "request_timeout 30 s");
 	CHECK_STR(cfg.proxy_user_header, "X-Forwarded-User", "proxy_user_header");
 	CHECK(cfg.n_select == 1 && cfg.select[0].kind == SELECT_ALL, "select = all");
@@ -64,8 +67,10 @@ static void test_defaults(void)
 	CHECK_UINT(cfg.reply_cache_bytes, ==, 4ull << 20, "reply_cache 4 MiB");
 	CHECK(!strcmp(cfg.pam_service, "nprofd") && cfg.session_lifetime_ns == 8 * 3600 * SEC &&
 		      cfg.max_sessions == 20 && cfg.max_failures == 5 &&
+		      cfg.max_address_failures == 20 && cfg.failures_per_minute == 30 &&
 		      cfg.failure_window_ns == 300 * SEC,
-	      "[signin]: PAM service nprofd, 8 h sessions, 20 a user, 5 failures in 5 min");
+	      "[signin]: PAM service nprofd, 8 h sessions, 20 a user, 5 failures of a name from "
+	      "an address, 20 of an address, 30 a minute at the door, remembered 5 min");
 
 	CHECK(config_action_allowed(&cfg, NULL, ACTION_THREAD_DUMP, NULL, 0) &&
 		      config_action_allowed(&cfg, NULL, ACTION_HEAP_SNAPSHOT, NULL, 0),
@@ -111,6 +116,7 @@ static const char full[] =
 	"request_timeout = 1m\n"
 	"trusted_proxies = 10.0.0.1, fd00::1\n"
 	"proxy_user_header = X-Remote-User\n"
+	"host_names = nprof.example.com, [fd00::7], 192.0.2.7, Web.Example\n"
 	"\n"
 	"[workers]\n"
 	"select = unit:*.service, cgroup:/system.slice/, exe:/usr/bin/*, user:www-data\n"
@@ -184,6 +190,10 @@ static void test_full(void)
 	CHECK(cfg.n_trusted_proxies == 2 && !strcmp(cfg.trusted_proxies[1], "fd00::1"),
 	      "trusted_proxies: IPv4 and IPv6");
 	CHECK_STR(cfg.proxy_user_header, "X-Remote-User", "proxy_user_header");
+	CHECK(cfg.n_host_names == 4 && !strcmp(cfg.host_names[0], "nprof.example.com") &&
+		      !strcmp(cfg.host_names[1], "fd00::7") && !strcmp(cfg.host_names[2], "192.0.2.7") &&
+		      !strcmp(cfg.host_names[3], "web.example"),
+	      "host_names: names in lower case, addresses, IPv6 without its brackets");
 	CHECK(cfg.n_select == 4 && cfg.select[0].kind == SELECT_UNIT &&
 		      cfg.select[1].kind == SELECT_CGROUP && cfg.select[2].kind == SELECT_EXE &&
 		      cfg.select[3].kind == SELECT_USER,
@@ -327,14 +337,19 @@ static void test_errors(void)
 	refused("= 3\n", "nprofd.conf:1: expected key = value", "[section]", "a value without key");
 
 	CHECK(parse("reply_cache = 0\n[signin]\npam_service = login\nsession_lifetime = 1h\n"
-		    "max_sessions = 1\nmax_failures = 3\nfailure_window = 30s\n") == 0 &&
+		    "max_sessions = 1\nmax_failures = 3\nfailure_window = 30s\n"
+		    "max_address_failures = 7\nfailures_per_minute = 100\n") == 0 &&
 		      cfg.reply_cache_bytes == 0 && !strcmp(cfg.pam_service, "login") &&
 		      cfg.session_lifetime_ns == 3600 * SEC && cfg.max_sessions == 1 &&
-		      cfg.max_failures == 3 && cfg.failure_window_ns == 30 * SEC,
+		      cfg.max_failures == 3 && cfg.failure_window_ns == 30 * SEC &&
+		      cfg.max_address_failures == 7 && cfg.failures_per_minute == 100,
 	      "[signin] and reply_cache set (%s)", err);
 	refused("[signin]\nsession_lifetime = 10s\n",
 		"nprofd.conf:2: session_lifetime = 10s is below the minimum of 1m; set at least 1m", "",
 		"a session shorter than a minute");
+	refused("[signin]\nfailures_per_minute = 0\n",
+		"nprofd.conf:2: failures_per_minute = 0 is below the minimum of 1; set at least 1", "",
+		"a door that takes no failure at all");
 	refused("[signin]\npam_service = a/b\n", "nprofd.conf:2: pam_service", "",
 		"a PAM service that is not a name");
 	refused("[instances]\nduration_max = 3d\n",
@@ -356,6 +371,18 @@ static void test_errors(void)
 		"a malformed size");
 	refused("[artifacts]\nmax_bytes = 2000T\n",
 		"nprofd.conf:2: max_bytes = 2000T is above the limit of 1024T", "", "terabytes");
+	CHECK(parse("max_connections = 40\npeer_connections = 5\n") == 0 &&
+		      cfg.peer_connections == 5 && cfg.reserved_connections == 10,
+	      "a small door: the default reserve is a quarter of it (%u)", cfg.reserved_connections);
+	CHECK(parse("max_connections = 1\n") == 0 && cfg.reserved_connections == 0,
+	      "a door of one: no reserve");
+	CHECK(parse("max_connections = 40\nreserved_connections = 39\n") == 0 &&
+		      cfg.reserved_connections == 39, "a reserve written: kept as written");
+	refused("max_connections = 40\nreserved_connections = 40\n",
+		"nprofd.conf:2: reserved_connections = 40 is not below max_connections = 40",
+		"set at most 39", "a reserve that leaves other users nothing");
+	refused("peer_connections = 0\n", "nprofd.conf:1: peer_connections = 0 is below the minimum of 1",
+		"at least 1", "a share of nothing");
 	refused("max_connections = 0\n",
 		"nprofd.conf:1: max_connections = 0 is below the minimum of 1", "at least 1",
 		"a count below its minimum");
@@ -457,6 +484,12 @@ static void test_errors(void)
 	refused("trusted_proxies = 10.0.0.1:80\n",
 		"nprofd.conf:1: trusted_proxies: '10.0.0.1:80' is not an IP address", "without a port",
 		"a proxy with a port");
+	refused("host_names = nprof.example:9700\n",
+		"nprofd.conf:1: host_names: 'nprof.example:9700' is not a host name or an IP address",
+		"without a port", "a host name with a port");
+	refused("host_names = a, -b.example\n", "nprofd.conf:1: host_names: '-b.example'",
+		"nprof.example.com", "a label starting with '-'");
+	refused("host_names = a..b\n", "nprofd.conf:1: host_names: 'a..b'", "", "an empty label");
 	refused("proxy_user_header = X User\n",
 		"nprofd.conf:1: proxy_user_header = X User is not an HTTP header name", "X-Forwarded-User",
 		"a header name with a space");
