@@ -463,7 +463,7 @@ static size_t put_path(struct request *rq, size_t at, const char *path)
 static int helper_open_path(struct target_files *t, const char *path)
 {
 	size_t len;
-	int fd, err;
+	int fd = -1, err;
 
 	pthread_mutex_lock(&t->lock);
 	t->rq.op = OP_OPEN;
@@ -529,7 +529,7 @@ int target_files_install(struct target_files *t, int src, const char *path)
 {
 	char tmp[PATH_MAX];
 	size_t len;
-	int fd, err;
+	int fd = -1, err;
 
 	if (!path || path[0] != '/')
 		return -EINVAL;
