@@ -19,7 +19,8 @@ LIBS     := -ldw -lelf -liberty -lz -lm -lpthread
 # it out of what does not use it (libnprof.so, preloaded into services).
 # Nothing here links libcurl: it and the thirty libraries it loads (TLS,
 # Kerberos, LDAP...) are nprofd's alone (DAEMON_LIBS), so that every
-# nprof command starts without them (issue 24).
+# nprof command starts without them (issue 24). tests/integration/cli_libs.sh
+# holds build/nprof's libraries to tests/integration/cli_libs.allow.
 LIBS     += -Wl,--as-needed -ljansson -Wl,--no-as-needed
 
 # The layers, bottom up (docs/layout.md). Every .c in these folders goes
