@@ -14,10 +14,14 @@ WARN     := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow \
 ALL_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -fno-omit-frame-pointer \
             -fvisibility=hidden -Iinclude -Isrc -I$(BUILD)/gen -MMD -MP
 LIBS     := -ldw -lelf -liberty -lz -lm -lpthread
-# nprofd's client (src/client/daemon_client.c) is in the core library, so
-# everything that links it may need these; --as-needed keeps them out of
-# what does not use them (libnprof.so, preloaded into services).
-LIBS     += -Wl,--as-needed -lcurl -ljansson -Wl,--no-as-needed
+# nprofd's client (src/client/daemon_client.c) is in the core library and
+# reads nprofd's JSON with jansson (60 KB, libc alone); --as-needed keeps
+# it out of what does not use it (libnprof.so, preloaded into services).
+# Nothing here links libcurl: it and the thirty libraries it loads (TLS,
+# Kerberos, LDAP...) are nprofd's alone (DAEMON_LIBS), so that every
+# nprof command starts without them (issue 24). tests/integration/cli_libs.sh
+# holds build/nprof's libraries to tests/integration/cli_libs.allow.
+LIBS     += -Wl,--as-needed -ljansson -Wl,--no-as-needed
 
 # The layers, bottom up (docs/layout.md). Every .c in these folders goes
 # into the core library that the CLI, the tests and later the daemon link.
@@ -319,7 +323,7 @@ sanitize: all sanitize-asan sanitize-tsan
 DAEMON_SRC  := $(wildcard src/daemon/*.c)
 DAEMON_OBJ  := $(DAEMON_SRC:%.c=$(BUILD)/%.o)
 DAEMON_MOD  := $(filter-out $(BUILD)/src/daemon/main.o,$(DAEMON_OBJ))
-DAEMON_LIBS := -lmicrohttpd -lsqlite3 -ljansson -lgnutls -lpam
+DAEMON_LIBS := -lmicrohttpd -lsqlite3 -ljansson -lgnutls -lpam -lcurl
 NPROFD      := $(BUILD)/nprofd
 
 $(NPROFD): $(DAEMON_OBJ) $(CORE_LIB)
@@ -341,7 +345,7 @@ $(BUILD)/tests/fuzz/daemon_config_fuzz: tests/fuzz/daemon_config_fuzz.c $(FUZZ_C
 $(BUILD)/tests/fuzz/etcd_reply_fuzz: tests/fuzz/etcd_reply_fuzz.c $(FUZZ_CORE) $(BUILD)/fuzz-obj/src/daemon/etcd.o $(BUILD)/fuzz-obj/src/daemon/curl_body.o
 	@mkdir -p $(@D)
 	$(call msg,FUZZLD,$@)
-	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_CORE) $(BUILD)/fuzz-obj/src/daemon/etcd.o $(BUILD)/fuzz-obj/src/daemon/curl_body.o $(LIBS)
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_CORE) $(BUILD)/fuzz-obj/src/daemon/etcd.o $(BUILD)/fuzz-obj/src/daemon/curl_body.o $(LIBS) -lcurl
 
 # The header one daemon signs its requests to another with (src/daemon/cluster_auth.c).
 $(BUILD)/tests/fuzz/cluster_header_fuzz: tests/fuzz/cluster_header_fuzz.c $(FUZZ_CORE) $(BUILD)/fuzz-obj/src/daemon/cluster_auth.o

@@ -2,39 +2,36 @@
 #include "client/daemon_client.h"
 
 #include <errno.h>
-#include <pthread.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 
-#include <curl/curl.h>
+#include "base/clock.h"
+#include "client/http_reply.h"
 
 #define CONNECT_TIMEOUT_S 10
 /* What an API error's body may take while a download is being written. */
 #define ERROR_BODY_MAX (64u << 10)
+/* The request's head: the method, the path and five header lines. */
+#define REQUEST_HEAD_MAX 2048
+#define NS_PER_S 1000000000ull
 #define URL_MAX 2048
 
-/* One request and what came back; filled by curl's callbacks. */
+/* One request and what came back; filled by on_body as the reply is read. */
 struct exchange {
-	CURL *h;
+	struct http_reply reply;
 	char *buf;		/* the body kept in memory, NUL-terminated */
 	size_t len, cap, max;
 	bool too_big;
 	FILE *out;		/* a download: a 2xx body goes here, not to buf */
 	int write_err;		/* errno of a failed write to out */
-	char filename[256];	/* Content-Disposition's, as sent */
 };
-
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-
-static void curl_start(void)
-{
-	curl_global_init(CURL_GLOBAL_DEFAULT);
-}
 
 const char *daemon_socket_path(void)
 {
@@ -43,24 +40,34 @@ const char *daemon_socket_path(void)
 	return env && env[0] ? env : DAEMON_SOCKET_DEFAULT;
 }
 
+static bool unreserved(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '-' || c == '.' || c == '_' || c == '~';
+}
+
 int daemon_escape(const char *s, char *buf, size_t len)
 {
-	CURL *h;
-	char *e;
-	int r = 0;
+	static const char hex[] = "0123456789ABCDEF";
+	size_t n = 0;
 
-	pthread_once(&curl_once, curl_start);
-	h = curl_easy_init();
-	e = h ? curl_easy_escape(h, s, 0) : NULL;
-	if (!e)
-		r = -ENOMEM;
-	else if (strlen(e) >= len)
-		r = -ENAMETOOLONG;
-	else
-		strcpy(buf, e);
-	curl_free(e);
-	curl_easy_cleanup(h);
-	return r;
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (n + (unreserved(c) ? 1 : 3) >= len)
+			return -ENAMETOOLONG;
+		if (unreserved(c)) {
+			buf[n++] = (char)c;
+		} else {
+			buf[n++] = '%';
+			buf[n++] = hex[c >> 4];
+			buf[n++] = hex[c & 15];
+		}
+	}
+	if (n >= len)
+		return -ENAMETOOLONG;
+	buf[n] = '\0';
+	return 0;
 }
 
 static bool keep(struct exchange *x, const char *data, size_t len)
@@ -87,48 +94,21 @@ static bool keep(struct exchange *x, const char *data, size_t len)
 	return true;
 }
 
-static size_t on_body(char *data, size_t size, size_t n, void *arg)
+static int on_body(void *arg, const char *data, size_t len)
 {
 	struct exchange *x = arg;
-	size_t len = size * n;
-	long status = 0;
 
-	if (x->out) {
-		curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &status);
-		if (status >= 200 && status < 300) {
-			errno = 0;
-			if (fwrite(data, 1, len, x->out) != len) {
-				x->write_err = errno ? errno : EIO;
-				return 0; /* ends the transfer */
-			}
-			return len;
+	if (x->out && x->reply.status >= 200 && x->reply.status < 300) {
+		errno = 0;
+		if (fwrite(data, 1, len, x->out) != len) {
+			x->write_err = errno ? errno : EIO;
+			return -x->write_err;
 		}
+		return 0;
 	}
-	return keep(x, data, len) ? len : 0;
-}
-
-/* Content-Disposition: attachment; filename="NAME" (or filename=NAME). */
-static size_t on_header(char *data, size_t size, size_t n, void *arg)
-{
-	struct exchange *x = arg;
-	size_t len = size * n, i = 0;
-	static const char key[] = "Content-Disposition:";
-	const char *p, *end = data + len;
-	char quote = 0;
-
-	if (len < sizeof(key) - 1 || strncasecmp(data, key, sizeof(key) - 1))
-		return len;
-	p = memmem(data, len, "filename=", 9);
-	if (!p)
-		return len;
-	p += 9;
-	if (p < end && *p == '"')
-		quote = *p++;
-	while (p < end && i + 1 < sizeof(x->filename) && *p != '\r' && *p != '\n' &&
-	       (quote ? *p != quote : *p != ';' && *p != ' '))
-		x->filename[i++] = *p++;
-	x->filename[i] = '\0';
-	return len;
+	if (keep(x, data, len))
+		return 0;
+	return x->too_big ? -EFBIG : -ENOMEM;
 }
 
 /* A name the server suggested, made safe to create here: no directory,
@@ -189,7 +169,7 @@ static int api_error(long status, const struct exchange *x, struct diag *d)
 	return err;
 }
 
-static int connect_error(long os_err, const char *sock, struct diag *d)
+static int connect_error(int os_err, const char *sock, struct diag *d)
 {
 	struct stat st;
 
@@ -206,23 +186,127 @@ static int connect_error(long os_err, const char *sock, struct diag *d)
 		return diag_set(d, -ECONNREFUSED, "nprofd is not running here (nothing listens on "
 				"%s, a socket left behind): start it (nprofd, or systemctl start "
 				"nprofd), or set NPROF_SOCKET", sock);
+	case ETIMEDOUT:
+		return diag_set(d, -ETIMEDOUT, "nprofd (%s) did not take the connection within %d s; "
+				"it may be stuck or overloaded: see its log (journalctl -u nprofd)",
+				sock, CONNECT_TIMEOUT_S);
 	case EACCES:
 	case EPERM:
 		return diag_set(d, -EACCES, "permission denied on nprofd's socket %s (uid %u may "
 				"not open it or a directory above it): ask an admin to let you "
 				"reach it, or run nprof as a user who may", sock, (unsigned)getuid());
 	default:
-		return diag_set(d, os_err ? -(int)os_err : -EIO, "cannot connect to nprofd at %s: "
+		return diag_set(d, os_err ? -os_err : -EIO, "cannot connect to nprofd at %s: "
 				"%s; is it running? (nprofd, or systemctl start nprofd; NPROF_SOCKET "
 				"names another socket)", sock,
-				os_err ? strerror((int)os_err) : "connection failed");
+				os_err ? strerror(os_err) : "connection failed");
 	}
 }
 
-static int transport_error(CURLcode rc, struct exchange *x, const char *sock, struct diag *d)
+/* The request's head and body, whole, into a buffer of its own
+ * (*ret_text, to free). */
+static int request_text(const char *method, const char *path, const char *body,
+			char **ret_text, size_t *ret_len, struct diag *d)
 {
-	long os_err = 0;
+	size_t body_len = body ? strlen(body) : 0, n;
+	bool post = !strcmp(method, "POST");
+	char *text;
+	int k;
 
+	/* The path goes on the request line as it is: nothing in it may end
+	 * that line or the path (daemon_escape's output never does). */
+	for (const char *p = path; *p; p++)
+		if ((unsigned char)*p <= 0x20 || *p == 0x7f)
+			return diag_set(d, -EINVAL, "the request path holds a space or a control "
+					"character");
+	if (strlen(path) > URL_MAX)
+		return diag_set(d, -ENAMETOOLONG, "the request path is too long (%zu bytes)",
+				strlen(path));
+	n = REQUEST_HEAD_MAX + strlen(path) + body_len;
+	text = malloc(n);
+	if (!text)
+		return diag_set(d, -ENOMEM, "out of memory talking to nprofd");
+	/* The host is not looked up: the unix socket is the way (nprofd
+	 * checks no Host there). Connection: close, so that the reply ends
+	 * where the connection does when nothing else says. */
+	k = snprintf(text, n, "%s %s HTTP/1.1\r\nHost: nprofd\r\nUser-Agent: nprof\r\n"
+		     "Accept: application/json\r\nConnection: close\r\n", method, path);
+	if (post && body)
+		k += snprintf(text + k, n - (size_t)k, "Content-Type: application/json\r\n");
+	if (post)
+		k += snprintf(text + k, n - (size_t)k, "Content-Length: %zu\r\n", body_len);
+	k += snprintf(text + k, n - (size_t)k, "\r\n");
+	if (post && body_len)
+		memcpy(text + k, body, body_len);
+	*ret_text = text;
+	*ret_len = (size_t)k + (post ? body_len : 0);
+	return 0;
+}
+
+/* Waits until fd is ready for events, at most until deadline (a
+ * CLOCK_MONOTONIC time in ns): 0, or -ETIMEDOUT. */
+static int wait_fd(int fd, short events, uint64_t deadline)
+{
+	struct pollfd p = { .fd = fd, .events = events };
+
+	for (;;) {
+		uint64_t now = clock_ns(CLOCK_MONOTONIC);
+		int r;
+
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		r = poll(&p, 1, (int)((deadline - now + 999999) / 1000000));
+		if (r > 0)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+/* A connected socket to sock in *ret_fd, non-blocking; or -errno. A
+ * full backlog is waited for CONNECT_TIMEOUT_S (SO_SNDTIMEO bounds a
+ * unix socket's connect), then -ETIMEDOUT. */
+static int connect_socket(const char *sock, int *ret_fd)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval tv = { .tv_sec = CONNECT_TIMEOUT_S };
+	int fd, err;
+
+	memcpy(sa.sun_path, sock, strlen(sock));
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	while (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		if (errno == EINTR)
+			continue;
+		err = errno == EAGAIN ? ETIMEDOUT : errno;
+		close(fd);
+		return -err;
+	}
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0) {
+		err = errno;
+		close(fd);
+		return -err;
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
+/* wait_fd's err (-ETIMEDOUT, or poll's) as d's sentence. */
+static int wait_error(int err, const struct exchange *x, const char *sock, struct diag *d)
+{
+	if (err != -ETIMEDOUT)
+		return diag_set(d, err, "waiting for nprofd at %s failed: %s", sock, strerror(-err));
+	return diag_set(d, -ETIMEDOUT, "nprofd (%s) %s within %d s; it may be stuck or "
+			"overloaded: see its log (journalctl -u nprofd)", sock,
+			x->out ? "sent nothing more" : "did not answer", DAEMON_TIMEOUT_S);
+}
+
+/* Why the reader or on_body stopped a reply's reading, as d's sentence. */
+static int feed_error(int err, const struct exchange *x, const char *sock, const struct diag *why,
+		      struct diag *d)
+{
 	if (x->too_big)
 		return diag_set(d, -EFBIG, "nprofd's reply is larger than %u MiB, more than nprof "
 				"keeps in memory; ask for less (a filter, a lower limit)",
@@ -230,21 +314,68 @@ static int transport_error(CURLcode rc, struct exchange *x, const char *sock, st
 	if (x->write_err)
 		return diag_set(d, -x->write_err, "cannot write the download: %s",
 				strerror(x->write_err));
-	switch (rc) {
-	case CURLE_COULDNT_CONNECT:
-		curl_easy_getinfo(x->h, CURLINFO_OS_ERRNO, &os_err);
-		return connect_error(os_err, sock, d);
-	case CURLE_OPERATION_TIMEDOUT:
-		return diag_set(d, -ETIMEDOUT, "nprofd (%s) %s within %d s; it may be stuck or "
-				"overloaded: see its log (journalctl -u nprofd)", sock,
-				x->out ? "sent nothing more" : "did not answer", DAEMON_TIMEOUT_S);
-	case CURLE_OUT_OF_MEMORY:
-		return diag_set(d, -ENOMEM, "out of memory talking to nprofd");
-	case CURLE_WRITE_ERROR:
+	if (err == -ENOMEM)
 		return diag_set(d, -ENOMEM, "out of memory reading nprofd's reply");
-	default:
-		return diag_set(d, -EIO, "talking to nprofd at %s failed: %s; see its log "
-				"(journalctl -u nprofd)", sock, curl_easy_strerror(rc));
+	return diag_set(d, -EIO, "talking to nprofd at %s failed: a malformed reply: %s; is it "
+			"nprofd's socket? (see its log: journalctl -u nprofd)", sock, why->msg);
+}
+
+/* Sends the request, then reads the reply until it is whole or the
+ * connection ends. A server may answer and close before it read the
+ * request (nprofd's gate refusing a connection): a failed send is an
+ * error only when no reply follows. */
+static int converse(struct exchange *x, int fd, const char *req, size_t req_len,
+		    const char *sock, struct diag *d)
+{
+	uint64_t deadline = clock_ns(CLOCK_MONOTONIC) + DAEMON_TIMEOUT_S * NS_PER_S;
+	char buf[64 * 1024];
+	struct diag why;
+	size_t sent = 0;
+	int send_err = 0, r;
+
+	diag_clear(&why);
+	while (sent < req_len && !send_err) {
+		ssize_t n = send(fd, req + sent, req_len - sent, MSG_NOSIGNAL);
+
+		if (n >= 0)
+			sent += (size_t)n;
+		else if (errno == EAGAIN && (r = wait_fd(fd, POLLOUT, deadline)) < 0)
+			return wait_error(r, x, sock, d);
+		else if (errno != EAGAIN && errno != EINTR)
+			send_err = errno;
+	}
+	for (;;) {
+		ssize_t n;
+
+		if (x->out)	/* a download: bounded by its silences */
+			deadline = clock_ns(CLOCK_MONOTONIC) + DAEMON_TIMEOUT_S * NS_PER_S;
+		n = recv(fd, buf, sizeof(buf), 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN) {
+			r = wait_fd(fd, POLLIN, deadline);
+			if (r < 0)
+				return wait_error(r, x, sock, d);
+			continue;
+		}
+		if (n < 0 && errno != ECONNRESET)
+			return diag_set(d, -errno, "reading nprofd's reply on %s failed: %s", sock,
+					strerror(errno));
+		if (n <= 0) {	/* the connection ended */
+			if (http_reply_end(&x->reply, &why) == 0)
+				return 0;
+			if (send_err && !x->reply.head_done)
+				return diag_set(d, -EIO, "sending the request to nprofd at %s failed: "
+						"%s; see its log (journalctl -u nprofd)", sock,
+						strerror(send_err));
+			return diag_set(d, -EIO, "talking to nprofd at %s failed: it %s; see its "
+					"log (journalctl -u nprofd)", sock, why.msg);
+		}
+		r = http_reply_feed(&x->reply, buf, (size_t)n, &why);
+		if (r < 0)
+			return feed_error(r, x, sock, &why, d);
+		if (x->reply.done)
+			return 0;
 	}
 }
 
@@ -253,72 +384,33 @@ static int exchange_run(struct exchange *x, const char *method, const char *path
 			const char *body, long *ret_status, struct diag *d)
 {
 	const char *sock = daemon_socket_path();
-	struct curl_slist *hdrs = NULL, *h;
-	char url[URL_MAX];
-	CURLcode rc;
-	long status = 0;
-	int r = 0;
+	size_t req_len = 0;
+	char *req = NULL;
+	int fd = -1, r;
 
 	if (strlen(sock) >= sizeof(((struct sockaddr_un *)0)->sun_path))
 		return diag_set(d, -ENAMETOOLONG, "%s=%s is longer than a unix socket path may "
 				"be (%zu bytes)", DAEMON_SOCKET_ENV, sock,
 				sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
-	if ((size_t)snprintf(url, sizeof(url), "http://nprofd%s", path) >= sizeof(url))
-		return diag_set(d, -ENAMETOOLONG, "the request path is too long (%zu bytes)",
-				strlen(path));
-	pthread_once(&curl_once, curl_start);
-	x->h = curl_easy_init();
-	if (!x->h)
-		return diag_set(d, -ENOMEM, "out of memory starting libcurl");
-	/* The host in the URL is not looked up: the unix socket is the way. */
-	curl_easy_setopt(x->h, CURLOPT_UNIX_SOCKET_PATH, sock);
-	curl_easy_setopt(x->h, CURLOPT_URL, url);
-	curl_easy_setopt(x->h, CURLOPT_NOSIGNAL, 1L);
-	if (x->out) {
-		/* A core file may take longer than that to copy: a download is
-		 * bounded by its silences instead (nprofd converts within 60 s). */
-		curl_easy_setopt(x->h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-		curl_easy_setopt(x->h, CURLOPT_LOW_SPEED_TIME, (long)DAEMON_TIMEOUT_S);
-	} else {
-		curl_easy_setopt(x->h, CURLOPT_TIMEOUT, (long)DAEMON_TIMEOUT_S);
-	}
-	curl_easy_setopt(x->h, CURLOPT_CONNECTTIMEOUT, (long)CONNECT_TIMEOUT_S);
-	curl_easy_setopt(x->h, CURLOPT_USERAGENT, "nprof");
-	curl_easy_setopt(x->h, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(x->h, CURLOPT_WRITEDATA, x);
-	curl_easy_setopt(x->h, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(x->h, CURLOPT_HEADERDATA, x);
-	h = curl_slist_append(hdrs, "Accept: application/json");
-	hdrs = h ? h : hdrs;
-	if (!strcmp(method, "POST")) {
-		curl_easy_setopt(x->h, CURLOPT_POST, 1L);
-		curl_easy_setopt(x->h, CURLOPT_POSTFIELDS, body ? body : "");
-		curl_easy_setopt(x->h, CURLOPT_POSTFIELDSIZE, (long)(body ? strlen(body) : 0));
-		/* No "100 Continue" round trip for a body of a few bytes. */
-		h = curl_slist_append(hdrs, "Expect:");
-		hdrs = h ? h : hdrs;
-		if (body) {
-			h = curl_slist_append(hdrs, "Content-Type: application/json");
-			hdrs = h ? h : hdrs;
-		}
-	} else if (strcmp(method, "GET")) {
-		curl_easy_setopt(x->h, CURLOPT_CUSTOMREQUEST, method);
-	}
-	curl_easy_setopt(x->h, CURLOPT_HTTPHEADER, hdrs);
-	rc = curl_easy_perform(x->h);
-	if (rc != CURLE_OK)
-		r = transport_error(rc, x, sock, d);
+	http_reply_init(&x->reply, on_body, x);
+	r = request_text(method, path, body, &req, &req_len, d);
+	if (r < 0)
+		return r;
+	r = connect_socket(sock, &fd);
+	if (r < 0)
+		r = connect_error(-r, sock, d);
 	else
-		curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &status);
-	curl_slist_free_all(hdrs);
+		r = converse(x, fd, req, req_len, sock, d);
 	if (r == 0)
-		*ret_status = status;
+		*ret_status = x->reply.status;
+	if (fd >= 0)
+		close(fd);
+	free(req);
 	return r;
 }
 
 static void exchange_release(struct exchange *x)
 {
-	curl_easy_cleanup(x->h);
 	free(x->buf);
 }
 
@@ -376,7 +468,7 @@ int daemon_download(const char *path, FILE *out, long *ret_status, char *ret_fil
 		goto out;
 	}
 	if (ret_filename && len)
-		safe_name(x.filename, ret_filename, len);
+		safe_name(x.reply.filename, ret_filename, len);
 out:
 	exchange_release(&x);
 	return r;

@@ -2,7 +2,11 @@
  * (docs/nprofd.8.md, docs/api.md). It speaks HTTP/1.1 over nprofd's unix
  * socket, where the kernel vouches for who we are (SO_PEERCRED): no token
  * is sent. The socket is $NPROF_SOCKET when set, else
- * DAEMON_SOCKET_DEFAULT.
+ * DAEMON_SOCKET_DEFAULT. Plain HTTP/1.1 to one local socket is all it
+ * needs, so it writes the request itself and reads the reply with
+ * http_reply (fuzzed), not with libcurl: every nprof command would load
+ * libcurl and its thirty libraries at start-up (issue 24; libcurl is
+ * nprofd's alone, for etcd and the other daemons over TLS).
  *
  * Every call is bounded: DAEMON_TIMEOUT_S for the whole exchange of a
  * JSON call; a download (converted on the way, or a core file of
@@ -43,7 +47,8 @@ const char *daemon_socket_path(void);
  * text in d.
  * No exchange: -ENOENT (no socket: nprofd is not running), -ECONNREFUSED,
  * -EACCES, -ETIMEDOUT, -EFBIG (reply past DAEMON_REPLY_MAX), -EBADMSG (a
- * 2xx reply that is not JSON), -ENOMEM, -EIO; *ret_status untouched. */
+ * 2xx reply that is not JSON), -ENOMEM, -EIO (a reply malformed or cut
+ * short); *ret_status untouched. */
 int daemon_call(const char *method, const char *path, const char *json_body,
 		json_t **ret_json, long *ret_status, struct diag *d);
 
@@ -61,7 +66,7 @@ int daemon_download(const char *path, FILE *out, long *ret_status, char *ret_fil
 
 /* s URL-escaped (RFC 3986: all but ALPHA DIGIT - . _ ~ as %XX), for a
  * path segment or a query value, into buf. 0, or -ENAMETOOLONG when it
- * does not fit, -ENOMEM. */
+ * does not fit. */
 int daemon_escape(const char *s, char *buf, size_t len);
 
 #endif
