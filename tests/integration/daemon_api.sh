@@ -397,10 +397,11 @@ cat >"$D/nprofd2.conf" <<CONF
 max_count = 2
 CONF
 start_daemon "$D/nprofd2.conf" || bail "nprofd starts again on the same state"
-failed=0 ended=
+failed=0 ended= statuses=
 for i in $K1 $K2 $K3 $K4; do
 	api GET "/api/v1/instances/$i"
 	st=$(json "$TMP/api.out" 'j["status"], j["message"]')
+	statuses+="$i: $st; "
 	[ "$st" = "('FAILED', 'nprofd restarted while it ran')" ] && failed=$((failed + 1))
 	# A thread dump or a core file of a small process can be done
 	# before the kill lands; the cpu and wall instances cannot.
@@ -409,6 +410,7 @@ for i in $K1 $K2 $K3 $K4; do
 done
 check "the instances running at the kill are FAILED: nprofd restarted ($failed, finished before it:${ended:- none})" \
 	[ $((failed + $(echo $ended | wc -w))) = 4 ]
+[ $((failed + $(echo $ended | wc -w))) = 4 ] || diag "$statuses"
 check "the database passes PRAGMA integrity_check" \
 	[ "$(sqlite3 "$D/state/nprofd.db" 'PRAGMA integrity_check')" = ok ]
 check "no file in the state directory that the index does not list" \
