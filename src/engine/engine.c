@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "base/proc.h"
 #include "engine/events.h"
 #include "engine/offcpu.h"
@@ -50,16 +51,27 @@ static void on_mapping(void *ctx, const struct mapping *m)
 		x->mapping_errors++;
 }
 
-/* Between reads: the modules of the addresses sampled since the last
- * step, read a bounded number of addresses at a time, so that the end
- * of the recording has only lookups left (docs/engine.md). */
-static bool prefetch_step(void *ctx)
+/* Between reads: how far the recording has got, to the caller; and when
+ * idle, the modules of the addresses sampled since the last step, read a
+ * bounded number of addresses at a time, so that the end of the
+ * recording has only lookups left (docs/engine.md). */
+static bool between_reads(void *ctx, bool idle)
 {
 	struct engine_run *x = ctx;
 	const struct recorder *r = x->r;
 	size_t end = r->nips < x->prefetched + PREFETCH_STEP ? r->nips : x->prefetched + PREFETCH_STEP;
 
-	if (!x->ps)
+	if (x->o->progress) {
+		struct record_progress pr = {
+			.elapsed_ns = clock_ns(CLOCK_MONOTONIC) - r->start_mono_ns,
+			.duration_ns = x->o->duration_ns,
+			.samples = r->stats.samples,
+			.threads = r->nthreads,
+		};
+
+		x->o->progress(x->o->progress_arg, &pr);
+	}
+	if (!idle || !x->ps)
 		return false;
 	for (; x->prefetched < end; x->prefetched++)
 		proc_syms_prefetch(x->ps, r->ips[x->prefetched], x->o->lines);
@@ -571,7 +583,7 @@ int engine_record(pid_t pid, const struct record_options *o,
 	c.unwinder = x.u;
 	c.enable_on_exec = child_started != NULL;
 	c.on_mapping = on_mapping;
-	c.idle = prefetch_step;
+	c.between_reads = between_reads;
 	c.ctx = &x;
 	err = recorder_new(&c, &x.r, d);
 	if (err < 0 && err != -ESRCH && o->cstack == CSTACK_AUTO &&

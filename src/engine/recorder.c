@@ -231,7 +231,8 @@ int recorder_run(struct recorder *r, uint64_t duration_ns,
 		}
 		now = clock_ns(CLOCK_MONOTONIC);
 		recorder_drain_all(r);
-		idle_more = p->c.idle && idle_time(p, duration_ns, now) && p->c.idle(p->c.ctx);
+		idle_more = p->c.between_reads &&
+			    p->c.between_reads(p->c.ctx, idle_time(p, duration_ns, now));
 		/* Every ring has now been read past what was written before
 		 * the drain began: the switches older than that (less a
 		 * margin for records being written) are all here. */

@@ -107,11 +107,12 @@ struct recorder_config {
 	/* Every executable mapping the target makes, in arrival order.
 	 * Called from recorder_run. */
 	void (*on_mapping)(void *ctx, const struct mapping *m);
-	/* Work to overlap with the recording (reading symbol tables): called
-	 * between reads while more than RECORDER_IDLE_MIN_NS of the
-	 * duration is left, one bounded step at a time; returns whether
-	 * there is more. Called from recorder_run. */
-	bool (*idle)(void *ctx);
+	/* Called from recorder_run after every read (at least every 100
+	 * ms): for a progress line, and for work to overlap with the
+	 * recording (reading symbol tables) when idle is true -- while more
+	 * than RECORDER_IDLE_MIN_NS of the duration is left -- one bounded
+	 * step at a time. Returns whether there is more such work. */
+	bool (*between_reads)(void *ctx, bool idle);
 	void *ctx;
 	/* Testing: pretend kernel sampling was refused, as for a
 	 * non-root user with kernel.perf_event_paranoid=2. */
