@@ -17,6 +17,7 @@
 #include "cli/agent_preload.h"
 #include "cli/cli.h"
 #include "cli/output_args.h"
+#include "cli/progress.h"
 #include "cli/spawn.h"
 #include "client/agent_client.h"
 #include "engine/engine.h"
@@ -363,6 +364,10 @@ int cmd_record(int argc, char **argv)
 
 	diag_clear(&d);
 	a.rec.stop = &stop_requested;
+	if (progress_wanted()) {
+		a.rec.progress = progress_recording;
+		a.rec.progress_arg = &a.pid; /* a command's is known once it starts */
+	}
 	signal(SIGINT, on_stop_signal);
 	signal(SIGTERM, on_stop_signal);
 	signal(SIGPIPE, SIG_IGN);
@@ -426,6 +431,10 @@ int cmd_record(int argc, char **argv)
 	} else {
 		r = engine_record(a.pid, &a.rec, syms, NULL, NULL, &p, &d);
 	}
+	progress_clear();
+	if (stop_requested)
+		fprintf(stderr, "nprof: stopped early (Ctrl-C or a signal): writing what was "
+			"recorded\n");
 	if (r < 0) {
 		cli_error("%s", d.msg[0] ? d.msg : strerror(-r));
 		goto out;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "help/nprof.h"
 
 #ifndef NPROF_VERSION
@@ -40,6 +41,7 @@ void cli_error(const char *fmt, ...)
 {
 	va_list ap;
 
+	progress_clear();
 	fflush(stdout);
 	/* One line whole, even from two threads (diff reads its two
 	 * profiles at once). */

@@ -384,7 +384,8 @@ int agent_client_record(pid_t pid, const struct record_options *o, struct profil
 {
 	char opts[512], line[600], *data = NULL;
 	size_t len = 0;
-	uint64_t end = o->duration_ns ? clock_ns(CLOCK_MONOTONIC) + o->duration_ns : 0;
+	uint64_t began = clock_ns(CLOCK_MONOTONIC);
+	uint64_t end = o->duration_ns ? began + o->duration_ns : 0;
 	int err;
 
 	/* A backstop: should we die (killed with the nprofd that ran us,
@@ -400,8 +401,20 @@ int agent_client_record(pid_t pid, const struct record_options *o, struct profil
 	if (err < 0)
 		return err;
 	while ((!end || clock_ns(CLOCK_MONOTONIC) < end) && !(o->stop && *o->stop) &&
-	       (kill(pid, 0) == 0 || errno == EPERM))
+	       (kill(pid, 0) == 0 || errno == EPERM)) {
+		if (o->progress) {
+			/* The agent counts its samples itself: time alone. */
+			struct record_progress pr = {
+				.elapsed_ns = o->duration_ns - (end - clock_ns(CLOCK_MONOTONIC)),
+				.duration_ns = o->duration_ns,
+			};
+
+			if (!end)
+				pr.elapsed_ns = clock_ns(CLOCK_MONOTONIC) - began;
+			o->progress(o->progress_arg, &pr);
+		}
 		sleep_ms(20);
+	}
 	err = agent_client_request(pid, "stop output=pprof", &data, &len, d);
 	/* Late past the backstop, the session has ended on its own: the
 	 * agent keeps its profile for "dump". */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "base/proc.h"
 #include "engine/events.h"
 #include "engine/offcpu.h"
@@ -31,7 +32,12 @@ struct engine_run {
 	struct profile *p;
 	struct frame_cache names; /* each address named once */
 	uint32_t *frames; /* one stack being built, root first */
+	size_t prefetched; /* r->ips read ahead so far (prefetch_step) */
 };
+
+/* Addresses prefetch_step reads ahead at a time: a step is short, so the
+ * rings are read again soon; a module's first read is the long part. */
+#define PREFETCH_STEP 4096
 
 /* Mappings are applied as they arrive and looked up at the end, so a
  * library unmapped and replaced by another at the same addresses during
@@ -43,6 +49,33 @@ static void on_mapping(void *ctx, const struct mapping *m)
 
 	if (x->ps && proc_syms_add_mapping(x->ps, m) < 0)
 		x->mapping_errors++;
+}
+
+/* Between reads: how far the recording has got, to the caller; and when
+ * idle, the modules of the addresses sampled since the last step, read a
+ * bounded number of addresses at a time, so that the end of the
+ * recording has only lookups left (docs/engine.md). */
+static bool between_reads(void *ctx, bool idle)
+{
+	struct engine_run *x = ctx;
+	const struct recorder *r = x->r;
+	size_t end = r->nips < x->prefetched + PREFETCH_STEP ? r->nips : x->prefetched + PREFETCH_STEP;
+
+	if (x->o->progress) {
+		struct record_progress pr = {
+			.elapsed_ns = clock_ns(CLOCK_MONOTONIC) - r->start_mono_ns,
+			.duration_ns = x->o->duration_ns,
+			.samples = r->stats.samples,
+			.threads = r->nthreads,
+		};
+
+		x->o->progress(x->o->progress_arg, &pr);
+	}
+	if (!idle || !x->ps)
+		return false;
+	for (; x->prefetched < end; x->prefetched++)
+		proc_syms_prefetch(x->ps, r->ips[x->prefetched], x->o->lines);
+	return x->prefetched < r->nips;
 }
 
 static int frame_for(struct engine_run *x, uint64_t addr, bool kernel,
@@ -550,6 +583,7 @@ int engine_record(pid_t pid, const struct record_options *o,
 	c.unwinder = x.u;
 	c.enable_on_exec = child_started != NULL;
 	c.on_mapping = on_mapping;
+	c.between_reads = between_reads;
 	c.ctx = &x;
 	err = recorder_new(&c, &x.r, d);
 	if (err < 0 && err != -ESRCH && o->cstack == CSTACK_AUTO &&
@@ -566,12 +600,12 @@ int engine_record(pid_t pid, const struct record_options *o,
 	}
 	if (err < 0)
 		goto out;
-	/* Before the events: the maps are read while the target surely
-	 * lives, and every mapping made later reaches us as a record. For
-	 * a held child these are the pre-exec maps; the exec'd program's
-	 * mappings all come as records (enable_on_exec arms the events
-	 * before the kernel maps the new image). */
-	err = symbolizer_open_process(s, pid, x.r->kernel, &x.ps, d);
+	/* The maps, while the target surely lives (a millisecond); every
+	 * mapping made later reaches us as a record. For a held child these
+	 * are the pre-exec maps; the exec'd program's mappings all come as
+	 * records (enable_on_exec arms the events before the kernel maps the
+	 * new image). */
+	err = symbolizer_open_process_maps(s, pid, x.r->kernel, &x.ps, d);
 	if (err < 0)
 		goto out;
 	/* A command held before its exec has no threads to take: all of
@@ -589,6 +623,9 @@ int engine_record(pid_t pid, const struct record_options *o,
 	err = recorder_start(x.r, d);
 	if (err < 0)
 		goto out;
+	/* Sampling first: the symbols of the code it maps, and the kernel's,
+	 * are read while the first samples arrive. */
+	proc_syms_load(x.ps);
 	begin_threads(&x, starts, nstarts);
 	if (child_started)
 		child_started(arg);

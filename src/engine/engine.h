@@ -39,6 +39,14 @@ struct engine_thread_start {
 	uint64_t sp, pc;
 };
 
+/* How far a recording has got: for a progress line on a terminal. */
+struct record_progress {
+	uint64_t elapsed_ns;	/* since sampling began */
+	uint64_t duration_ns;	/* 0: until the target exits or *stop */
+	uint64_t samples;	/* 0 where the count is not known (the agent's) */
+	size_t threads;		/* threads sampled so far (0: not known) */
+};
+
 struct record_options {
 	const char *event;	/* "cpu" (default), "page-faults", ... */
 	uint64_t interval;	/* 0: the event's default; ns for cpu */
@@ -58,6 +66,9 @@ struct record_options {
 	int (*take_threads)(void *arg, pid_t pid, struct engine_thread_start **ret,
 			    size_t *ret_n, struct diag *d);
 	void *take_threads_arg;
+	/* Called about every 100 ms while the recording runs (NULL: not). */
+	void (*progress)(void *arg, const struct record_progress *pr);
+	void *progress_arg;
 };
 
 /* Records pid until the duration passes, the target exits, or *stop is

@@ -177,6 +177,13 @@ out:
 	return err;
 }
 
+/* Whether there is time for an idle step at now: enough of the duration
+ * left that the step cannot make the recording end late. */
+static bool idle_time(const struct recorder_private *p, uint64_t duration_ns, uint64_t now)
+{
+	return !duration_ns || now - p->start_mono + RECORDER_IDLE_MIN_NS < duration_ns;
+}
+
 int recorder_run(struct recorder *r, uint64_t duration_ns,
 		 volatile sig_atomic_t *stop, struct diag *d)
 {
@@ -184,11 +191,16 @@ int recorder_run(struct recorder *r, uint64_t duration_ns,
 	struct pollfd *fds;
 	unsigned nfds = 0;
 	uint64_t end_mono = 0;
+	bool idle_more = false;
 	int err = 0;
 
 	fds = calloc(p->ncpus + 1, sizeof(*fds));
 	if (!fds)
 		return -ENOMEM;
+	/* The events run: what the unwinder left for now is built before
+	 * the first read, while the rings fill. */
+	if (p->unwind_state && p->unwinder->state_load)
+		p->unwinder->state_load(p->unwind_state);
 	for (unsigned ci = 0; ci < p->ncpus; ci++)
 		if (p->rings[ci])
 			fds[nfds++] = (struct pollfd){ p->rings[ci]->fd, POLLIN, 0 };
@@ -210,12 +222,17 @@ int recorder_run(struct recorder *r, uint64_t duration_ns,
 			if (left < (uint64_t)POLL_MS * 1000000)
 				timeout = (int)((left + 999999) / 1000000);
 		}
+		/* Idle work left: read what is there and go on with it. */
+		if (idle_more && idle_time(p, duration_ns, now))
+			timeout = 0;
 		if (poll(fds, nfds, timeout) < 0 && errno != EINTR) {
 			err = diag_set(d, -errno, "poll: %s", strerror(errno));
 			break;
 		}
 		now = clock_ns(CLOCK_MONOTONIC);
 		recorder_drain_all(r);
+		idle_more = p->c.between_reads &&
+			    p->c.between_reads(p->c.ctx, idle_time(p, duration_ns, now));
 		/* Every ring has now been read past what was written before
 		 * the drain began: the switches older than that (less a
 		 * margin for records being written) are all here. */

@@ -91,6 +91,10 @@ struct recorder_stats {
 	size_t ring_wanted;	/* what we asked for before the mlock limits */
 };
 
+/* An idle step is taken only while this much of the duration is left, so
+ * that it never makes the recording end late. */
+#define RECORDER_IDLE_MIN_NS (200ull * 1000000)
+
 struct recorder_config {
 	pid_t pid;
 	const struct engine_event *event;
@@ -103,6 +107,12 @@ struct recorder_config {
 	/* Every executable mapping the target makes, in arrival order.
 	 * Called from recorder_run. */
 	void (*on_mapping)(void *ctx, const struct mapping *m);
+	/* Called from recorder_run after every read (at least every 100
+	 * ms): for a progress line, and for work to overlap with the
+	 * recording (reading symbol tables) when idle is true -- while more
+	 * than RECORDER_IDLE_MIN_NS of the duration is left -- one bounded
+	 * step at a time. Returns whether there is more such work. */
+	bool (*between_reads)(void *ctx, bool idle);
 	void *ctx;
 	/* Testing: pretend kernel sampling was refused, as for a
 	 * non-root user with kernel.perf_event_paranoid=2. */

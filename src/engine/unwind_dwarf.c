@@ -84,11 +84,43 @@ static void dwarf_state_free(void *state)
 	free(st);
 }
 
+/* Whether one executable file mapping of pid has CFI: a quick look at
+ * section headers, in maps order (the executable, usually, answers). */
+static bool some_module_has_cfi(struct dwarf_state *st)
+{
+	char path[64], *line = NULL;
+	size_t cap = 0;
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)st->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (!found && getline(&line, &cap, f) > 0) {
+		unsigned long long start, end, ino;
+		char perms[8];
+		int name_at = 0, fd;
+
+		if (sscanf(line, "%llx-%llx %7s %*s %*s %llu %n", &start, &end, perms, &ino,
+			   &name_at) < 4 || !name_at || !strchr(perms, 'x') || line[name_at] != '/')
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		fd = target_files_open_mapped(st->tf, start, end, ino, line + name_at);
+		if (fd < 0)
+			continue;
+		found = unwind_table_probe_fd(fd) == 0;
+		close(fd);
+	}
+	free(line);
+	fclose(f);
+	return found;
+}
+
 static int dwarf_state_new(pid_t pid, void **ret_state, struct diag *d)
 {
 	struct unwind_cache *c = shared_cache();
 	struct dwarf_state *st;
-	bool any = false;
 	int err;
 
 	if (!c)
@@ -104,18 +136,10 @@ static int dwarf_state_new(pid_t pid, void **ret_state, struct diag *d)
 			       strerror(errno));
 		goto out;
 	}
-	err = unwind_modules_from_maps(&st->mods, c, pid);
-	if (err < 0) {
-		diag_set(d, err, "cannot read /proc/%d/maps for its unwind tables: %s",
-			 (int)pid, strerror(-err));
-		goto out;
-	}
-	/* "The tables build": at least one module has usable CFI (a
-	 * foreign-architecture binary, or one without .eh_frame, has none,
-	 * and frame pointers do as well there). */
-	for (unsigned i = 0; i < st->mods.n && !any; i++)
-		any = st->mods.v[i].table && st->mods.v[i].table->cfi;
-	if (!any) {
+	/* "The tables build": a module has CFI (a foreign-architecture
+	 * binary, or one without .eh_frame, has none, and frame pointers
+	 * do as well there). The tables are built in dwarf_state_load. */
+	if (!some_module_has_cfi(st)) {
 		err = diag_set(d, -ENOEXEC,
 			       "no executable mapping of PID %d has x86-64 DWARF CFI",
 			       (int)pid);
@@ -123,9 +147,22 @@ static int dwarf_state_new(pid_t pid, void **ret_state, struct diag *d)
 	}
 	*ret_state = st;
 	st = NULL;
+	err = 0;
 out:
 	dwarf_state_free(st);
 	return err;
+}
+
+/* The tables of every executable mapping, now that the events run. A
+ * failure leaves the modules without tables: their samples end early,
+ * and say so (UNWOUND_NO_INFO). */
+static void dwarf_state_load(void *state)
+{
+	struct dwarf_state *st = state;
+	struct unwind_cache *c = shared_cache();
+
+	if (c)
+		unwind_modules_from_maps(&st->mods, c, st->pid);
 }
 
 /* The table and bias of one mapping, or NULL (frame pointers there). */
@@ -315,6 +352,7 @@ const struct unwinder unwinder_dwarf = {
 	.ring_bytes = DWARF_RING_BYTES,
 	.prepare_attr = dwarf_prepare_attr,
 	.state_new = dwarf_state_new,
+	.state_load = dwarf_state_load,
 	.state_free = dwarf_state_free,
 	.on_mapping = dwarf_on_mapping,
 	.on_exec = dwarf_on_exec,

@@ -81,8 +81,12 @@ struct unwinder {
 	 * deepest kernel chain wanted (already capped by the sysctl). */
 	void (*prepare_attr)(struct perf_event_attr *a, unsigned max_stack);
 	/* Per-target state, for unwinders that keep tables (NULL: none).
-	 * state_new fails when the target cannot be unwound this way. */
+	 * state_new fails when the target cannot be unwound this way, and
+	 * is quick: it runs before the events are enabled. state_load then
+	 * builds the tables, once the events run and before the first read
+	 * (NULL: nothing to build), so that sampling starts first. */
 	int (*state_new)(pid_t pid, void **ret_state, struct diag *d);
+	void (*state_load)(void *state);
 	void (*state_free)(void *state);
 	/* An executable mapping the target made (PERF_RECORD_MMAP2), and
 	 * an exec that replaced its address space (NULL: not needed). */

@@ -76,6 +76,7 @@ struct pmod {
 	bool tried;
 	bool dwarf_tried;	/* asked the cache for its DWARF */
 	bool is_main;
+	bool code;		/* one of its mappings is executable (or the vDSO) */
 };
 
 struct proc_syms {
@@ -83,6 +84,7 @@ struct proc_syms {
 	pid_t pid;
 	bool kernel;
 	struct target_files *tf; /* its files, read as its user may (NULL: gone) */
+	bool loaded;		/* proc_syms_load ran: code is read as it is mapped */
 	char *exe;		/* the main executable's path, or NULL */
 	struct maps maps;	/* entries' user: index in mods, or NO_MODULE */
 	struct pmod *mods;
@@ -339,6 +341,13 @@ static void pmod_load(struct proc_syms *ps, struct pmod *pm)
 	set_build_id(ps, pm);
 }
 
+/* Whether module slot idx holds code (one of its mappings executable,
+ * or the vDSO): what proc_syms_load reads at once. */
+static bool is_code(const struct proc_syms *ps, uint32_t idx)
+{
+	return ps->mods[idx].code;
+}
+
 static int add_entry(struct proc_syms *ps, struct map_entry *e)
 {
 	uint32_t idx;
@@ -351,9 +360,11 @@ static int add_entry(struct proc_syms *ps, struct map_entry *e)
 	err = maps_insert(&ps->maps, e);
 	if (err < 0)
 		return err;
+	if (idx != NO_MODULE && (e->prot & PROT_EXEC || e->kind == MAPK_VDSO))
+		ps->mods[idx].code = true;
 	/* Code is loaded now, while the process and its files are there to
 	 * read; the data a process maps is left until an address asks. */
-	if (idx != NO_MODULE && (e->prot & PROT_EXEC || e->kind == MAPK_VDSO))
+	if (ps->loaded && idx != NO_MODULE && is_code(ps, idx))
 		pmod_load(ps, &ps->mods[idx]);
 	return 0;
 }
@@ -489,8 +500,8 @@ static char *read_exe(pid_t pid)
 	return strdup(target);
 }
 
-int symbolizer_open_process(struct symbolizer *s, pid_t pid, bool kernel,
-			    struct proc_syms **ret, struct diag *d)
+int symbolizer_open_process_maps(struct symbolizer *s, pid_t pid, bool kernel,
+				 struct proc_syms **ret, struct diag *d)
 {
 	struct proc_syms *ps = NULL;
 	struct maps parsed;
@@ -552,10 +563,6 @@ int symbolizer_open_process(struct symbolizer *s, pid_t pid, bool kernel,
 		goto out;
 	diag_clear(d);
 	proc_syms_reload_perf_map(ps); /* a broken perf map is not fatal */
-	/* /proc/kallsyms (megabytes of text) is read in the background from
-	 * now on, so neither attaching nor finishing waits for it. */
-	if (kernel)
-		prefetch_kernel(s);
 	*ret = ps;
 	ps = NULL;
 	err = 0;
@@ -563,6 +570,28 @@ out:
 	proc_syms_free(ps);
 	maps_release(&parsed);
 	free(buf);
+	return err;
+}
+
+void proc_syms_load(struct proc_syms *ps)
+{
+	ps->loaded = true;
+	for (size_t i = 0; i < ps->nmods; i++)
+		if (ps->mods[i].code)
+			pmod_load(ps, &ps->mods[i]);
+	/* /proc/kallsyms (megabytes of text) is read in the background from
+	 * now on, so neither attaching nor finishing waits for it. */
+	if (ps->kernel)
+		prefetch_kernel(ps->s);
+}
+
+int symbolizer_open_process(struct symbolizer *s, pid_t pid, bool kernel,
+			    struct proc_syms **ret, struct diag *d)
+{
+	int err = symbolizer_open_process_maps(s, pid, kernel, ret, d);
+
+	if (err == 0)
+		proc_syms_load(*ret);
 	return err;
 }
 
@@ -817,6 +846,19 @@ static struct dwarf_lines *pmod_dwarf(struct proc_syms *ps, struct pmod *pm)
 		}
 	}
 	return pm->mod->dwarf;
+}
+
+void proc_syms_prefetch(struct proc_syms *ps, uint64_t addr, bool lines)
+{
+	const struct map_entry *e = addr >> 63 ? NULL : maps_find(&ps->maps, addr);
+	struct pmod *pm;
+
+	if (!e || e->user == NO_MODULE)
+		return;
+	pm = &ps->mods[e->user];
+	pmod_load(ps, pm);
+	if (lines)
+		pmod_dwarf(ps, pm);
 }
 
 /* The name of a DWARF frame: its linkage name demangled when it has one

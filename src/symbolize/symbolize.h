@@ -77,6 +77,15 @@ void symbolizer_get_stats(const struct symbolizer *s,
  * (maps not readable: another user's process), with d saying so. */
 int symbolizer_open_process(struct symbolizer *s, pid_t pid, bool kernel,
 			    struct proc_syms **ret, struct diag *d);
+
+/* The same in two steps, for a recording that starts sampling first:
+ * symbolizer_open_process_maps reads the maps and the perf map only (a
+ * millisecond: the process surely lives then), proc_syms_load then reads
+ * the symbols of the code it maps, and of all it maps from then on, and
+ * starts reading the kernel's in the background. */
+int symbolizer_open_process_maps(struct symbolizer *s, pid_t pid, bool kernel,
+				 struct proc_syms **ret, struct diag *d);
+void proc_syms_load(struct proc_syms *ps);
 void proc_syms_free(struct proc_syms *ps);
 
 /* Adds a mapping seen after the process was opened (dlopen, mmap). A new
@@ -87,6 +96,13 @@ int proc_syms_add_mapping(struct proc_syms *ps, const struct mapping *m);
  * this by themselves, at most every 100 ms, when an address in
  * anonymous memory has no name. */
 int proc_syms_reload_perf_map(struct proc_syms *ps);
+
+/* Reads, ahead of its first lookup, the module that holds the user
+ * address addr: its symbols (and debug file), with lines its DWARF too.
+ * What a recording does while samples arrive, so that its end has only
+ * lookups left. Cheap when the module is read already, or addr is in
+ * none; the kernel's symbols have a thread of their own. */
+void proc_syms_prefetch(struct proc_syms *ps, uint64_t addr, bool lines);
 
 /* Names addr. kernel says the address came from the kernel part of a
  * callchain. Always fills ret; returns 0 or -ENOMEM. */

@@ -234,6 +234,24 @@ out:
 	return err;
 }
 
+int unwind_table_probe_fd(int fd)
+{
+	const struct elf_input in = { NULL, fd, NULL, 0 };
+	struct elf_src s;
+	GElf_Shdr sh;
+	int err = elf_src_open(&in, &s);
+
+	if (err)
+		return err;
+	/* A section that is there and holds bytes; whether they parse is
+	 * for the table to find out. */
+	if ((!find_section(s.elf, ".eh_frame", &sh) || !sh.sh_size) &&
+	    (!find_section(s.elf, ".debug_frame", &sh) || !sh.sh_size))
+		err = -ENOENT;
+	elf_src_close(&s);
+	return err;
+}
+
 int unwind_table_from_elf(const char *path, const char *debug_path,
 			  struct unwind_table **ret_table)
 {

@@ -51,6 +51,11 @@ enum {
 int unwind_table_from_elf(const char *path, const char *debug_path,
 			  struct unwind_table **ret_table);
 
+/* Whether the x86-64 ELF file open as fd (left open) has CFI to build a
+ * table from (.eh_frame or .debug_frame, not empty), without building it:
+ * 0, -ENOENT (none), -ENOEXEC (not x86-64 ELF), or another -errno. */
+int unwind_table_probe_fd(int fd);
+
 /* The same from an ELF image in memory (the vDSO). */
 int unwind_table_from_memory(const void *image, size_t size,
 			     struct unwind_table **ret_table);

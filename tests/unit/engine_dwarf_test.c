@@ -356,6 +356,9 @@ __attribute__((section("dw_main"))) int main(void)
 	CHECK(!err && state, "state for this process: %s", d.msg);
 	if (err)
 		return test_done();
+	CHECK(unwinder_dwarf_modules(state)->n == 0,
+	      "state_new builds no table: that waits for state_load, once sampling runs");
+	unwinder_dwarf.state_load(state);
 	test_walk();
 	NOTAIL();
 	test_mappings();
