@@ -175,6 +175,40 @@ static int proc_uids(pid_t pid, uid_t uids[3])
  * allows a non-root user to profile a process only when its real,
  * effective and saved uids all equal the caller's (ptrace's read check),
  * when it is dumpable, and when perf_event_paranoid is at most 2. */
+/* Whether perf_event_open is refused to this process whatever the target:
+ * even the cheapest event on itself (user space only, software) is. Then
+ * it is a filter on this process (seccomp: a container's default profile)
+ * or a security module, not the target's owner or the sysctl. */
+static bool refused_even_here(void)
+{
+	struct perf_event_attr a = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(a),
+		.config = PERF_COUNT_SW_DUMMY,
+		.disabled = 1,
+		.exclude_kernel = 1,
+		.exclude_hv = 1,
+	};
+	int fd = engine_perf_event_open(&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+
+	if (fd >= 0)
+		close(fd);
+	return fd == -EACCES || fd == -EPERM;
+}
+
+/* Whether this process runs under a seccomp filter (/proc/self/status
+ * "Seccomp: 2"). */
+static bool seccomp_filtered(void)
+{
+	char buf[4096];
+	const char *line;
+
+	if (proc_read_small("/proc/self/status", buf, sizeof(buf)) < 0)
+		return false;
+	line = strstr(buf, "\nSeccomp:");
+	return line && strtol(line + 9, NULL, 10) == 2;
+}
+
 static int explain_denied(struct recorder *r, int err, struct diag *d)
 {
 	struct recorder_private *p = r->priv;
@@ -189,6 +223,16 @@ static int explain_denied(struct recorder *r, int err, struct diag *d)
 				"%s: perf_events denied (kernel.perf_event_paranoid=%lld); "
 				"set it to 2 or lower, or use the agent's -e itimer",
 				ev, (long long)level);
+	/* The sysctl allows it, and it is refused even on ourselves: a filter
+	 * on this process (a container's default profile) or a security
+	 * module, whatever the user. */
+	if (refused_even_here() && seccomp_filtered())
+		return diag_set(d, err,
+				"%s: perf_event_open is refused by a seccomp filter on nprof itself "
+				"(%s), as a container's default profile does; run nprof outside the "
+				"container, or allow perf_event_open in its profile (docker: "
+				"--security-opt seccomp=PROFILE), or load the agent and use -e itimer",
+				ev, strerror(-err));
 	if (!proc_uids(p->pid, uids) &&
 	    (uids[0] != me || uids[1] != me || uids[2] != me)) {
 		uid_t other = uids[0] != me ? uids[0]

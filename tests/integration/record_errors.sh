@@ -124,6 +124,16 @@ else
 	skip "perf events denied by perf_event_paranoid=3" "no unshare -m here"
 fi
 
+# --- perf events denied by a container's seccomp profile ---------------------------
+# The sysctl allows it, and root runs nprof, but a seccomp filter on nprof
+# answers perf_event_open with EPERM, as Docker's default profile does.
+timeout -k 5 15 "$PROGS/deny_perf" --eperm "$NPROF" record -d 1 "$other" \
+	>"$TMP/np.out" 2>"$TMP/np.err" </dev/null
+NP_RC=$?
+check "seccomp refuses perf_event_open (EPERM, as in a container): one line naming seccomp, the container and -e itimer" \
+	bash -c "[ $NP_RC -eq 1 ] && [ \$(wc -l <'$TMP/np.err') -eq 1 ] && grep -q 'seccomp' '$TMP/np.err' && grep -q 'container' '$TMP/np.err' && grep -q 'itimer' '$TMP/np.err'"
+[ "$NP_RC" -eq 1 ] || np_diag
+
 # --- an unprivileged user at perf_event_paranoid=2 ---------------------------------
 
 paranoid=$(cat /proc/sys/kernel/perf_event_paranoid)

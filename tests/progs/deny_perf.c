@@ -5,10 +5,14 @@
  * seccomp filter for the syscall, plus a bind-mounted
  * /proc/sys/kernel/perf_event_paranoid that reads 3.
  *
- *   deny_perf COMMAND [ARGS...] */
+ *   deny_perf [--eperm] COMMAND [ARGS...]
+ *
+ * --eperm: EPERM instead, as a container runtime's default seccomp
+ * profile answers (Docker's, for one). */
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
@@ -18,14 +22,21 @@
 
 int main(int argc, char **argv)
 {
+	int err = EACCES;
+
+	if (argc > 1 && !strcmp(argv[1], "--eperm")) {
+		err = EPERM;
+		argv++;
+		argc--;
+	}
 	if (argc < 2) {
-		fprintf(stderr, "usage: deny_perf COMMAND [ARGS...]\n");
+		fprintf(stderr, "usage: deny_perf [--eperm] COMMAND [ARGS...]\n");
 		return 2;
 	}
 	struct sock_filter filter[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_perf_event_open, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EACCES & SECCOMP_RET_DATA)),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ((unsigned)err & SECCOMP_RET_DATA)),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
 	struct sock_fprog prog = {
