@@ -13,8 +13,10 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 
+#include "base/clock.h"
 #include "base/utf8.h"
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "output/output.h"
 
 static volatile sig_atomic_t interrupted;
@@ -95,24 +97,43 @@ int daemon_cmd_worker(const char *cmd, const char *arg, char *ret_id, size_t len
 	return EXIT_FAILED;
 }
 
+/* The progress line of a waiting command: the instance's state and how
+ * long it has run, of how long it may. */
+static void wait_progress(long long id, const json_t *inst, uint64_t waited_ns)
+{
+	const json_t *dur = json_object_get(inst, "duration");
+	char of[32] = "";
+
+	if (json_is_number(dur))
+		snprintf(of, sizeof(of), " of %.0f s", json_number_value(dur));
+	progress_show("instance %lld (%s on %s) %s: %.1f s%s; Ctrl-C stops it", id,
+		      daemon_cmd_str(inst, "mode", daemon_cmd_str(inst, "kind", "?")),
+		      daemon_cmd_str(inst, "worker", "?"), daemon_cmd_str(inst, "status", "?"),
+		      (double)waited_ns / 1e9, of);
+}
+
 int daemon_cmd_wait(long long id, bool stop_on_ctrl_c, json_t **ret)
 {
 	struct sigaction sa = { .sa_handler = on_sigint, .sa_flags = SA_RESTART | SA_RESETHAND };
 	struct sigaction old;
-	const struct timespec poll = { 0, DAEMON_CMD_POLL_MS * 1000000L };
 	json_t *inst = NULL;
-	bool stop_asked = false;
-	char path[64], stop[80];
+	bool stop_asked = false, show = progress_wanted();
+	uint64_t began = clock_ns(CLOCK_MONOTONIC);
+	char path[80], stop[80];
 	struct diag d;
 	int r, ret_code = EXIT_FAILED;
 
-	snprintf(path, sizeof(path), "/api/v1/instances/%lld", id);
+	/* nprofd holds each answer until the instance ends, or a second: the
+	 * end is seen as it happens (docs/api.md, ?wait=). */
+	snprintf(path, sizeof(path), "/api/v1/instances/%lld?wait=%d", id, DAEMON_CMD_WAIT_S);
 	snprintf(stop, sizeof(stop), "/api/v1/instances/%lld/stop", id);
 	interrupted = 0;
 	sigemptyset(&sa.sa_mask);
 	if (stop_on_ctrl_c)
 		sigaction(SIGINT, &sa, &old);
 	for (;;) {
+		uint64_t asked = clock_ns(CLOCK_MONOTONIC), took;
+
 		diag_clear(&d);
 		r = daemon_call("GET", path, NULL, &inst, NULL, &d);
 		if (r < 0) {
@@ -124,11 +145,14 @@ int daemon_cmd_wait(long long id, bool stop_on_ctrl_c, json_t **ret)
 			ret_code = EXIT_OK;
 			break;
 		}
+		if (show)
+			wait_progress(id, inst, clock_ns(CLOCK_MONOTONIC) - began);
 		json_decref(inst);
 		inst = NULL;
 		if (interrupted && !stop_asked) {
 			/* Storm's Stop: what was recorded until now is the result. */
 			stop_asked = true;
+			progress_clear();
 			fprintf(stderr, "nprof: stopping instance %lld, then writing what it recorded "
 				"(Ctrl-C again to leave without it)\n", id);
 			diag_clear(&d);
@@ -137,8 +161,17 @@ int daemon_cmd_wait(long long id, bool stop_on_ctrl_c, json_t **ret)
 				cli_error("%s", d.msg);
 			continue;
 		}
-		nanosleep(&poll, NULL);
+		/* An nprofd that does not hold the answer: poll, not spin. */
+		took = clock_ns(CLOCK_MONOTONIC) - asked;
+		if (took < (uint64_t)DAEMON_CMD_POLL_MS * 1000000) {
+			uint64_t left = (uint64_t)DAEMON_CMD_POLL_MS * 1000000 - took;
+			struct timespec ts = { (time_t)(left / 1000000000ull),
+					       (long)(left % 1000000000ull) };
+
+			nanosleep(&ts, NULL);
+		}
 	}
+	progress_clear();
 	if (stop_on_ctrl_c && !interrupted)
 		sigaction(SIGINT, &old, NULL);
 	return ret_code;

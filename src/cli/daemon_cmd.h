@@ -13,7 +13,10 @@
 
 #include "client/daemon_client.h"
 
-/* How often a waiting command asks for its instance, in ms. */
+/* How long nprofd may hold a waiting command's question (?wait=), in
+ * seconds, and how often at most it asks again, in ms (an nprofd that
+ * answers at once). */
+#define DAEMON_CMD_WAIT_S 1
 #define DAEMON_CMD_POLL_MS 200
 
 /* arg, a worker id or a PID (all digits, resolved through
@@ -24,8 +27,9 @@ int daemon_cmd_worker(const char *cmd, const char *arg, char *ret_id, size_t len
 /* An instance or artifact id: a positive number. */
 int daemon_cmd_parse_id(const char *arg, long long *ret);
 
-/* Polls instance id every DAEMON_CMD_POLL_MS until it is no longer
- * RUNNING; its final JSON in *ret (decref it). With stop_on_ctrl_c, the
+/* Asks for instance id until it is no longer RUNNING, nprofd holding
+ * each answer up to DAEMON_CMD_WAIT_S (so the end is seen as it happens),
+ * with a progress line on a terminal; its final JSON in *ret (decref it). With stop_on_ctrl_c, the
  * first Ctrl-C asks nprofd to stop it and the wait goes on for what it
  * recorded until then; a second one ends nprof. */
 int daemon_cmd_wait(long long id, bool stop_on_ctrl_c, json_t **ret);

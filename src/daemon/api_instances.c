@@ -508,6 +508,47 @@ static void instances_list(struct daemon *d, const struct request *rq, struct re
 	api_keep(d, rq, rp, generation);
 }
 
+/* How long a GET of one instance may wait for it to end (?wait=). */
+#define WAIT_MAX_S 60
+
+/* GET /api/v1/instances/ID[?wait=SECONDS]: the instance; with wait, once
+ * it is no longer RUNNING, or after SECONDS (at most WAIT_MAX_S) if it
+ * still is: a client waiting for the end learns it as it happens rather
+ * than at its next poll. */
+static void instance_get(struct daemon *d, const struct request *rq, struct reply *rp,
+			 const char *seg)
+{
+	const char *wait_text = rq->query(rq, "wait");
+	uint64_t until = clock_ns(CLOCK_MONOTONIC);
+	json_t *row;
+
+	if (wait_text) {
+		char *end;
+		long secs = strtol(wait_text, &end, 10);
+
+		if (end == wait_text || *end || secs < 0 || secs > WAIT_MAX_S) {
+			reply_error(rp, 400, "wait", "wait=%.32s: use whole seconds from 0 to %d",
+				    wait_text, WAIT_MAX_S);
+			return;
+		}
+		until += (uint64_t)secs * 1000000000ull;
+	}
+	for (;;) {
+		uint64_t generation = db_generation(d->db);
+
+		row = find_instance(d, rq, rp, seg);
+		if (!row)
+			return;
+		if (strcmp(json_string_value(json_object_get(row, "status")), "RUNNING") ||
+		    clock_ns(CLOCK_MONOTONIC) >= until ||
+		    !db_wait_change(d->db, generation, until))
+			break;
+		json_decref(row);
+	}
+	rp->json = instance_shown(d, row);
+	json_decref(row);
+}
+
 void api_instances(struct daemon *d, const struct request *rq, struct reply *rp)
 {
 	char seg[32];
@@ -522,10 +563,7 @@ void api_instances(struct daemon *d, const struct request *rq, struct reply *rp)
 			reply_error(rp, 405, NULL, "use GET or POST on /api/v1/instances");
 	} else if (api_path(rq->path, "/api/v1/instances", NULL, seg, sizeof(seg)) &&
 		   !strcmp(rq->method, "GET")) {
-		if ((row = find_instance(d, rq, rp, seg))) {
-			rp->json = instance_shown(d, row);
-			json_decref(row);
-		}
+		instance_get(d, rq, rp, seg);
 	} else if (api_path(rq->path, "/api/v1/instances", "stop", seg, sizeof(seg)) &&
 		   !strcmp(rq->method, "POST")) {
 		if (!(row = find_instance(d, rq, rp, seg)))

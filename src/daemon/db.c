@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "daemon/db.h"
 #include "daemon/log.h"
@@ -34,6 +35,8 @@ struct db {
 	struct connection readers[DB_READERS];
 	unsigned next_reader;	/* atomic: where the search for a free one starts */
 	uint64_t generation;	/* atomic: writes committed */
+	pthread_mutex_t changed_lock; /* with changed: a write was committed */
+	pthread_cond_t changed;
 };
 
 /* Migrations: MIGRATIONS[v] brings a schema at version v to v + 1.
@@ -208,6 +211,7 @@ static void connection_close(struct connection *c)
 struct db *db_open(const char *path, char *err, size_t errlen)
 {
 	struct db *db = calloc(1, sizeof(*db));
+	pthread_condattr_t ca;
 	char reader_setup[64];
 
 	if (!db) {
@@ -216,6 +220,11 @@ struct db *db_open(const char *path, char *err, size_t errlen)
 	}
 	snprintf(reader_setup, sizeof(reader_setup), "PRAGMA cache_size = -%d;",
 		 DB_READER_CACHE_KIB);
+	pthread_mutex_init(&db->changed_lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&db->changed, &ca);
+	pthread_condattr_destroy(&ca);
 	if (connection_open(&db->writer, path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
 			    "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
 			    "PRAGMA foreign_keys=ON;", err, errlen) < 0 ||
@@ -241,6 +250,8 @@ void db_close(struct db *db)
 	for (int i = 0; i < DB_READERS; i++)
 		if (db->readers[i].h)
 			connection_close(&db->readers[i]);
+	pthread_cond_destroy(&db->changed);
+	pthread_mutex_destroy(&db->changed_lock);
 	free(db);
 }
 
@@ -351,7 +362,10 @@ int db_exec(struct db *db, int64_t *ret_id, const char *sql, const char *types, 
 		*ret_id = sqlite3_last_insert_rowid(db->writer.h);
 	/* after the commit: a reader that saw the old generation may have
 	 * seen the old rows, never the reverse */
+	pthread_mutex_lock(&db->changed_lock);
 	__atomic_add_fetch(&db->generation, 1, __ATOMIC_RELEASE);
+	pthread_cond_broadcast(&db->changed);
+	pthread_mutex_unlock(&db->changed_lock);
 	r = 0;
 out:
 	done(st);
@@ -431,6 +445,21 @@ int64_t db_query_int(struct db *db, int64_t fallback, const char *sql, const cha
 	done(st);
 	pthread_mutex_unlock(&c->lock);
 	return v;
+}
+
+bool db_wait_change(struct db *db, uint64_t since, uint64_t until_ns)
+{
+	struct timespec until = { (time_t)(until_ns / 1000000000ull),
+				  (long)(until_ns % 1000000000ull) };
+	bool changed;
+
+	pthread_mutex_lock(&db->changed_lock);
+	while (db_generation(db) == since &&
+	       pthread_cond_timedwait(&db->changed, &db->changed_lock, &until) != ETIMEDOUT)
+		;
+	changed = db_generation(db) != since;
+	pthread_mutex_unlock(&db->changed_lock);
+	return changed;
 }
 
 uint64_t db_generation(struct db *db)

@@ -43,6 +43,11 @@ int64_t db_query_int(struct db *db, int64_t fallback, const char *sql, const cha
  * the queries whose result it is to label. */
 uint64_t db_generation(struct db *db);
 
+/* Waits until the generation is no longer since (a write was committed
+ * since it was taken) or CLOCK_MONOTONIC reaches until_ns: whether it
+ * changed. For a reply that waits for what it shows to change. */
+bool db_wait_change(struct db *db, uint64_t since, uint64_t until_ns);
+
 /* PRAGMA integrity_check says "ok". */
 bool db_integrity_ok(struct db *db);
 

@@ -56,6 +56,14 @@ check "worker $W: cpu and (for root, from outside) wall and offcpu available; al
 	[ "$(json "$TMP/api.out" '"cpu" in j["modes"], "wall" in j["modes"], "offcpu" in j["modes"], "alloc" in j["modes"], "agent" in j["unavailable"]["modes"]["alloc"]')" = \
 	  "(True, True, True, False, True)" ]
 start_instance "{\"worker\": \"$W\", \"mode\": \"wall\", \"duration\": \"2s\", \"format\": \"collapsed\"}"
+# ?wait= holds the answer until the instance ends (or the seconds pass).
+api GET "/api/v1/instances/$INST?wait=60"
+check "GET /api/v1/instances/ID?wait=60 on a 2 s instance answers once it has ended ($(json "$TMP/api.out" 'j["status"]'))" \
+	[ "$(json "$TMP/api.out" 'j["status"]')" = FINISHED ]
+api GET "/api/v1/instances/$INST?wait=61"
+check "?wait=61: 400 naming wait" error_names 400 wait
+api GET "/api/v1/instances/$INST?wait=soon"
+check "?wait=soon: 400 naming wait" error_names 400 wait
 wait_instance "$INST" 30
 api GET "/api/v1/artifacts/$(artifact_of)?format=collapsed"
 check "a wall instance on a worker without the agent FINISHED ($STATUS), its stacks ending in [running]" \
