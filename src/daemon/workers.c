@@ -21,6 +21,7 @@
 #define PF_KTHREAD 0x00200000u	/* include/linux/sched.h: stat's flags field */
 #define KTHREADD_PID 2
 #define AGENT_LIB "libnprof.so"
+#define AGENT_COPY "nprof-agent-" /* inject/agent_load.c: its copy is nprof-agent-UID-BUILDID.so */
 
 /* A share measured over a few clock ticks is noise (at 100 Hz, 50 ms is
  * 5 ticks: +-20%), so a scan closer than this to the baseline repeats
@@ -391,17 +392,24 @@ static int cgroup_read(const char *root, pid_t pid, struct worker *w)
 }
 
 /* Whether the line (a maps line, or the tail of a long one) names a file
- * whose basename is AGENT_LIB, "(deleted)" or not: the library may have
- * been replaced on disk since it was loaded. */
+ * whose basename is AGENT_LIB, or AGENT_COPY...so (the copy nprof attach
+ * makes in a process's own /tmp), "(deleted)" or not: the library may
+ * have been replaced on disk since it was loaded. */
 static bool maps_line_is_agent(const char *line, size_t len)
 {
 	static const char deleted[] = " (deleted)";
-	static const char lib[] = "/" AGENT_LIB;
+	static const char lib[] = "/" AGENT_LIB, copy[] = "/" AGENT_COPY, so[] = ".so";
+	const char *base;
 
 	if (len >= sizeof(deleted) - 1 &&
 	    !memcmp(line + len - (sizeof(deleted) - 1), deleted, sizeof(deleted) - 1))
 		len -= sizeof(deleted) - 1;
-	return len >= sizeof(lib) - 1 && !memcmp(line + len - (sizeof(lib) - 1), lib, sizeof(lib) - 1);
+	if (len >= sizeof(lib) - 1 && !memcmp(line + len - (sizeof(lib) - 1), lib, sizeof(lib) - 1))
+		return true;
+	base = memrchr(line, '/', len);
+	return base && (size_t)(line + len - base) > sizeof(copy) - 1 + sizeof(so) - 1 &&
+	       !memcmp(base, copy, sizeof(copy) - 1) &&
+	       !memcmp(line + len - (sizeof(so) - 1), so, sizeof(so) - 1);
 }
 
 /* A JVM can have tens of thousands of mappings: read in chunks and stop

@@ -124,8 +124,47 @@ copy=/proc/$PID/root/tmp/nprof-agent-$UID_U-$BID.so
 check "the copy in its /tmp is the user's file, not root's ($(stat -c '%U %a' "$copy" 2>/dev/null))" \
 	bash -c "[ \"\$(stat -c %u '$copy')\" = $UID_U ]"
 check "nothing of the agent in our /tmp" bash -c "! ls /tmp/nprof-agent-*$BID* 2>/dev/null"
-# A second attach (after detach) uses the user's copy as it is.
 run_nprof 30 detach "$PID"
 kill -KILL "$PID" 2>/dev/null
 
+# --- the same through nprofd: an admin's "Attach agent" --------------------------------
+# nprofd runs nprof attach as root for an admin, with the agent beside
+# nprof; the user hides that path and binds the root-only directory over
+# their /tmp: refused in one line, nothing written; in a namespace with a
+# /tmp of its own, the admin attaches and gets an allocation profile.
+NPROFD=$NPROF_BUILD/nprofd
+[ -x "$NPROFD" ] || bail "nprofd is built ($NPROFD)"
+D=$TMP/daemon
+mkdir -p "$D"
+chmod 755 "$D"
+SOCK=$D/nprofd.sock
+printf '[actions]\nattach = on\n' >"$D/nprofd.conf"
+start_daemon "$D/nprofd.conf" || bail "nprofd starts"
+AGENT_DIR=$(dirname "$AGENT")
+rm -f "$RO"/*
+start_as_user bind "mount --bind $RO /tmp && mount -t tmpfs tmpfs $AGENT_DIR &&
+	exec $VT/alloc_bind --seconds 60" || bail "the user's process runs with a root-only /tmp"
+api POST "/api/v1/workers/$(worker_of "$PID")/attach"
+found=$(ls -A "$RO")
+check "nprofd's attach for root, the user's /tmp bound to a root-only directory: 409, nothing written there (${found:-nothing})" \
+	bash -c "[ '$CODE' = 409 ] && [ -z '$found' ]"
+kill -KILL "$PID" 2>/dev/null
+start_as_user own "mount -t tmpfs tmpfs /tmp && mount -t tmpfs tmpfs $AGENT_DIR &&
+	exec $VT/alloc_own --seconds 60" || bail "the user's process runs in a namespace of its own"
+W=$(worker_of "$PID")
+api POST "/api/v1/workers/$W/attach"
+check "nprofd's attach for root on the user's process in its own namespace: 200" [ "$CODE" = 200 ]
+# The workers' agent column comes from nprofd's next look at /proc.
+for ((i = 0; i < 50; i++)); do
+	api GET "/api/v1/workers/$W"
+	[ "$(json "$TMP/api.out" 'j["agent"]')" = True ] && break
+	sleep 0.2
+done
+start_instance "{\"worker\": \"$W\", \"mode\": \"alloc\", \"duration\": \"2s\", \"format\": \"collapsed\"}"
+[ -n "$INST" ] || diag "POST /api/v1/instances: $CODE $(head -c 300 "$TMP/api.out")"
+wait_instance "$INST" 30
+api GET "/api/v1/artifacts/$(artifact_of)?format=collapsed"
+check "and an alloc instance there FINISHED ($STATUS) with the user's allocations (ns::Pool<int>::grow)" \
+	bash -c "[ '$STATUS' = FINISHED ] && grep -q 'ns::Pool<int>::grow' '$TMP/api.out'"
+kill -KILL "$PID" 2>/dev/null
 finish
