@@ -1,6 +1,7 @@
 /* daemon_client: see daemon_client.h. */
 #include "client/daemon_client.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -29,11 +30,85 @@ struct exchange {
 	char filename[256];	/* Content-Disposition's, as sent */
 };
 
+/* libcurl is loaded the first time nprof talks to nprofd, not with nprof:
+ * it and the TLS, Kerberos and LDAP libraries behind it are some 35
+ * objects whose loading and constructors took ~4.4 ms of CPU at the
+ * start of every nprof (docs/performance.md), more than a whole thread
+ * dump of a small process. Written once under curl_once. */
+#ifndef NPROF_CURL_SONAME
+#define NPROF_CURL_SONAME "libcurl.so.4"
+#endif
+
+static struct {
+	CURLcode (*global_init)(long flags);
+	CURL *(*easy_init)(void);
+	CURLcode (*easy_setopt)(CURL *h, CURLoption opt, ...);
+	CURLcode (*easy_perform)(CURL *h);
+	CURLcode (*easy_getinfo)(CURL *h, CURLINFO info, ...);
+	void (*easy_cleanup)(CURL *h);
+	char *(*easy_escape)(CURL *h, const char *s, int len);
+	const char *(*easy_strerror)(CURLcode rc);
+	void (*free)(void *p);
+	struct curl_slist *(*slist_append)(struct curl_slist *l, const char *s);
+	void (*slist_free_all)(struct curl_slist *l);
+	bool ready;
+	char why[256];		/* when not ready */
+} cu;
+
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 
 static void curl_start(void)
 {
-	curl_global_init(CURL_GLOBAL_DEFAULT);
+	static const struct {
+		const char *name;
+		size_t at;
+	} syms[] = {
+#define CU_SYM(field, name) { name, offsetof(__typeof__(cu), field) }
+		CU_SYM(global_init, "curl_global_init"),
+		CU_SYM(easy_init, "curl_easy_init"),
+		CU_SYM(easy_setopt, "curl_easy_setopt"),
+		CU_SYM(easy_perform, "curl_easy_perform"),
+		CU_SYM(easy_getinfo, "curl_easy_getinfo"),
+		CU_SYM(easy_cleanup, "curl_easy_cleanup"),
+		CU_SYM(easy_escape, "curl_easy_escape"),
+		CU_SYM(easy_strerror, "curl_easy_strerror"),
+		CU_SYM(free, "curl_free"),
+		CU_SYM(slist_append, "curl_slist_append"),
+		CU_SYM(slist_free_all, "curl_slist_free_all"),
+#undef CU_SYM
+	};
+	void *lib = dlopen(NPROF_CURL_SONAME, RTLD_NOW | RTLD_LOCAL);
+
+	if (!lib) {
+		snprintf(cu.why, sizeof(cu.why), "cannot load libcurl (%s): %s; install it "
+			 "(Debian: libcurl3-gnutls)", NPROF_CURL_SONAME, dlerror());
+		return;
+	}
+	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
+		void *f = dlsym(lib, syms[i].name);
+
+		if (!f) {
+			snprintf(cu.why, sizeof(cu.why), "%s has no %s: not a libcurl nprof "
+				 "can use", NPROF_CURL_SONAME, syms[i].name);
+			return; /* lib stays loaded: harmless */
+		}
+		memcpy((char *)&cu + syms[i].at, &f, sizeof(f));
+	}
+	cu.global_init(CURL_GLOBAL_DEFAULT);
+	cu.ready = true;
+}
+
+/* A new handle into *ret, libcurl loaded the first time: 0, or -errno
+ * with d (may be NULL) saying why. */
+static int curl_new(CURL **ret, struct diag *d)
+{
+	pthread_once(&curl_once, curl_start);
+	if (!cu.ready)
+		return diag_set(d, -ELIBACC, "%s", cu.why);
+	*ret = cu.easy_init();
+	if (!*ret)
+		return diag_set(d, -ENOMEM, "out of memory starting libcurl");
+	return 0;
 }
 
 const char *daemon_socket_path(void)
@@ -47,19 +122,19 @@ int daemon_escape(const char *s, char *buf, size_t len)
 {
 	CURL *h;
 	char *e;
-	int r = 0;
+	int r = curl_new(&h, NULL);
 
-	pthread_once(&curl_once, curl_start);
-	h = curl_easy_init();
-	e = h ? curl_easy_escape(h, s, 0) : NULL;
+	if (r < 0)
+		return r;
+	e = cu.easy_escape(h, s, 0);
 	if (!e)
 		r = -ENOMEM;
 	else if (strlen(e) >= len)
 		r = -ENAMETOOLONG;
 	else
 		strcpy(buf, e);
-	curl_free(e);
-	curl_easy_cleanup(h);
+	cu.free(e);
+	cu.easy_cleanup(h);
 	return r;
 }
 
@@ -94,7 +169,7 @@ static size_t on_body(char *data, size_t size, size_t n, void *arg)
 	long status = 0;
 
 	if (x->out) {
-		curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &status);
+		cu.easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &status);
 		if (status >= 200 && status < 300) {
 			errno = 0;
 			if (fwrite(data, 1, len, x->out) != len) {
@@ -232,7 +307,7 @@ static int transport_error(CURLcode rc, struct exchange *x, const char *sock, st
 				strerror(x->write_err));
 	switch (rc) {
 	case CURLE_COULDNT_CONNECT:
-		curl_easy_getinfo(x->h, CURLINFO_OS_ERRNO, &os_err);
+		cu.easy_getinfo(x->h, CURLINFO_OS_ERRNO, &os_err);
 		return connect_error(os_err, sock, d);
 	case CURLE_OPERATION_TIMEDOUT:
 		return diag_set(d, -ETIMEDOUT, "nprofd (%s) %s within %d s; it may be stuck or "
@@ -244,7 +319,7 @@ static int transport_error(CURLcode rc, struct exchange *x, const char *sock, st
 		return diag_set(d, -ENOMEM, "out of memory reading nprofd's reply");
 	default:
 		return diag_set(d, -EIO, "talking to nprofd at %s failed: %s; see its log "
-				"(journalctl -u nprofd)", sock, curl_easy_strerror(rc));
+				"(journalctl -u nprofd)", sock, cu.easy_strerror(rc));
 	}
 }
 
@@ -266,51 +341,50 @@ static int exchange_run(struct exchange *x, const char *method, const char *path
 	if ((size_t)snprintf(url, sizeof(url), "http://nprofd%s", path) >= sizeof(url))
 		return diag_set(d, -ENAMETOOLONG, "the request path is too long (%zu bytes)",
 				strlen(path));
-	pthread_once(&curl_once, curl_start);
-	x->h = curl_easy_init();
-	if (!x->h)
-		return diag_set(d, -ENOMEM, "out of memory starting libcurl");
+	r = curl_new(&x->h, d);
+	if (r < 0)
+		return r;
 	/* The host in the URL is not looked up: the unix socket is the way. */
-	curl_easy_setopt(x->h, CURLOPT_UNIX_SOCKET_PATH, sock);
-	curl_easy_setopt(x->h, CURLOPT_URL, url);
-	curl_easy_setopt(x->h, CURLOPT_NOSIGNAL, 1L);
+	cu.easy_setopt(x->h, CURLOPT_UNIX_SOCKET_PATH, sock);
+	cu.easy_setopt(x->h, CURLOPT_URL, url);
+	cu.easy_setopt(x->h, CURLOPT_NOSIGNAL, 1L);
 	if (x->out) {
 		/* A core file may take longer than that to copy: a download is
 		 * bounded by its silences instead (nprofd converts within 60 s). */
-		curl_easy_setopt(x->h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-		curl_easy_setopt(x->h, CURLOPT_LOW_SPEED_TIME, (long)DAEMON_TIMEOUT_S);
+		cu.easy_setopt(x->h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+		cu.easy_setopt(x->h, CURLOPT_LOW_SPEED_TIME, (long)DAEMON_TIMEOUT_S);
 	} else {
-		curl_easy_setopt(x->h, CURLOPT_TIMEOUT, (long)DAEMON_TIMEOUT_S);
+		cu.easy_setopt(x->h, CURLOPT_TIMEOUT, (long)DAEMON_TIMEOUT_S);
 	}
-	curl_easy_setopt(x->h, CURLOPT_CONNECTTIMEOUT, (long)CONNECT_TIMEOUT_S);
-	curl_easy_setopt(x->h, CURLOPT_USERAGENT, "nprof");
-	curl_easy_setopt(x->h, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(x->h, CURLOPT_WRITEDATA, x);
-	curl_easy_setopt(x->h, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(x->h, CURLOPT_HEADERDATA, x);
-	h = curl_slist_append(hdrs, "Accept: application/json");
+	cu.easy_setopt(x->h, CURLOPT_CONNECTTIMEOUT, (long)CONNECT_TIMEOUT_S);
+	cu.easy_setopt(x->h, CURLOPT_USERAGENT, "nprof");
+	cu.easy_setopt(x->h, CURLOPT_WRITEFUNCTION, on_body);
+	cu.easy_setopt(x->h, CURLOPT_WRITEDATA, x);
+	cu.easy_setopt(x->h, CURLOPT_HEADERFUNCTION, on_header);
+	cu.easy_setopt(x->h, CURLOPT_HEADERDATA, x);
+	h = cu.slist_append(hdrs, "Accept: application/json");
 	hdrs = h ? h : hdrs;
 	if (!strcmp(method, "POST")) {
-		curl_easy_setopt(x->h, CURLOPT_POST, 1L);
-		curl_easy_setopt(x->h, CURLOPT_POSTFIELDS, body ? body : "");
-		curl_easy_setopt(x->h, CURLOPT_POSTFIELDSIZE, (long)(body ? strlen(body) : 0));
+		cu.easy_setopt(x->h, CURLOPT_POST, 1L);
+		cu.easy_setopt(x->h, CURLOPT_POSTFIELDS, body ? body : "");
+		cu.easy_setopt(x->h, CURLOPT_POSTFIELDSIZE, (long)(body ? strlen(body) : 0));
 		/* No "100 Continue" round trip for a body of a few bytes. */
-		h = curl_slist_append(hdrs, "Expect:");
+		h = cu.slist_append(hdrs, "Expect:");
 		hdrs = h ? h : hdrs;
 		if (body) {
-			h = curl_slist_append(hdrs, "Content-Type: application/json");
+			h = cu.slist_append(hdrs, "Content-Type: application/json");
 			hdrs = h ? h : hdrs;
 		}
 	} else if (strcmp(method, "GET")) {
-		curl_easy_setopt(x->h, CURLOPT_CUSTOMREQUEST, method);
+		cu.easy_setopt(x->h, CURLOPT_CUSTOMREQUEST, method);
 	}
-	curl_easy_setopt(x->h, CURLOPT_HTTPHEADER, hdrs);
-	rc = curl_easy_perform(x->h);
+	cu.easy_setopt(x->h, CURLOPT_HTTPHEADER, hdrs);
+	rc = cu.easy_perform(x->h);
 	if (rc != CURLE_OK)
 		r = transport_error(rc, x, sock, d);
 	else
-		curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &status);
-	curl_slist_free_all(hdrs);
+		cu.easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &status);
+	cu.slist_free_all(hdrs);
 	if (r == 0)
 		*ret_status = status;
 	return r;
@@ -318,7 +392,8 @@ static int exchange_run(struct exchange *x, const char *method, const char *path
 
 static void exchange_release(struct exchange *x)
 {
-	curl_easy_cleanup(x->h);
+	if (x->h)
+		cu.easy_cleanup(x->h);
 	free(x->buf);
 }
 
