@@ -12,12 +12,17 @@
 
 ssize_t proc_read_small(const char *path, char *buf, size_t len)
 {
+	return proc_read_small_at(AT_FDCWD, path, buf, len);
+}
+
+ssize_t proc_read_small_at(int dirfd, const char *path, char *buf, size_t len)
+{
 	ssize_t n, got = 0;
 	int fd;
 
 	if (!len)
 		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	while ((size_t)got < len - 1) {

@@ -10,6 +10,11 @@
  * NUL-terminated; what does not fit is left out): its length, or -errno. */
 ssize_t proc_read_small(const char *path, char *buf, size_t len);
 
+/* The same for path relative to the directory open as dirfd (openat):
+ * a thread's files from its process's /proc/PID/task, without walking
+ * /proc/PID again for each. */
+ssize_t proc_read_small_at(int dirfd, const char *path, char *buf, size_t len);
+
 /* The name (comm) of thread tid of process pid into buf (len bytes, the
  * newline dropped); pid 0 is this process, tid 0 the process itself. 0,
  * or -errno with buf unchanged (the thread is gone, say). */

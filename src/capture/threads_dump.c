@@ -58,10 +58,19 @@ static int name_addr(void *arg, uint64_t addr, struct thread_frame_name *ret, un
 struct take_ctx {
 	pid_t pid;
 	const struct thread_dump_options *o;
+	int task_dir;			/* /proc/PID/task */
 	struct maps maps;		/* for the end of each stack */
 	struct unwind_modules mods;
 	uint8_t *stack;			/* max_stack_bytes, reused */
 	uint64_t *ips;			/* max_depth, reused */
+	/* The threads asked to stop and not yet taken: their tids (for
+	 * tracee_wait_next), their index in the dump (the array moves as
+	 * threads are added) and when each was asked. */
+	pid_t fly_tid[THREAD_DUMP_WINDOW];
+	size_t fly_idx[THREAD_DUMP_WINDOW];
+	uint64_t fly_t0[THREAD_DUMP_WINDOW];
+	unsigned nfly;
+	size_t ntaken;			/* taken or read live so far */
 };
 
 static const char *walk_end_name(enum unwind_stop s)
@@ -118,30 +127,54 @@ static void walk(struct take_ctx *x, struct thread_info *t,
 		snprintf(t->walk_end, sizeof(t->walk_end), "%s", walk_end_name(info.stop));
 }
 
-/* Takes one thread: 0, or -EPERM when ptrace is refused (the caller
- * explains it). Every other outcome is in t->status. */
-static int take_thread(struct take_ctx *x, struct thread_dump *td,
-		       struct thread_info *t)
+/* The system call of a stopped thread, from its registers: what its
+ * syscall file said before the stop, as the stack copied with them
+ * shows it. The interrupt stops a thread blocked in a call on its way
+ * out of it, before the kernel rewinds it for a restart: orig_rax is
+ * still the call's number (-1 outside any), the arguments are in place. */
+static void syscall_from_regs(struct thread_info *t, const struct user_regs_struct *regs)
 {
-	struct user_regs_struct regs;
-	struct iovec iov = { &regs, sizeof(regs) };
-	uint64_t t0, t1;
-	size_t copied;
-	int err, sig = 0;
+	if (t->state == 'R') {
+		t->sc = THREAD_SC_ON_CPU;
+	} else if ((long)regs->orig_rax >= 0) {
+		t->sc = THREAD_SC_IN;
+		t->syscall_nr = (long)regs->orig_rax;
+		t->syscall_args[0] = regs->rdi;
+		t->syscall_args[1] = regs->rsi;
+		t->syscall_args[2] = regs->rdx;
+		t->syscall_args[3] = regs->r10;
+		t->syscall_args[4] = regs->r8;
+		t->syscall_args[5] = regs->r9;
+		t->syscall_sp = regs->rsp;
+		t->syscall_pc = regs->rip;
+	} else {
+		t->sc = THREAD_SC_USER;
+	}
+}
 
-	err = thread_info_read_proc(x->pid, t);
-	if (err < 0) {
+/* The first step of a thread: its /proc files, then either done (gone,
+ * or in disk wait and read live) or asked to stop (added to the threads
+ * in flight, taken by finish_thread). 0, or -EPERM when ptrace is
+ * refused (the caller explains it). */
+static int start_thread(struct take_ctx *x, struct thread_dump *td, size_t idx)
+{
+	struct thread_info *t = &td->threads[idx];
+	struct user_regs_struct regs;
+	uint64_t t0;
+	size_t copied;
+	int err;
+
+	if (thread_info_read_stat_at(x->task_dir, t) < 0 || t->state == 'Z' || t->state == 'X') {
 		t->status = THREAD_GONE;
 		return 0;
 	}
-	if (t->state == 'Z' || t->state == 'X') {
-		t->status = THREAD_GONE;
-		return 0;
-	}
-	if (t->state == 'D' && t->sc == THREAD_SC_IN) {
+	if (t->state == 'D') {
 		/* Interrupting a thread in uninterruptible sleep waits until
 		 * the sleep ends. Its user stack does not change while the
 		 * kernel holds it: read it live from the syscall's sp. */
+		thread_info_read_syscall_at(x->task_dir, t);
+	}
+	if (t->state == 'D' && t->sc == THREAD_SC_IN) {
 		t->status = THREAD_LIVE;
 		memset(&regs, 0, sizeof(regs));
 		regs.rsp = t->syscall_sp;
@@ -149,10 +182,11 @@ static int take_thread(struct take_ctx *x, struct thread_dump *td,
 		copied = copy_stack(x, t->tid, regs.rsp);
 		t->stack_bytes = copied;
 		walk(x, t, &regs, copied);
+		x->ntaken++;
 		return 0;
 	}
 	t0 = clock_ns(CLOCK_MONOTONIC);
-	err = tracee_stop(t->tid, &sig);
+	err = tracee_interrupt(t->tid);
 	if (err == -ESRCH) {
 		t->status = THREAD_GONE;
 		return 0;
@@ -162,50 +196,118 @@ static int take_thread(struct take_ctx *x, struct thread_dump *td,
 	if (err < 0) {
 		t->status = THREAD_FAILED;
 		t->err = err;
+		thread_info_read_syscall_at(x->task_dir, t);
 		return 0;
+	}
+	x->fly_tid[x->nfly] = t->tid;
+	x->fly_idx[x->nfly] = idx;
+	x->fly_t0[x->nfly] = t0;
+	x->nfly++;
+	return 0;
+}
+
+/* Waits for the next thread in flight to stop, copies its registers and
+ * stack, lets it go and walks the copy. */
+static void finish_thread(struct take_ctx *x, struct thread_dump *td)
+{
+	struct user_regs_struct regs;
+	struct iovec iov = { &regs, sizeof(regs) };
+	struct thread_info *t;
+	size_t i, copied;
+	uint64_t t0;
+	int err, sig = 0;
+
+	err = tracee_wait_next(x->fly_tid, x->nfly, &i, &sig);
+	t = &td->threads[x->fly_idx[i]];
+	t0 = x->fly_t0[i];
+	x->nfly--;
+	x->fly_tid[i] = x->fly_tid[x->nfly];
+	x->fly_idx[i] = x->fly_idx[x->nfly];
+	x->fly_t0[i] = x->fly_t0[x->nfly];
+	if (err == -ESRCH) {
+		t->status = THREAD_GONE;
+		return;
+	}
+	if (err < 0) {
+		t->status = THREAD_FAILED;
+		t->err = err;
+		thread_info_read_syscall_at(x->task_dir, t);
+		return;
 	}
 	memset(&regs, 0, sizeof(regs));
 	if (ptrace(PTRACE_GETREGSET, t->tid, (void *)NT_PRSTATUS, &iov) < 0) {
 		t->status = THREAD_FAILED;
 		t->err = -errno;
 		tracee_release(t->tid, sig);
-		return 0;
+		thread_info_read_syscall_at(x->task_dir, t);
+		return;
 	}
 	copied = copy_stack(x, t->tid, regs.rsp);
 	tracee_release(t->tid, sig);
-	t1 = clock_ns(CLOCK_MONOTONIC);
-	t->pause_ns = t1 - t0;
+	t->pause_ns = clock_ns(CLOCK_MONOTONIC) - t0;
 	t->stack_bytes = copied;
 	t->status = THREAD_TAKEN;
 	td->pause_sum_ns += t->pause_ns;
 	if (t->pause_ns > td->pause_max_ns)
 		td->pause_max_ns = t->pause_ns;
+	x->ntaken++;
+	syscall_from_regs(t, &regs);
 	walk(x, t, &regs, copied);
+}
+
+/* Takes the threads td->threads[from..): up to THREAD_DUMP_WINDOW asked
+ * to stop at a time, each taken as it stops. 0, or -EPERM when ptrace is
+ * refused before any thread was taken (nothing then is in flight). */
+static int take_threads(struct take_ctx *x, struct thread_dump *td, size_t from)
+{
+	size_t next = from;
+
+	while (next < td->nthreads || x->nfly) {
+		while (next < td->nthreads && x->nfly < THREAD_DUMP_WINDOW) {
+			struct thread_info *t = &td->threads[next];
+
+			if (start_thread(x, td, next) == -EPERM) {
+				if (!x->ntaken && !x->nfly)
+					return -EPERM;
+				t->status = THREAD_FAILED;
+				t->err = -EPERM;
+				thread_info_read_syscall_at(x->task_dir, t);
+			}
+			next++;
+		}
+		if (x->nfly)
+			finish_thread(x, td);
+	}
 	return 0;
 }
 
 /* --- the thread dump ------------------------------------------------------ */
 
-static bool seen(const struct thread_dump *td, pid_t tid)
+static int cmp_tid(const void *a, const void *b)
 {
-	for (size_t i = 0; i < td->nthreads; i++)
-		if (td->threads[i].tid == tid)
-			return true;
-	return false;
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Whether tid is in the sorted seen[0..n). */
+static bool seen(const pid_t *v, size_t n, pid_t tid)
+{
+	return bsearch(&tid, v, n, sizeof(*v), cmp_tid) != NULL;
 }
 
 int thread_dump_take(pid_t pid, const struct thread_dump_options *opts,
 		     struct thread_dump **ret, struct diag *d)
 {
 	struct thread_dump_options o = opts ? *opts : (struct thread_dump_options){ 0 };
-	struct take_ctx x = { .pid = pid, .o = &o };
+	struct take_ctx x = { .pid = pid, .o = &o, .task_dir = -1 };
 	struct symbolizer *sym = NULL;
 	struct unwind_cache *cache = NULL;
 	struct proc_syms *ps = NULL;
 	struct thread_dump *td = NULL;
 	char path[64], *buf = NULL;
-	pid_t *tids = NULL;
-	size_t ntids = 0, len;
+	pid_t *tids = NULL, *seen_v = NULL;
+	size_t ntids = 0, nseen = 0, len;
 	uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
 	int err;
 
@@ -290,6 +392,11 @@ int thread_dump_take(pid_t pid, const struct thread_dump_options *opts,
 	if (err < 0)
 		goto out;
 
+	x.task_dir = thread_dump_open_tasks(pid);
+	if (x.task_dir < 0) {
+		err = diag_set(d, -ESRCH, "no process with PID %d", (int)pid);
+		goto out;
+	}
 	/* Passes: threads created during one are taken in the next. */
 	for (unsigned pass = 0; pass < THREAD_DUMP_PASSES; pass++) {
 		size_t before = td->nthreads;
@@ -311,36 +418,39 @@ int thread_dump_take(pid_t pid, const struct thread_dump_options *opts,
 			goto out;
 		}
 		for (size_t i = 0; i < ntids; i++) {
-			struct thread_info *t;
-
-			if (seen(td, tids[i]))
+			if (seen(seen_v, nseen, tids[i]))
 				continue;
-			t = thread_dump_add_thread(td, tids[i]);
-			if (!t) {
+			if (!thread_dump_add_thread(td, tids[i])) {
 				err = -ENOMEM;
 				goto out;
 			}
-			if (take_thread(&x, td, t) == -EPERM) {
-				if (!td->ntaken) {
-					err = tracee_explain_access(pid, -EPERM,
-						"ptrace (PTRACE_SEIZE)", d);
-					goto out;
-				}
-				t->status = THREAD_FAILED;
-				t->err = -EPERM;
-			}
-			if (t->status == THREAD_TAKEN || t->status == THREAD_LIVE)
-				td->ntaken++;
 		}
 		if (td->nthreads == before)
 			break;
+		/* The threads seen so far, sorted, for the next pass. */
+		{
+			pid_t *v = realloc(seen_v, td->nthreads * sizeof(*v));
+
+			if (!v) {
+				err = -ENOMEM;
+				goto out;
+			}
+			seen_v = v;
+			for (size_t i = before; i < td->nthreads; i++)
+				seen_v[nseen++] = td->threads[i].tid;
+			qsort(seen_v, nseen, sizeof(*seen_v), cmp_tid);
+		}
+		if (take_threads(&x, td, before) == -EPERM) {
+			err = tracee_explain_access(pid, -EPERM, "ptrace (PTRACE_SEIZE)", d);
+			goto out;
+		}
 		if (pass + 1 == THREAD_DUMP_PASSES) {
 			/* What a last look finds was created too late. */
 			free(tids);
 			tids = NULL;
 			if (tracee_list_tids(pid, &tids, &ntids) == 0)
 				for (size_t i = 0; i < ntids; i++)
-					if (!seen(td, tids[i]))
+					if (!seen(seen_v, nseen, tids[i]))
 						td->missed_new++;
 		}
 	}
@@ -372,6 +482,9 @@ out:
 	maps_release(&x.maps);
 	free(x.stack);
 	free(x.ips);
+	if (x.task_dir >= 0)
+		close(x.task_dir);
+	free(seen_v);
 	free(tids);
 	free(buf);
 	return err;

@@ -176,10 +176,9 @@ int tracee_list_tids(pid_t pid, pid_t **ret_tids, size_t *ret_n)
 	return 0;
 }
 
-int tracee_stop(pid_t tid, int *ret_sig)
+int tracee_interrupt(pid_t tid)
 {
-	int status, sig = 0;
-	pid_t w;
+	int status;
 
 	if (ptrace(PTRACE_SEIZE, tid, 0, 0) < 0)
 		return -errno;
@@ -191,6 +190,15 @@ int tracee_stop(pid_t tid, int *ret_sig)
 		waitpid(tid, &status, __WALL | WNOHANG);
 		return err == -ESRCH ? -ESRCH : err;
 	}
+	return 0;
+}
+
+/* Waits for tid's stop: 0 with *ret_sig, or -ESRCH when it exited. */
+static int wait_stop(pid_t tid, int *ret_sig)
+{
+	int status, sig = 0;
+	pid_t w;
+
 	for (;;) {
 		w = waitpid(tid, &status, __WALL);
 		if (w < 0 && errno == EINTR)
@@ -210,6 +218,42 @@ int tracee_stop(pid_t tid, int *ret_sig)
 		sig = WSTOPSIG(status);
 	*ret_sig = sig;
 	return 0;
+}
+
+int tracee_stop(pid_t tid, int *ret_sig)
+{
+	int err = tracee_interrupt(tid);
+
+	return err < 0 ? err : wait_stop(tid, ret_sig);
+}
+
+int tracee_wait_next(const pid_t *tids, size_t n, size_t *ret_i, int *ret_sig)
+{
+	siginfo_t si;
+	size_t i = 0;
+
+	if (!n)
+		return -EINVAL;
+	/* Which one is ready, without reaping: waitpid(-1) would also
+	 * take the exit of a child of ours (target_files' helper), whose
+	 * owner waits for it. */
+	for (;;) {
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_ALL, 0, &si, WEXITED | WSTOPPED | __WALL | WNOWAIT) == 0)
+			break;
+		if (errno != EINTR) {
+			si.si_pid = 0;
+			break;
+		}
+	}
+	if (si.si_pid > 0) {
+		while (i < n && tids[i] != si.si_pid)
+			i++;
+	}
+	if (si.si_pid <= 0 || i == n)
+		i = 0; /* none of ours (or no answer): the first in turn */
+	*ret_i = i;
+	return wait_stop(tids[i], ret_sig);
 }
 
 int tracee_release(pid_t tid, int sig)

@@ -479,6 +479,8 @@ int main(void)
 		}
 		thread_dump_free(td);
 	}
+	/* The last dump's interrupt made read restart: back in it first. */
+	wait_in_read(child);
 	test_agent(child);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
