@@ -363,11 +363,15 @@ int thread_dump_take(pid_t pid, const struct thread_dump_options *opts,
 	}
 	maps_parse(&x.maps, buf, len, 0);
 	if (!o.cache) {
+		/* A dump walks a few frames per thread: each function's rows
+		 * are built when first needed, not every file's whole table
+		 * (35,000 FDEs in mariadbd). */
 		cache = unwind_cache_new();
 		if (!cache) {
 			err = -ENOMEM;
 			goto out;
 		}
+		unwind_cache_set_lazy(cache);
 		o.cache = cache;
 	}
 	err = unwind_modules_from_maps(&x.mods, o.cache, pid);

@@ -109,6 +109,8 @@ int unwind_modules_from_maps(struct unwind_modules *m, struct unwind_cache *c, p
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
+	if (unwind_cache_is_lazy(c))
+		m->find_lazy = unwind_table_find_lazy;
 	if (pid) {
 		tf = target_files_new(pid);
 		if (!tf) {

@@ -30,6 +30,12 @@ struct unwind_modules {
 	struct unwind_module *v; /* sorted by start, non-overlapping */
 	unsigned n, cap;
 	unsigned no_table;	 /* mappings added without a table */
+	/* How the walker asks a lazy table for a row (set by
+	 * unwind_modules_from_maps when its cache is lazy:
+	 * unwind_table_find_lazy). It locks and allocates, so only a
+	 * caller walking outside signal context sets it; NULL otherwise,
+	 * when a lazy table gives no rows (frame pointers). */
+	const struct cfi_row *(*find_lazy)(const struct unwind_table *t, uint64_t vaddr);
 };
 
 void unwind_modules_init(struct unwind_modules *m);
