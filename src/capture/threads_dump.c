@@ -388,7 +388,7 @@ int thread_dump_take(pid_t pid, const struct thread_dump_options *opts,
 		}
 		o.sym = sym;
 	}
-	err = symbolizer_open_process(o.sym, pid, false, &ps, d);
+	err = symbolizer_open_process_flags(o.sym, pid, SYM_OPEN_LAZY, &ps, d);
 	if (err == -EACCES || err == -EPERM) {
 		diag_clear(d);
 		err = tracee_explain_access(pid, -EPERM, "reading the memory map", d);
@@ -642,7 +642,7 @@ int thread_dump_take_agent(pid_t pid, const struct thread_dump_options *opts,
 		struct diag sd;
 
 		diag_clear(&sd);
-		err = symbolizer_open_process(o.sym, pid, false, &ps, &sd);
+		err = symbolizer_open_process_flags(o.sym, pid, SYM_OPEN_LAZY, &ps, &sd);
 	}
 	/* Else pid's maps are not ours to read: the agent's names stay. */
 	if (err == 0) {

@@ -82,6 +82,7 @@ struct proc_syms {
 	struct symbolizer *s;
 	pid_t pid;
 	bool kernel;
+	bool lazy;		/* SYM_OPEN_LAZY */
 	struct target_files *tf; /* its files, read as its user may (NULL: gone) */
 	char *exe;		/* the main executable's path, or NULL */
 	struct maps maps;	/* entries' user: index in mods, or NO_MODULE */
@@ -353,7 +354,7 @@ static int add_entry(struct proc_syms *ps, struct map_entry *e)
 		return err;
 	/* Code is loaded now, while the process and its files are there to
 	 * read; the data a process maps is left until an address asks. */
-	if (idx != NO_MODULE && (e->prot & PROT_EXEC || e->kind == MAPK_VDSO))
+	if (idx != NO_MODULE && !ps->lazy && (e->prot & PROT_EXEC || e->kind == MAPK_VDSO))
 		pmod_load(ps, &ps->mods[idx]);
 	return 0;
 }
@@ -492,6 +493,13 @@ static char *read_exe(pid_t pid)
 int symbolizer_open_process(struct symbolizer *s, pid_t pid, bool kernel,
 			    struct proc_syms **ret, struct diag *d)
 {
+	return symbolizer_open_process_flags(s, pid, kernel ? SYM_OPEN_KERNEL : 0, ret, d);
+}
+
+int symbolizer_open_process_flags(struct symbolizer *s, pid_t pid, unsigned flags,
+				  struct proc_syms **ret, struct diag *d)
+{
+	bool kernel = flags & SYM_OPEN_KERNEL;
 	struct proc_syms *ps = NULL;
 	struct maps parsed;
 	char path[64], *buf = NULL;
@@ -529,6 +537,7 @@ int symbolizer_open_process(struct symbolizer *s, pid_t pid, bool kernel,
 	ps->s = s;
 	ps->pid = pid;
 	ps->kernel = kernel;
+	ps->lazy = flags & SYM_OPEN_LAZY;
 	maps_init(&ps->maps);
 	perfmap_init(&ps->perfmap);
 	ps->tf = target_files_new(pid); /* NULL: it has gone, and so have its files */

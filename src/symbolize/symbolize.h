@@ -77,6 +77,23 @@ void symbolizer_get_stats(const struct symbolizer *s,
  * (maps not readable: another user's process), with d saying so. */
 int symbolizer_open_process(struct symbolizer *s, pid_t pid, bool kernel,
 			    struct proc_syms **ret, struct diag *d);
+
+enum symbolizer_open_flags {
+	SYM_OPEN_KERNEL = 1 << 0, /* the kernel's symbols too (kernel above) */
+	/* Each module's symbols read at the first lookup of an address in
+	 * it, not every code mapping's at open: for a caller that names a
+	 * few addresses at once while the process runs (a thread dump: of
+	 * mariadbd's 31 code mappings, its frames touch 3 or 4). Without
+	 * it, everything mapped is read at open, so that a recording can
+	 * still name a process that has exited since; with it, a module
+	 * first asked for after the process (another user's) has exited
+	 * gives "module+0xOFFSET" names. */
+	SYM_OPEN_LAZY = 1 << 1,
+};
+
+/* symbolizer_open_process with flags (SYM_OPEN_*). */
+int symbolizer_open_process_flags(struct symbolizer *s, pid_t pid, unsigned flags,
+				  struct proc_syms **ret, struct diag *d);
 void proc_syms_free(struct proc_syms *ps);
 
 /* Adds a mapping seen after the process was opened (dlopen, mmap). A new
