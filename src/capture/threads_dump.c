@@ -346,7 +346,8 @@ int thread_dump_take(pid_t pid, const struct thread_dump_options *opts,
 	}
 
 	/* Everything read from /proc for the whole process comes first, while
-	 * no thread is stopped. */
+	 * no thread is stopped; the maps once, for the stacks' ends, the
+	 * unwind tables and the symbols. */
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	err = procfs_read_file(path, MAPS_MAX_BYTES, &buf, &len);
 	if (err == -ENOENT || err == -ESRCH) {
@@ -374,7 +375,7 @@ int thread_dump_take(pid_t pid, const struct thread_dump_options *opts,
 		unwind_cache_set_lazy(cache);
 		o.cache = cache;
 	}
-	err = unwind_modules_from_maps(&x.mods, o.cache, pid);
+	err = unwind_modules_from_maps_text(&x.mods, o.cache, pid, buf, len);
 	if (err < 0) {
 		err = diag_set(d, err, "cannot read the modules of PID %d: %s",
 			       (int)pid, strerror(-err));
@@ -388,7 +389,7 @@ int thread_dump_take(pid_t pid, const struct thread_dump_options *opts,
 		}
 		o.sym = sym;
 	}
-	err = symbolizer_open_process_flags(o.sym, pid, SYM_OPEN_LAZY, &ps, d);
+	err = symbolizer_open_process_flags(o.sym, pid, SYM_OPEN_LAZY, buf, len, &ps, d);
 	if (err == -EACCES || err == -EPERM) {
 		diag_clear(d);
 		err = tracee_explain_access(pid, -EPERM, "reading the memory map", d);
@@ -642,7 +643,7 @@ int thread_dump_take_agent(pid_t pid, const struct thread_dump_options *opts,
 		struct diag sd;
 
 		diag_clear(&sd);
-		err = symbolizer_open_process_flags(o.sym, pid, SYM_OPEN_LAZY, &ps, &sd);
+		err = symbolizer_open_process_flags(o.sym, pid, SYM_OPEN_LAZY, NULL, 0, &ps, &sd);
 	}
 	/* Else pid's maps are not ours to read: the agent's names stay. */
 	if (err == 0) {

@@ -417,8 +417,18 @@ void elf_symtab_finish(struct elf_symtab *t)
 
 			while (e < t->n && t->syms[e].addr == t->syms[r].addr)
 				e++;
-			if (e - r > 1)
-				qsort(&t->syms[r], e - r, sizeof(*t->syms), cmp_sym);
+			/* Insertion: runs are a few aliases (__poll, poll,
+			 * __libc_poll), too short for qsort's own cost. */
+			for (size_t i = r + 1; i < e; i++) {
+				struct elf_sym v = t->syms[i];
+				size_t j = i;
+
+				while (j > r && cmp_sym(&t->syms[j - 1], &v) > 0) {
+					t->syms[j] = t->syms[j - 1];
+					j--;
+				}
+				t->syms[j] = v;
+			}
 			r = e;
 		}
 	} else {

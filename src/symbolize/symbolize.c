@@ -493,10 +493,11 @@ static char *read_exe(pid_t pid)
 int symbolizer_open_process(struct symbolizer *s, pid_t pid, bool kernel,
 			    struct proc_syms **ret, struct diag *d)
 {
-	return symbolizer_open_process_flags(s, pid, kernel ? SYM_OPEN_KERNEL : 0, ret, d);
+	return symbolizer_open_process_flags(s, pid, kernel ? SYM_OPEN_KERNEL : 0, NULL, 0, ret, d);
 }
 
 int symbolizer_open_process_flags(struct symbolizer *s, pid_t pid, unsigned flags,
+				  const char *maps, size_t maps_len,
 				  struct proc_syms **ret, struct diag *d)
 {
 	bool kernel = flags & SYM_OPEN_KERNEL;
@@ -508,7 +509,12 @@ int symbolizer_open_process_flags(struct symbolizer *s, pid_t pid, unsigned flag
 
 	maps_init(&parsed);
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	err = procfs_read_file(path, MAPS_MAX_BYTES, &buf, &len);
+	if (maps) {
+		err = 0;
+		len = maps_len;
+	} else {
+		err = procfs_read_file(path, MAPS_MAX_BYTES, &buf, &len);
+	}
 	if (err == -ENOENT || err == -ESRCH) {
 		err = diag_set(d, -ESRCH, "no process with PID %d", (int)pid);
 		goto out;
@@ -524,7 +530,7 @@ int symbolizer_open_process_flags(struct symbolizer *s, pid_t pid, unsigned flag
 			       strerror(-err));
 		goto out;
 	}
-	err = maps_parse(&parsed, buf, len, NO_MODULE);
+	err = maps_parse(&parsed, maps ? maps : buf, len, NO_MODULE);
 	if (err < 0 && err != -E2BIG) {
 		err = diag_set(d, err, "cannot parse /proc/%d/maps: %s", (int)pid,
 			       strerror(-err));

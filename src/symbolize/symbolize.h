@@ -91,8 +91,11 @@ enum symbolizer_open_flags {
 	SYM_OPEN_LAZY = 1 << 1,
 };
 
-/* symbolizer_open_process with flags (SYM_OPEN_*). */
+/* symbolizer_open_process with flags (SYM_OPEN_*), and the text of
+ * /proc/PID/maps when the caller has read it already (maps_len bytes;
+ * NULL: read here). */
 int symbolizer_open_process_flags(struct symbolizer *s, pid_t pid, unsigned flags,
+				  const char *maps, size_t maps_len,
 				  struct proc_syms **ret, struct diag *d);
 void proc_syms_free(struct proc_syms *ps);
 

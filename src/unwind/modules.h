@@ -77,4 +77,10 @@ unwind_modules_find(const struct unwind_modules *m, uint64_t addr)
  * or memory runs out. */
 int unwind_modules_from_maps(struct unwind_modules *m, struct unwind_cache *c, pid_t pid);
 
+/* The same from the text of /proc/PID/maps read by the caller (len
+ * bytes), for a caller that reads it once for several uses: a process
+ * with 2,000 threads has 4,000 lines. */
+int unwind_modules_from_maps_text(struct unwind_modules *m, struct unwind_cache *c, pid_t pid,
+				  const char *text, size_t len);
+
 #endif
