@@ -4,6 +4,8 @@
 
 #include <elf.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -55,6 +57,19 @@ static int name_addr(void *arg, uint64_t addr, struct thread_frame_name *ret, un
 	return 0;
 }
 
+/* The /proc reads of a pass, on a thread of their own (ahead_start). */
+struct proc_ahead {
+	struct thread_dump *td;
+	int task_dir;
+	size_t from, end;
+	atomic_size_t done;	/* threads [from, done) are read (release) */
+	pthread_mutex_t lock;	/* guards waiting; with cond, wakes the taker */
+	pthread_cond_t cond;
+	bool waiting;		/* the taker waits for done */
+	bool running;		/* th reads; else the taker does */
+	pthread_t th;
+};
+
 struct take_ctx {
 	pid_t pid;
 	const struct thread_dump_options *o;
@@ -71,6 +86,7 @@ struct take_ctx {
 	uint64_t fly_t0[THREAD_DUMP_WINDOW];
 	unsigned nfly;
 	size_t ntaken;			/* taken or read live so far */
+	struct proc_ahead ahead;
 };
 
 static const char *walk_end_name(enum unwind_stop s)
@@ -152,9 +168,84 @@ static void syscall_from_regs(struct thread_info *t, const struct user_regs_stru
 	}
 }
 
-/* The first step of a thread: its /proc files, then either done (gone,
- * or in disk wait and read live) or asked to stop (added to the threads
- * in flight, taken by finish_thread). 0, or -EPERM when ptrace is
+/* --- /proc, read ahead ------------------------------------------------------ */
+
+/* A thread's /proc files: name, state and CPU time, and for a thread in
+ * disk wait (which is read, not stopped) its system call, sp and pc.
+ * Its state stays '?' when it is gone. */
+static void read_proc(int task_dir, struct thread_info *t)
+{
+	if (thread_info_read_stat_at(task_dir, t) < 0) {
+		t->state = '?';
+		return;
+	}
+	if (t->state == 'D')
+		thread_info_read_syscall_at(task_dir, t);
+}
+
+static void *ahead_main(void *arg)
+{
+	struct proc_ahead *a = arg;
+
+	for (size_t i = a->from; i < a->end; i++) {
+		read_proc(a->task_dir, &a->td->threads[i]);
+		pthread_mutex_lock(&a->lock);
+		atomic_store_explicit(&a->done, i + 1, memory_order_release);
+		if (a->waiting)
+			pthread_cond_signal(&a->cond);
+		pthread_mutex_unlock(&a->lock);
+	}
+	return NULL;
+}
+
+/* Starts reading the /proc files of td->threads[from..end) on a thread
+ * of their own, ahead of the ptrace work on this one: each read costs
+ * as much as taking the thread (two files, six system calls), and on a
+ * host with a CPU to spare the two overlap. Without that thread (a small
+ * pass, or it could not start), ahead_wait reads them itself. The
+ * threads array must not move until ahead_stop. */
+static void ahead_start(struct proc_ahead *a, struct thread_dump *td, int task_dir,
+			size_t from, size_t end)
+{
+	a->td = td;
+	a->task_dir = task_dir;
+	a->from = from;
+	a->end = end;
+	a->waiting = false;
+	atomic_store_explicit(&a->done, from, memory_order_relaxed);
+	a->running = end - from >= THREAD_DUMP_AHEAD_MIN &&
+		     pthread_create(&a->th, NULL, ahead_main, a) == 0;
+}
+
+/* Returns once thread idx's /proc files are read. */
+static void ahead_wait(struct proc_ahead *a, size_t idx)
+{
+	if (!a->running) {
+		read_proc(a->task_dir, &a->td->threads[idx]);
+		return;
+	}
+	if (atomic_load_explicit(&a->done, memory_order_acquire) > idx)
+		return;
+	pthread_mutex_lock(&a->lock);
+	a->waiting = true;
+	while (atomic_load_explicit(&a->done, memory_order_acquire) <= idx)
+		pthread_cond_wait(&a->cond, &a->lock);
+	a->waiting = false;
+	pthread_mutex_unlock(&a->lock);
+}
+
+static void ahead_stop(struct proc_ahead *a)
+{
+	if (a->running)
+		pthread_join(a->th, NULL);
+	a->running = false;
+}
+
+/* --- taking threads ---------------------------------------------------------- */
+
+/* The first step of a thread, once its /proc files are read: either done
+ * (gone, or in disk wait and read live) or asked to stop (added to the
+ * threads in flight, taken by finish_thread). 0, or -EPERM when ptrace is
  * refused (the caller explains it). */
 static int start_thread(struct take_ctx *x, struct thread_dump *td, size_t idx)
 {
@@ -164,16 +255,13 @@ static int start_thread(struct take_ctx *x, struct thread_dump *td, size_t idx)
 	size_t copied;
 	int err;
 
-	if (thread_info_read_stat_at(x->task_dir, t) < 0 || t->state == 'Z' || t->state == 'X') {
+	if (t->state == '?' || t->state == 'Z' || t->state == 'X') {
 		t->status = THREAD_GONE;
 		return 0;
 	}
-	if (t->state == 'D') {
-		/* Interrupting a thread in uninterruptible sleep waits until
-		 * the sleep ends. Its user stack does not change while the
-		 * kernel holds it: read it live from the syscall's sp. */
-		thread_info_read_syscall_at(x->task_dir, t);
-	}
+	/* Interrupting a thread in uninterruptible sleep waits until the
+	 * sleep ends. Its user stack does not change while the kernel holds
+	 * it: read it live from the syscall's sp. */
 	if (t->state == 'D' && t->sc == THREAD_SC_IN) {
 		t->status = THREAD_LIVE;
 		memset(&regs, 0, sizeof(regs));
@@ -261,14 +349,19 @@ static void finish_thread(struct take_ctx *x, struct thread_dump *td)
 static int take_threads(struct take_ctx *x, struct thread_dump *td, size_t from)
 {
 	size_t next = from;
+	int err = 0;
 
+	ahead_start(&x->ahead, td, x->task_dir, from, td->nthreads);
 	while (next < td->nthreads || x->nfly) {
 		while (next < td->nthreads && x->nfly < THREAD_DUMP_WINDOW) {
 			struct thread_info *t = &td->threads[next];
 
+			ahead_wait(&x->ahead, next);
 			if (start_thread(x, td, next) == -EPERM) {
-				if (!x->ntaken && !x->nfly)
-					return -EPERM;
+				if (!x->ntaken && !x->nfly) {
+					err = -EPERM;
+					goto out;
+				}
 				t->status = THREAD_FAILED;
 				t->err = -EPERM;
 				thread_info_read_syscall_at(x->task_dir, t);
@@ -278,7 +371,9 @@ static int take_threads(struct take_ctx *x, struct thread_dump *td, size_t from)
 		if (x->nfly)
 			finish_thread(x, td);
 	}
-	return 0;
+out:
+	ahead_stop(&x->ahead);
+	return err;
 }
 
 /* --- the thread dump ------------------------------------------------------ */
@@ -300,7 +395,10 @@ int thread_dump_take(pid_t pid, const struct thread_dump_options *opts,
 		     struct thread_dump **ret, struct diag *d)
 {
 	struct thread_dump_options o = opts ? *opts : (struct thread_dump_options){ 0 };
-	struct take_ctx x = { .pid = pid, .o = &o, .task_dir = -1 };
+	struct take_ctx x = {
+		.pid = pid, .o = &o, .task_dir = -1,
+		.ahead = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER },
+	};
 	struct symbolizer *sym = NULL;
 	struct unwind_cache *cache = NULL;
 	struct proc_syms *ps = NULL;

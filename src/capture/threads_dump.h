@@ -10,7 +10,10 @@
  * mapping (bounded), detach. Up to THREAD_DUMP_WINDOW threads are asked to
  * stop at once and each is taken as soon as its stop is reported, so the
  * waits for each to get a CPU overlap; each thread's pause is its own
- * interrupt to detach, tens of microseconds on an idle host. The
+ * interrupt to detach, tens of microseconds on an idle host. A pass of
+ * THREAD_DUMP_AHEAD_MIN threads or more has their /proc files read on a
+ * thread of its own, ahead of the stops (the threads are stopped and
+ * waited for by the calling thread alone, their tracer). The
  * unwinding (DWARF CFI, src/unwind/) and the naming happen after the
  * thread is running again. A blocking system call interrupted this way is
  * restarted by the kernel when the thread resumes (nanosleep with the
@@ -50,6 +53,8 @@ struct unwind_cache;
 #define THREAD_DUMP_STACK_BYTES (512u << 10) /* copied per thread, at most */
 #define THREAD_DUMP_PASSES 3		    /* rescans for threads created meanwhile */
 #define THREAD_DUMP_WINDOW 8		    /* threads asked to stop at a time */
+#define THREAD_DUMP_AHEAD_MIN 32	    /* threads in a pass for /proc to be read
+					       on a thread of its own */
 
 struct thread_dump_options {
 	unsigned max_depth;	     /* 0: THREAD_DUMP_DEPTH */
