@@ -89,6 +89,7 @@ struct take_ctx {
 	unsigned nfly;
 	size_t ntaken;			/* taken or read live so far */
 	struct proc_ahead ahead;
+	bool no_children;		/* tracee_no_children() before the passes */
 };
 
 static const char *walk_end_name(enum unwind_stop s)
@@ -317,7 +318,7 @@ static void finish_thread(struct take_ctx *x, struct thread_dump *td)
 	uint64_t t0;
 	int err, sig = 0;
 
-	err = tracee_wait_next(x->fly_tid, x->nfly, &i, &sig);
+	err = tracee_wait_next(x->fly_tid, x->nfly, x->no_children, &i, &sig);
 	t = &td->threads[x->fly_idx[i]];
 	t0 = x->fly_t0[i];
 	x->nfly--;
@@ -512,6 +513,9 @@ int thread_dump_take(pid_t pid, const struct thread_dump_options *opts,
 		err = diag_set(d, -ESRCH, "no process with PID %d", (int)pid);
 		goto out;
 	}
+	/* Nothing here makes a child from now on (the symbolizer's helper,
+	 * if any, was made opening the process). */
+	x.no_children = tracee_no_children();
 	/* Passes: threads created during one are taken in the next. */
 	for (unsigned pass = 0; pass < THREAD_DUMP_PASSES; pass++) {
 		size_t before = td->nthreads;

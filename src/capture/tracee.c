@@ -220,6 +220,8 @@ static int wait_stop(pid_t tid, int *ret_sig)
 	return 0;
 }
 
+static int stop_status(int status, int *ret_sig);
+
 int tracee_stop(pid_t tid, int *ret_sig)
 {
 	int err = tracee_interrupt(tid);
@@ -227,13 +229,66 @@ int tracee_stop(pid_t tid, int *ret_sig)
 	return err < 0 ? err : wait_stop(tid, ret_sig);
 }
 
-int tracee_wait_next(const pid_t *tids, size_t n, size_t *ret_i, int *ret_sig)
+/* The stop or exit status of a tracee: 0 with *ret_sig, -ESRCH (exited),
+ * or 1 (neither: wait again). */
+static int stop_status(int status, int *ret_sig)
+{
+	if (WIFEXITED(status) || WIFSIGNALED(status))
+		return -ESRCH;
+	if (!WIFSTOPPED(status))
+		return 1;
+	*ret_sig = (status >> 16) == 0 ? WSTOPSIG(status) : 0;
+	return 0;
+}
+
+bool tracee_no_children(void)
+{
+	pid_t *tids = NULL;
+	size_t n = 0;
+	bool none;
+
+	if (proc_tasks(0, TRACEE_MAX_THREADS, &tids, &n) < 0)
+		return false;
+	none = n > 0;
+	for (size_t i = 0; none && i < n; i++) {
+		char path[64], buf[16];
+
+		/* Each thread's children (CONFIG_PROC_CHILDREN): no file, or
+		 * a child, and we cannot tell. */
+		snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)tids[i]);
+		if (proc_read_small(path, buf, sizeof(buf)) != 0)
+			none = false;
+	}
+	free(tids);
+	return none;
+}
+
+int tracee_wait_next(const pid_t *tids, size_t n, bool only_tracees, size_t *ret_i,
+		     int *ret_sig)
 {
 	siginfo_t si;
 	size_t i = 0;
 
 	if (!n)
 		return -EINVAL;
+	while (only_tracees) {
+		int status, r;
+		pid_t w = waitpid(-1, &status, __WALL);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			break; /* the careful way below says why */
+		for (i = 0; i < n && tids[i] != w; i++)
+			;
+		if (i == n)
+			continue; /* a thread no longer waited for */
+		r = stop_status(status, ret_sig);
+		if (r <= 0) {
+			*ret_i = i;
+			return r;
+		}
+	}
 	/* Which one is ready, without reaping: waitpid(-1) would also
 	 * take the exit of a child of ours (target_files' helper), whose
 	 * owner waits for it. */
@@ -262,5 +317,3 @@ int tracee_release(pid_t tid, int sig)
 		return -errno;
 	return 0;
 }
-
-

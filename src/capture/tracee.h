@@ -9,6 +9,7 @@
 #ifndef NPROF_CAPTURE_TRACEE_H
 #define NPROF_CAPTURE_TRACEE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -45,9 +46,18 @@ int tracee_release(pid_t tid, int sig);
  * it exited (it is then no longer traced). It reaps nothing but those
  * threads: it looks first without reaping (waitid with WNOWAIT), and
  * should another child of this process be the one ready, waits for
- * tids[0] alone. */
+ * tids[0] alone; with only_tracees (tracee_no_children said so, and none
+ * was made since) it reaps what waitpid(-1) reports. */
 int tracee_interrupt(pid_t tid);
-int tracee_wait_next(const pid_t *tids, size_t n, size_t *ret_i, int *ret_sig);
+int tracee_wait_next(const pid_t *tids, size_t n, bool only_tracees, size_t *ret_i,
+		     int *ret_sig);
+
+/* Whether this process has no child process at all (each of its threads'
+ * /proc/self/task/TID/children is empty): then, while it makes none, a
+ * thread it traces is the only thing waitpid(-1) can report, and
+ * tracee_wait_next with only_tracees true waits with one system call
+ * instead of two. false when it cannot tell. */
+bool tracee_no_children(void);
 
 
 #endif
