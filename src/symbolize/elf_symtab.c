@@ -366,11 +366,13 @@ static int cmp_sym(const void *pa, const void *pb)
 #define RADIX_BUCKETS (1u << RADIX_BITS)
 
 /* Sorts v by address (stable: least significant digit first, over the
- * bits the addresses span), tmp as large as v: a table of 20,000 symbols
- * in a third of the time qsort takes. */
+ * bits the addresses span; a digit every address shares is skipped), tmp
+ * as large as v: a table of 20,000 symbols in a third of the time qsort
+ * takes. */
 static void radix_sort(struct elf_sym *v, struct elf_sym *tmp, size_t n)
 {
 	uint64_t lo = UINT64_MAX, hi = 0, span;
+	struct elf_sym *src = v, *dst = tmp;
 	size_t count[RADIX_BUCKETS];
 	unsigned bits = 0;
 
@@ -385,7 +387,9 @@ static void radix_sort(struct elf_sym *v, struct elf_sym *tmp, size_t n)
 
 		memset(count, 0, sizeof(count));
 		for (size_t i = 0; i < n; i++)
-			count[((v[i].addr - lo) >> shift) & (RADIX_BUCKETS - 1)]++;
+			count[((src[i].addr - lo) >> shift) & (RADIX_BUCKETS - 1)]++;
+		if (count[((src[0].addr - lo) >> shift) & (RADIX_BUCKETS - 1)] == n)
+			continue; /* one digit for all: nothing moves */
 		for (unsigned b = 0; b < RADIX_BUCKETS; b++) {
 			size_t c = count[b];
 
@@ -393,9 +397,13 @@ static void radix_sort(struct elf_sym *v, struct elf_sym *tmp, size_t n)
 			sum += c;
 		}
 		for (size_t i = 0; i < n; i++)
-			tmp[count[((v[i].addr - lo) >> shift) & (RADIX_BUCKETS - 1)]++] = v[i];
-		memcpy(v, tmp, n * sizeof(*v));
+			dst[count[((src[i].addr - lo) >> shift) & (RADIX_BUCKETS - 1)]++] = src[i];
+		/* The next pass reads what this one wrote. */
+		src = dst;
+		dst = dst == tmp ? v : tmp;
 	}
+	if (src != v)
+		memcpy(v, src, n * sizeof(*v));
 }
 
 void elf_symtab_finish(struct elf_symtab *t)
