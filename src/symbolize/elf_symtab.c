@@ -306,6 +306,20 @@ out:
 	return err;
 }
 
+size_t elf_symtab_count(Elf *e, uint32_t sh_type)
+{
+	size_t entsize = e ? gelf_fsize(e, ELF_T_SYM, 1, EV_CURRENT) : 0, n = 0;
+	Elf_Scn *scn = NULL;
+
+	while (entsize && (scn = elf_nextscn(e, scn)) != NULL) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == sh_type && sh.sh_type != SHT_NOBITS)
+			n += sh.sh_size / entsize;
+	}
+	return n;
+}
+
 int elf_symtab_add(struct elf_symtab *t, Elf *e, uint32_t sh_type)
 {
 	Elf_Scn *scn = NULL;
@@ -355,8 +369,10 @@ static int cmp_sym(const void *pa, const void *pb)
 	ub = leading_underscores(nb);
 	if (ua != ub)
 		return ua < ub ? -1 : 1;
-	la = strlen(na);
-	lb = strlen(nb);
+	/* Lengths without a symbol version: "fclose@@GLIBC_2.2.5" (a
+	 * .symtab's) is "fclose" (the .dynsym's) to the names shown. */
+	la = strcspn(na, "@");
+	lb = strcspn(nb, "@");
 	if (la != lb)
 		return la < lb ? -1 : 1;
 	return strcmp(na, nb);
