@@ -264,8 +264,7 @@ static int add_section(struct elf_symtab *t, Elf *e, Elf_Scn *scn,
 				       t->n + (count < ELF_MAX_SYMBOLS ? count : ELF_MAX_SYMBOLS),
 				       sizeof(*t->syms)) < 0)
 		return -ENOMEM;
-	if (str->d_size < t->strs.max - t->strs.len)
-		array_reserve(&t->strs.buf, &t->strs.cap, t->strs.len + str->d_size, 1);
+	strtab_reserve(&t->strs, str->d_size); /* or each add grows it */
 	for (size_t i = 1; i < count; i++) {
 		GElf_Sym sym;
 		const char *name;
