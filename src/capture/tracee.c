@@ -193,44 +193,11 @@ int tracee_interrupt(pid_t tid)
 	return 0;
 }
 
-/* Waits for tid's stop: 0 with *ret_sig, or -ESRCH when it exited. */
-static int wait_stop(pid_t tid, int *ret_sig)
-{
-	int status, sig = 0;
-	pid_t w;
-
-	for (;;) {
-		w = waitpid(tid, &status, __WALL);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return errno == ECHILD ? -ESRCH : -errno;
-		if (WIFEXITED(status) || WIFSIGNALED(status))
-			return -ESRCH;
-		if (WIFSTOPPED(status))
-			break;
-	}
-	/* A signal-delivery stop (event 0, not a SIGTRAP from our
-	 * interrupt) caught a real signal first: it must be given back. A
-	 * PTRACE_EVENT_STOP is our interrupt or a group stop, neither of
-	 * which is a signal to deliver. */
-	if ((status >> 16) == 0)
-		sig = WSTOPSIG(status);
-	*ret_sig = sig;
-	return 0;
-}
-
-static int stop_status(int status, int *ret_sig);
-
-int tracee_stop(pid_t tid, int *ret_sig)
-{
-	int err = tracee_interrupt(tid);
-
-	return err < 0 ? err : wait_stop(tid, ret_sig);
-}
-
 /* The stop or exit status of a tracee: 0 with *ret_sig, -ESRCH (exited),
- * or 1 (neither: wait again). */
+ * or 1 (neither: wait again). A signal-delivery stop (event 0, not a
+ * SIGTRAP from our interrupt) caught a real signal first: it must be
+ * given back. A PTRACE_EVENT_STOP is our interrupt or a group stop,
+ * neither of which is a signal to deliver. */
 static int stop_status(int status, int *ret_sig)
 {
 	if (WIFEXITED(status) || WIFSIGNALED(status))
@@ -239,6 +206,31 @@ static int stop_status(int status, int *ret_sig)
 		return 1;
 	*ret_sig = (status >> 16) == 0 ? WSTOPSIG(status) : 0;
 	return 0;
+}
+
+/* Waits for tid's stop: 0 with *ret_sig, or -ESRCH when it exited. */
+static int wait_stop(pid_t tid, int *ret_sig)
+{
+	int status, r;
+	pid_t w;
+
+	for (;;) {
+		w = waitpid(tid, &status, __WALL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return errno == ECHILD ? -ESRCH : -errno;
+		r = stop_status(status, ret_sig);
+		if (r <= 0)
+			return r;
+	}
+}
+
+int tracee_stop(pid_t tid, int *ret_sig)
+{
+	int err = tracee_interrupt(tid);
+
+	return err < 0 ? err : wait_stop(tid, ret_sig);
 }
 
 bool tracee_no_children(void)
@@ -301,6 +293,7 @@ int tracee_wait_next(const pid_t *tids, size_t n, bool only_tracees, size_t *ret
 			break;
 		}
 	}
+	i = 0;
 	if (si.si_pid > 0) {
 		while (i < n && tids[i] != si.si_pid)
 			i++;
