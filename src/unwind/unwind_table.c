@@ -234,6 +234,13 @@ static int lazy_open(struct elf_src *src, const struct cfi_limits *lim,
 	z->src = *src;
 	src->fd = -1;
 	src->elf = NULL;
+	/* The sections are in libelf's mapping of the file (or its copy),
+	 * which elf_end alone undoes: the descriptor can go, so that a
+	 * process mapping a thousand libraries costs no thousand open
+	 * files. */
+	elf_cntl(z->src.elf, ELF_C_FDDONE);
+	close(z->src.fd);
+	z->src.fd = -1;
 	t->lazy = z;
 	t->sources = UNWIND_SRC_EH_FRAME;
 	t->cfi_err = 0;

@@ -9,6 +9,7 @@
 #include "unwind/walker.h"
 #include "test.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -499,6 +500,21 @@ static __attribute__((noinline)) void test_qsort(void)
 	NOTAIL();
 }
 
+/* This process's open descriptors. */
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - 1; /* the directory's own */
+}
+
 static bool same_rule(const struct cfi_row *a, const struct cfi_row *b)
 {
 	if (!a || !b)
@@ -519,11 +535,14 @@ static __attribute__((noinline)) void test_lazy(void)
 	uint64_t ips[MAX_FRAMES], lips[MAX_FRAMES];
 	struct unwind_info info, linfo;
 	unsigned n, ln, differ = 0, fdes;
-	int err;
+	int err, fds;
 
 	unwind_cache_set_lazy(lc);
 	err = unwind_cache_get(cache, LIBC, NULL, &full);
+	fds = count_fds();
 	err = err ? err : unwind_cache_get(lc, LIBC, NULL, &lazy);
+	CHECK(fds > 0 && count_fds() == fds, "a lazy table keeps its file mapped, not open "
+	      "(%d descriptors before, %d after)", fds, count_fds());
 	CHECK(err == 0 && full && full->cfi && lazy && lazy->lazy && !lazy->cfi &&
 	      unwind_table_lazy_fdes(lazy) == 0,
 	      "a lazy cache's libc table: no rows until asked");
