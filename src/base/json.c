@@ -14,7 +14,23 @@ void json_put_string(FILE *out, const char *str, size_t max, unsigned flags)
 	putc('"', out);
 	while (*s) {
 		uint32_t cp;
-		size_t n = utf8_next(s, &cp);
+		size_t n;
+
+		/* A run of printable ASCII that needs no escape goes out in
+		 * one write (a function name, a path: most strings whole). */
+		for (n = 0; s[n] >= 0x20 && s[n] < 0x7f && s[n] != '"' && s[n] != '\\' &&
+			    !(html && (s[n] == '<' || s[n] == '>' || s[n] == '&'));
+		     n++)
+			;
+		if (max && used + n > max)
+			n = max - used;
+		if (n) {
+			fwrite(s, 1, n, out);
+			used += n;
+			s += n;
+			continue;
+		}
+		n = utf8_next(s, &cp);
 
 		if (max && used + n > max) {
 			fputs("\\u2026", out);

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,14 +11,14 @@
 
 #include "base/array.h"
 
-ssize_t proc_read_small(const char *path, char *buf, size_t len)
+static ssize_t read_small(int dirfd, const char *path, char *buf, size_t len, bool once)
 {
 	ssize_t n, got = 0;
 	int fd;
 
 	if (!len)
 		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	while ((size_t)got < len - 1) {
@@ -32,10 +33,22 @@ ssize_t proc_read_small(const char *path, char *buf, size_t len)
 		if (n == 0)
 			break;
 		got += n;
+		if (once)
+			break;
 	}
 	close(fd);
 	buf[got] = '\0';
 	return got;
+}
+
+ssize_t proc_read_small(const char *path, char *buf, size_t len)
+{
+	return read_small(AT_FDCWD, path, buf, len, false);
+}
+
+ssize_t proc_read_small_at(int dirfd, const char *path, char *buf, size_t len)
+{
+	return read_small(dirfd, path, buf, len, true);
 }
 
 int proc_comm(pid_t pid, pid_t tid, char *buf, size_t len)

@@ -35,3 +35,10 @@ int strtab_add(struct strtab *t, const char *s, size_t len, uint32_t *ret_off)
 	t->len += len + 1;
 	return 0;
 }
+
+int strtab_reserve(struct strtab *t, size_t len)
+{
+	if (len > t->max - t->len)
+		return -ENOBUFS;
+	return array_reserve(&t->buf, &t->cap, t->len + len, 1) < 0 ? -ENOMEM : 0;
+}

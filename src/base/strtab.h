@@ -34,6 +34,11 @@ void strtab_release(struct strtab *t);
  * refused) or -ENOMEM; the table is unchanged on failure. */
 int strtab_add(struct strtab *t, const char *s, size_t len, uint32_t *ret_off);
 
+/* Makes room for len more bytes, NULs included, so that the appends
+ * that fill it do not move the buffer again and again (a symbol table's
+ * names: its string section's size). 0, -ENOBUFS past max, -ENOMEM. */
+int strtab_reserve(struct strtab *t, size_t len);
+
 /* The string at off, an offset strtab_add returned. */
 static inline const char *strtab_get(const struct strtab *t, uint32_t off)
 {

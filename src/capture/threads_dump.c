@@ -4,6 +4,8 @@
 
 #include <elf.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -55,13 +57,39 @@ static int name_addr(void *arg, uint64_t addr, struct thread_frame_name *ret, un
 	return 0;
 }
 
+#define AHEAD_SPIN_NS 50000 /* the taker's wait for the reader, before it sleeps */
+
+/* The /proc reads of a pass, on a thread of their own (ahead_start). */
+struct proc_ahead {
+	struct thread_dump *td;
+	int task_dir;
+	size_t from, end;
+	atomic_size_t done;	/* threads [from, done) are read (release) */
+	pthread_mutex_t lock;	/* guards waiting; with cond, wakes the taker */
+	pthread_cond_t cond;
+	bool waiting;		/* the taker waits for done */
+	bool running;		/* th reads; else the taker does */
+	pthread_t th;
+};
+
 struct take_ctx {
 	pid_t pid;
 	const struct thread_dump_options *o;
+	int task_dir;			/* /proc/PID/task */
 	struct maps maps;		/* for the end of each stack */
 	struct unwind_modules mods;
 	uint8_t *stack;			/* max_stack_bytes, reused */
 	uint64_t *ips;			/* max_depth, reused */
+	/* The threads asked to stop and not yet taken: their tids (for
+	 * tracee_wait_next), their index in the dump (the array moves as
+	 * threads are added) and when each was asked. */
+	pid_t fly_tid[THREAD_DUMP_WINDOW];
+	size_t fly_idx[THREAD_DUMP_WINDOW];
+	uint64_t fly_t0[THREAD_DUMP_WINDOW];
+	unsigned nfly;
+	size_t ntaken;			/* taken or read live so far */
+	struct proc_ahead ahead;
+	bool no_children;		/* tracee_no_children() before the passes */
 };
 
 static const char *walk_end_name(enum unwind_stop s)
@@ -118,30 +146,136 @@ static void walk(struct take_ctx *x, struct thread_info *t,
 		snprintf(t->walk_end, sizeof(t->walk_end), "%s", walk_end_name(info.stop));
 }
 
-/* Takes one thread: 0, or -EPERM when ptrace is refused (the caller
- * explains it). Every other outcome is in t->status. */
-static int take_thread(struct take_ctx *x, struct thread_dump *td,
-		       struct thread_info *t)
+/* The system call of a stopped thread, from its registers: what its
+ * syscall file said before the stop, as the stack copied with them
+ * shows it. The interrupt stops a thread blocked in a call on its way
+ * out of it, before the kernel rewinds it for a restart: orig_rax is
+ * still the call's number (-1 outside any), the arguments are in place. */
+static void syscall_from_regs(struct thread_info *t, const struct user_regs_struct *regs)
 {
-	struct user_regs_struct regs;
-	struct iovec iov = { &regs, sizeof(regs) };
-	uint64_t t0, t1;
-	size_t copied;
-	int err, sig = 0;
+	if (t->state == 'R') {
+		t->sc = THREAD_SC_ON_CPU;
+	} else if ((long)regs->orig_rax >= 0) {
+		t->sc = THREAD_SC_IN;
+		t->syscall_nr = (long)regs->orig_rax;
+		t->syscall_args[0] = regs->rdi;
+		t->syscall_args[1] = regs->rsi;
+		t->syscall_args[2] = regs->rdx;
+		t->syscall_args[3] = regs->r10;
+		t->syscall_args[4] = regs->r8;
+		t->syscall_args[5] = regs->r9;
+		t->syscall_sp = regs->rsp;
+		t->syscall_pc = regs->rip;
+	} else {
+		t->sc = THREAD_SC_USER;
+	}
+}
 
-	err = thread_info_read_proc(x->pid, t);
-	if (err < 0) {
+/* --- /proc, read ahead ------------------------------------------------------ */
+
+/* A thread's /proc files: name, state and CPU time, and for a thread in
+ * disk wait (which is read, not stopped) its system call, sp and pc.
+ * Its state stays '?' when it is gone. */
+static void read_proc(int task_dir, struct thread_info *t)
+{
+	if (thread_info_read_stat_at(task_dir, t) < 0) {
+		t->state = '?';
+		return;
+	}
+	if (t->state == 'D')
+		thread_info_read_syscall_at(task_dir, t);
+}
+
+static void *ahead_main(void *arg)
+{
+	struct proc_ahead *a = arg;
+
+	for (size_t i = a->from; i < a->end; i++) {
+		read_proc(a->task_dir, &a->td->threads[i]);
+		pthread_mutex_lock(&a->lock);
+		atomic_store_explicit(&a->done, i + 1, memory_order_release);
+		if (a->waiting)
+			pthread_cond_signal(&a->cond);
+		pthread_mutex_unlock(&a->lock);
+	}
+	return NULL;
+}
+
+/* Starts reading the /proc files of td->threads[from..end) on a thread
+ * of their own, ahead of the ptrace work on this one: each read costs
+ * as much as taking the thread (two files, six system calls), and on a
+ * host with a CPU to spare the two overlap. Without that thread (a small
+ * pass, or it could not start), ahead_wait reads them itself. The
+ * threads array must not move until ahead_stop. */
+static void ahead_start(struct proc_ahead *a, struct thread_dump *td, int task_dir,
+			size_t from, size_t end)
+{
+	a->td = td;
+	a->task_dir = task_dir;
+	a->from = from;
+	a->end = end;
+	a->waiting = false;
+	atomic_store_explicit(&a->done, from, memory_order_relaxed);
+	a->running = end - from >= THREAD_DUMP_AHEAD_MIN &&
+		     pthread_create(&a->th, NULL, ahead_main, a) == 0;
+}
+
+/* Returns once thread idx's /proc files are read. */
+static void ahead_wait(struct proc_ahead *a, size_t idx)
+{
+	if (!a->running) {
+		read_proc(a->task_dir, &a->td->threads[idx]);
+		return;
+	}
+	if (atomic_load_explicit(&a->done, memory_order_acquire) > idx)
+		return;
+	/* A thread's files take the reader some 10 us: a short spin
+	 * usually sees them, where sleeping costs two context switches. */
+	for (uint64_t until = clock_ns(CLOCK_MONOTONIC) + AHEAD_SPIN_NS;
+	     clock_ns(CLOCK_MONOTONIC) < until;) {
+		for (int k = 0; k < 64; k++) {
+			if (atomic_load_explicit(&a->done, memory_order_acquire) > idx)
+				return;
+			__builtin_ia32_pause();
+		}
+	}
+	pthread_mutex_lock(&a->lock);
+	a->waiting = true;
+	while (atomic_load_explicit(&a->done, memory_order_acquire) <= idx)
+		pthread_cond_wait(&a->cond, &a->lock);
+	a->waiting = false;
+	pthread_mutex_unlock(&a->lock);
+}
+
+static void ahead_stop(struct proc_ahead *a)
+{
+	if (a->running)
+		pthread_join(a->th, NULL);
+	a->running = false;
+}
+
+/* --- taking threads ---------------------------------------------------------- */
+
+/* The first step of a thread, once its /proc files are read: either done
+ * (gone, or in disk wait and read live) or asked to stop (added to the
+ * threads in flight, taken by finish_thread). 0, or -EPERM when ptrace is
+ * refused (the caller explains it). */
+static int start_thread(struct take_ctx *x, struct thread_dump *td, size_t idx)
+{
+	struct thread_info *t = &td->threads[idx];
+	struct user_regs_struct regs;
+	uint64_t t0;
+	size_t copied;
+	int err;
+
+	if (t->state == '?' || t->state == 'Z' || t->state == 'X') {
 		t->status = THREAD_GONE;
 		return 0;
 	}
-	if (t->state == 'Z' || t->state == 'X') {
-		t->status = THREAD_GONE;
-		return 0;
-	}
+	/* Interrupting a thread in uninterruptible sleep waits until the
+	 * sleep ends. Its user stack does not change while the kernel holds
+	 * it: read it live from the syscall's sp. */
 	if (t->state == 'D' && t->sc == THREAD_SC_IN) {
-		/* Interrupting a thread in uninterruptible sleep waits until
-		 * the sleep ends. Its user stack does not change while the
-		 * kernel holds it: read it live from the syscall's sp. */
 		t->status = THREAD_LIVE;
 		memset(&regs, 0, sizeof(regs));
 		regs.rsp = t->syscall_sp;
@@ -149,10 +283,11 @@ static int take_thread(struct take_ctx *x, struct thread_dump *td,
 		copied = copy_stack(x, t->tid, regs.rsp);
 		t->stack_bytes = copied;
 		walk(x, t, &regs, copied);
+		x->ntaken++;
 		return 0;
 	}
 	t0 = clock_ns(CLOCK_MONOTONIC);
-	err = tracee_stop(t->tid, &sig);
+	err = tracee_interrupt(t->tid);
 	if (err == -ESRCH) {
 		t->status = THREAD_GONE;
 		return 0;
@@ -162,50 +297,128 @@ static int take_thread(struct take_ctx *x, struct thread_dump *td,
 	if (err < 0) {
 		t->status = THREAD_FAILED;
 		t->err = err;
+		thread_info_read_syscall_at(x->task_dir, t);
 		return 0;
+	}
+	x->fly_tid[x->nfly] = t->tid;
+	x->fly_idx[x->nfly] = idx;
+	x->fly_t0[x->nfly] = t0;
+	x->nfly++;
+	return 0;
+}
+
+/* Waits for the next thread in flight to stop, copies its registers and
+ * stack, lets it go and walks the copy. */
+static void finish_thread(struct take_ctx *x, struct thread_dump *td)
+{
+	struct user_regs_struct regs;
+	struct iovec iov = { &regs, sizeof(regs) };
+	struct thread_info *t;
+	size_t i, copied;
+	uint64_t t0;
+	int err, sig = 0;
+
+	err = tracee_wait_next(x->fly_tid, x->nfly, x->no_children, &i, &sig);
+	t = &td->threads[x->fly_idx[i]];
+	t0 = x->fly_t0[i];
+	x->nfly--;
+	x->fly_tid[i] = x->fly_tid[x->nfly];
+	x->fly_idx[i] = x->fly_idx[x->nfly];
+	x->fly_t0[i] = x->fly_t0[x->nfly];
+	if (err == -ESRCH) {
+		t->status = THREAD_GONE;
+		return;
+	}
+	if (err < 0) {
+		t->status = THREAD_FAILED;
+		t->err = err;
+		thread_info_read_syscall_at(x->task_dir, t);
+		return;
 	}
 	memset(&regs, 0, sizeof(regs));
 	if (ptrace(PTRACE_GETREGSET, t->tid, (void *)NT_PRSTATUS, &iov) < 0) {
 		t->status = THREAD_FAILED;
 		t->err = -errno;
 		tracee_release(t->tid, sig);
-		return 0;
+		thread_info_read_syscall_at(x->task_dir, t);
+		return;
 	}
 	copied = copy_stack(x, t->tid, regs.rsp);
 	tracee_release(t->tid, sig);
-	t1 = clock_ns(CLOCK_MONOTONIC);
-	t->pause_ns = t1 - t0;
+	t->pause_ns = clock_ns(CLOCK_MONOTONIC) - t0;
 	t->stack_bytes = copied;
 	t->status = THREAD_TAKEN;
 	td->pause_sum_ns += t->pause_ns;
 	if (t->pause_ns > td->pause_max_ns)
 		td->pause_max_ns = t->pause_ns;
+	x->ntaken++;
+	syscall_from_regs(t, &regs);
 	walk(x, t, &regs, copied);
-	return 0;
+}
+
+/* Takes the threads td->threads[from..): up to THREAD_DUMP_WINDOW asked
+ * to stop at a time, each taken as it stops. 0, or -EPERM when ptrace is
+ * refused before any thread was taken (nothing then is in flight). */
+static int take_threads(struct take_ctx *x, struct thread_dump *td, size_t from)
+{
+	size_t next = from;
+	int err = 0;
+
+	ahead_start(&x->ahead, td, x->task_dir, from, td->nthreads);
+	while (next < td->nthreads || x->nfly) {
+		while (next < td->nthreads && x->nfly < THREAD_DUMP_WINDOW) {
+			struct thread_info *t = &td->threads[next];
+
+			ahead_wait(&x->ahead, next);
+			if (start_thread(x, td, next) == -EPERM) {
+				if (!x->ntaken && !x->nfly) {
+					err = -EPERM;
+					goto out;
+				}
+				t->status = THREAD_FAILED;
+				t->err = -EPERM;
+				thread_info_read_syscall_at(x->task_dir, t);
+			}
+			next++;
+		}
+		if (x->nfly)
+			finish_thread(x, td);
+	}
+out:
+	ahead_stop(&x->ahead);
+	return err;
 }
 
 /* --- the thread dump ------------------------------------------------------ */
 
-static bool seen(const struct thread_dump *td, pid_t tid)
+static int cmp_tid(const void *a, const void *b)
 {
-	for (size_t i = 0; i < td->nthreads; i++)
-		if (td->threads[i].tid == tid)
-			return true;
-	return false;
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Whether tid is in the sorted seen[0..n). */
+static bool seen(const pid_t *v, size_t n, pid_t tid)
+{
+	return bsearch(&tid, v, n, sizeof(*v), cmp_tid) != NULL;
 }
 
 int thread_dump_take(pid_t pid, const struct thread_dump_options *opts,
 		     struct thread_dump **ret, struct diag *d)
 {
 	struct thread_dump_options o = opts ? *opts : (struct thread_dump_options){ 0 };
-	struct take_ctx x = { .pid = pid, .o = &o };
+	struct take_ctx x = {
+		.pid = pid, .o = &o, .task_dir = -1,
+		.ahead = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER },
+	};
 	struct symbolizer *sym = NULL;
 	struct unwind_cache *cache = NULL;
 	struct proc_syms *ps = NULL;
 	struct thread_dump *td = NULL;
 	char path[64], *buf = NULL;
-	pid_t *tids = NULL;
-	size_t ntids = 0, len;
+	pid_t *tids = NULL, *seen_v = NULL;
+	size_t ntids = 0, nseen = 0, len;
 	uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
 	int err;
 
@@ -244,7 +457,8 @@ int thread_dump_take(pid_t pid, const struct thread_dump_options *opts,
 	}
 
 	/* Everything read from /proc for the whole process comes first, while
-	 * no thread is stopped. */
+	 * no thread is stopped; the maps once, for the stacks' ends, the
+	 * unwind tables and the symbols. */
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	err = procfs_read_file(path, MAPS_MAX_BYTES, &buf, &len);
 	if (err == -ENOENT || err == -ESRCH) {
@@ -261,14 +475,18 @@ int thread_dump_take(pid_t pid, const struct thread_dump_options *opts,
 	}
 	maps_parse(&x.maps, buf, len, 0);
 	if (!o.cache) {
+		/* A dump walks a few frames per thread: each function's rows
+		 * are built when first needed, not every file's whole table
+		 * (35,000 FDEs in mariadbd). */
 		cache = unwind_cache_new();
 		if (!cache) {
 			err = -ENOMEM;
 			goto out;
 		}
+		unwind_cache_set_lazy(cache);
 		o.cache = cache;
 	}
-	err = unwind_modules_from_maps(&x.mods, o.cache, pid);
+	err = unwind_modules_from_maps_text(&x.mods, o.cache, pid, buf, len);
 	if (err < 0) {
 		err = diag_set(d, err, "cannot read the modules of PID %d: %s",
 			       (int)pid, strerror(-err));
@@ -282,7 +500,7 @@ int thread_dump_take(pid_t pid, const struct thread_dump_options *opts,
 		}
 		o.sym = sym;
 	}
-	err = symbolizer_open_process(o.sym, pid, false, &ps, d);
+	err = symbolizer_open_process_flags(o.sym, pid, SYM_OPEN_LAZY, buf, len, &ps, d);
 	if (err == -EACCES || err == -EPERM) {
 		diag_clear(d);
 		err = tracee_explain_access(pid, -EPERM, "reading the memory map", d);
@@ -290,6 +508,14 @@ int thread_dump_take(pid_t pid, const struct thread_dump_options *opts,
 	if (err < 0)
 		goto out;
 
+	x.task_dir = thread_dump_open_tasks(pid);
+	if (x.task_dir < 0) {
+		err = diag_set(d, -ESRCH, "no process with PID %d", (int)pid);
+		goto out;
+	}
+	/* Nothing here makes a child from now on (the symbolizer's helper,
+	 * if any, was made opening the process). */
+	x.no_children = tracee_no_children();
 	/* Passes: threads created during one are taken in the next. */
 	for (unsigned pass = 0; pass < THREAD_DUMP_PASSES; pass++) {
 		size_t before = td->nthreads;
@@ -311,36 +537,39 @@ int thread_dump_take(pid_t pid, const struct thread_dump_options *opts,
 			goto out;
 		}
 		for (size_t i = 0; i < ntids; i++) {
-			struct thread_info *t;
-
-			if (seen(td, tids[i]))
+			if (seen(seen_v, nseen, tids[i]))
 				continue;
-			t = thread_dump_add_thread(td, tids[i]);
-			if (!t) {
+			if (!thread_dump_add_thread(td, tids[i])) {
 				err = -ENOMEM;
 				goto out;
 			}
-			if (take_thread(&x, td, t) == -EPERM) {
-				if (!td->ntaken) {
-					err = tracee_explain_access(pid, -EPERM,
-						"ptrace (PTRACE_SEIZE)", d);
-					goto out;
-				}
-				t->status = THREAD_FAILED;
-				t->err = -EPERM;
-			}
-			if (t->status == THREAD_TAKEN || t->status == THREAD_LIVE)
-				td->ntaken++;
 		}
 		if (td->nthreads == before)
 			break;
+		/* The threads seen so far, sorted, for the next pass. */
+		{
+			pid_t *v = realloc(seen_v, td->nthreads * sizeof(*v));
+
+			if (!v) {
+				err = -ENOMEM;
+				goto out;
+			}
+			seen_v = v;
+			for (size_t i = before; i < td->nthreads; i++)
+				seen_v[nseen++] = td->threads[i].tid;
+			qsort(seen_v, nseen, sizeof(*seen_v), cmp_tid);
+		}
+		if (take_threads(&x, td, before) == -EPERM) {
+			err = tracee_explain_access(pid, -EPERM, "ptrace (PTRACE_SEIZE)", d);
+			goto out;
+		}
 		if (pass + 1 == THREAD_DUMP_PASSES) {
 			/* What a last look finds was created too late. */
 			free(tids);
 			tids = NULL;
 			if (tracee_list_tids(pid, &tids, &ntids) == 0)
 				for (size_t i = 0; i < ntids; i++)
-					if (!seen(td, tids[i]))
+					if (!seen(seen_v, nseen, tids[i]))
 						td->missed_new++;
 		}
 	}
@@ -372,6 +601,9 @@ out:
 	maps_release(&x.maps);
 	free(x.stack);
 	free(x.ips);
+	if (x.task_dir >= 0)
+		close(x.task_dir);
+	free(seen_v);
 	free(tids);
 	free(buf);
 	return err;
@@ -525,7 +757,7 @@ int thread_dump_take_agent(pid_t pid, const struct thread_dump_options *opts,
 		struct diag sd;
 
 		diag_clear(&sd);
-		err = symbolizer_open_process(o.sym, pid, false, &ps, &sd);
+		err = symbolizer_open_process_flags(o.sym, pid, SYM_OPEN_LAZY, NULL, 0, &ps, &sd);
 	}
 	/* Else pid's maps are not ours to read: the agent's names stay. */
 	if (err == 0) {

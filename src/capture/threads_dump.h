@@ -2,24 +2,30 @@
  * it (nprof stacks; the daemon's "Stacks" button), into the model of
  * src/threaddump/threaddump.h, which also writes it.
  *
- * By ptrace (thread_dump_take), per thread, one at a time: read its name,
- * state, CPU time and the system call it is blocked in from
- * /proc/PID/task/TID/{comm,stat,schedstat,syscall}; seize it
- * (PTRACE_SEIZE), interrupt it (PTRACE_INTERRUPT), wait for the stop,
- * copy its registers and its stack from rsp to the end of the stack
- * mapping (bounded), detach. The pause is that window only, a few tens of
- * microseconds; the unwinding (DWARF CFI, src/unwind/) and the naming
- * happen after the thread is running again. A blocking system call
- * interrupted this way is restarted by the kernel when the thread resumes
- * (nanosleep with the time left), as under gdb.
+ * By ptrace (thread_dump_take), per thread: read its name, state and CPU
+ * time from /proc/PID/task/TID/{stat,schedstat}; seize it (PTRACE_SEIZE),
+ * interrupt it (PTRACE_INTERRUPT); once it has stopped, copy its
+ * registers (the system call it was blocked in is orig_rax and the
+ * argument registers) and its stack from rsp to the end of the stack
+ * mapping (bounded), detach. Up to THREAD_DUMP_WINDOW threads are asked to
+ * stop at once and each is taken as soon as its stop is reported, so the
+ * waits for each to get a CPU overlap; each thread's pause is its own
+ * interrupt to detach, tens of microseconds on an idle host. A pass of
+ * THREAD_DUMP_AHEAD_MIN threads or more has their /proc files read on a
+ * thread of its own, ahead of the stops (the threads are stopped and
+ * waited for by the calling thread alone, their tracer). The
+ * unwinding (DWARF CFI, src/unwind/) and the naming happen after the
+ * thread is running again. A blocking system call interrupted this way is
+ * restarted by the kernel when the thread resumes (nanosleep with the
+ * time left), as under gdb.
  *
  * Nothing here stops the whole process (no SIGSTOP): if nprof dies while
  * a thread is seized the kernel detaches it and it runs on.
  *
  * Threads in uninterruptible sleep (D) are not seized (the interrupt
- * would wait for the sleep to end): their sp and pc come from the syscall
- * file and their stack is read while they sleep in the kernel, which
- * leaves their user stack alone.
+ * would wait for the sleep to end): their system call, sp and pc come
+ * from the syscall file and their stack is read while they sleep in the
+ * kernel, which leaves their user stack alone.
  *
  * What changes during the thread dump is reported, never fatal: threads
  * that exit before their turn (status THREAD_GONE), threads created
@@ -27,7 +33,8 @@
  * ones are counted in missed_new), the process exiting (process_exited).
  *
  * Not thread-safe: one thread uses a thread-dump call and its symbolizer
- * at a time. Uses waitpid() on the target's threads (tracee.h). */
+ * at a time. Uses waitpid() and waitid(WNOWAIT) on the target's threads
+ * (tracee.h). */
 #ifndef NPROF_CAPTURE_THREADS_DUMP_H
 #define NPROF_CAPTURE_THREADS_DUMP_H
 
@@ -45,6 +52,9 @@ struct unwind_cache;
 #define THREAD_DUMP_DEPTH 256		    /* frames per thread */
 #define THREAD_DUMP_STACK_BYTES (512u << 10) /* copied per thread, at most */
 #define THREAD_DUMP_PASSES 3		    /* rescans for threads created meanwhile */
+#define THREAD_DUMP_WINDOW 8		    /* threads asked to stop at a time */
+#define THREAD_DUMP_AHEAD_MIN 32	    /* threads in a pass for /proc to be read
+					       on a thread of its own */
 
 struct thread_dump_options {
 	unsigned max_depth;	     /* 0: THREAD_DUMP_DEPTH */

@@ -176,10 +176,9 @@ int tracee_list_tids(pid_t pid, pid_t **ret_tids, size_t *ret_n)
 	return 0;
 }
 
-int tracee_stop(pid_t tid, int *ret_sig)
+int tracee_interrupt(pid_t tid)
 {
-	int status, sig = 0;
-	pid_t w;
+	int status;
 
 	if (ptrace(PTRACE_SEIZE, tid, 0, 0) < 0)
 		return -errno;
@@ -191,25 +190,118 @@ int tracee_stop(pid_t tid, int *ret_sig)
 		waitpid(tid, &status, __WALL | WNOHANG);
 		return err == -ESRCH ? -ESRCH : err;
 	}
+	return 0;
+}
+
+/* The stop or exit status of a tracee: 0 with *ret_sig, -ESRCH (exited),
+ * or 1 (neither: wait again). A signal-delivery stop (event 0, not a
+ * SIGTRAP from our interrupt) caught a real signal first: it must be
+ * given back. A PTRACE_EVENT_STOP is our interrupt or a group stop,
+ * neither of which is a signal to deliver. */
+static int stop_status(int status, int *ret_sig)
+{
+	if (WIFEXITED(status) || WIFSIGNALED(status))
+		return -ESRCH;
+	if (!WIFSTOPPED(status))
+		return 1;
+	*ret_sig = (status >> 16) == 0 ? WSTOPSIG(status) : 0;
+	return 0;
+}
+
+/* Waits for tid's stop: 0 with *ret_sig, or -ESRCH when it exited. */
+static int wait_stop(pid_t tid, int *ret_sig)
+{
+	int status, r;
+	pid_t w;
+
 	for (;;) {
 		w = waitpid(tid, &status, __WALL);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0)
 			return errno == ECHILD ? -ESRCH : -errno;
-		if (WIFEXITED(status) || WIFSIGNALED(status))
-			return -ESRCH;
-		if (WIFSTOPPED(status))
-			break;
+		r = stop_status(status, ret_sig);
+		if (r <= 0)
+			return r;
 	}
-	/* A signal-delivery stop (event 0, not a SIGTRAP from our
-	 * interrupt) caught a real signal first: it must be given back. A
-	 * PTRACE_EVENT_STOP is our interrupt or a group stop, neither of
-	 * which is a signal to deliver. */
-	if ((status >> 16) == 0)
-		sig = WSTOPSIG(status);
-	*ret_sig = sig;
-	return 0;
+}
+
+int tracee_stop(pid_t tid, int *ret_sig)
+{
+	int err = tracee_interrupt(tid);
+
+	return err < 0 ? err : wait_stop(tid, ret_sig);
+}
+
+bool tracee_no_children(void)
+{
+	pid_t *tids = NULL;
+	size_t n = 0;
+	bool none;
+
+	if (proc_tasks(0, TRACEE_MAX_THREADS, &tids, &n) < 0)
+		return false;
+	none = n > 0;
+	for (size_t i = 0; none && i < n; i++) {
+		char path[64], buf[16];
+
+		/* Each thread's children (CONFIG_PROC_CHILDREN): no file, or
+		 * a child, and we cannot tell. */
+		snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)tids[i]);
+		if (proc_read_small(path, buf, sizeof(buf)) != 0)
+			none = false;
+	}
+	free(tids);
+	return none;
+}
+
+int tracee_wait_next(const pid_t *tids, size_t n, bool only_tracees, size_t *ret_i,
+		     int *ret_sig)
+{
+	siginfo_t si;
+	size_t i = 0;
+
+	if (!n)
+		return -EINVAL;
+	while (only_tracees) {
+		int status, r;
+		pid_t w = waitpid(-1, &status, __WALL);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			break; /* the careful way below says why */
+		for (i = 0; i < n && tids[i] != w; i++)
+			;
+		if (i == n)
+			continue; /* a thread no longer waited for */
+		r = stop_status(status, ret_sig);
+		if (r <= 0) {
+			*ret_i = i;
+			return r;
+		}
+	}
+	/* Which one is ready, without reaping: waitpid(-1) would also
+	 * take the exit of a child of ours (target_files' helper), whose
+	 * owner waits for it. */
+	for (;;) {
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_ALL, 0, &si, WEXITED | WSTOPPED | __WALL | WNOWAIT) == 0)
+			break;
+		if (errno != EINTR) {
+			si.si_pid = 0;
+			break;
+		}
+	}
+	i = 0;
+	if (si.si_pid > 0) {
+		while (i < n && tids[i] != si.si_pid)
+			i++;
+	}
+	if (si.si_pid <= 0 || i == n)
+		i = 0; /* none of ours (or no answer): the first in turn */
+	*ret_i = i;
+	return wait_stop(tids[i], ret_sig);
 }
 
 int tracee_release(pid_t tid, int sig)
@@ -218,5 +310,3 @@ int tracee_release(pid_t tid, int sig)
 		return -errno;
 	return 0;
 }
-
-

@@ -214,11 +214,33 @@ static bool section_is_code(Elf *e, size_t shndx)
 	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
 }
 
+/* The i-th symbol of data: read in place from a 64-bit table (libelf has
+ * converted it to this host's layout), through gelf otherwise. */
+static bool get_sym(Elf_Data *data, bool native64, size_t i, GElf_Sym *ret)
+{
+	if (native64) {
+		const Elf64_Sym *s = (const Elf64_Sym *)data->d_buf + i;
+
+		ret->st_name = s->st_name;
+		ret->st_info = s->st_info;
+		ret->st_other = s->st_other;
+		ret->st_shndx = s->st_shndx;
+		ret->st_value = s->st_value;
+		ret->st_size = s->st_size;
+		return true;
+	}
+	return gelf_getsym(data, (int)i, ret) != NULL;
+}
+
 static int add_section(struct elf_symtab *t, Elf *e, Elf_Scn *scn,
 		       const GElf_Shdr *sh)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
 	size_t entsize = gelf_fsize(e, ELF_T_SYM, 1, EV_CURRENT);
+	Elf_Scn *str_scn = elf_getscn(e, sh->sh_link);
+	Elf_Data *str = NULL;
+	GElf_Shdr str_sh;
+	bool native64;
 	size_t count;
 	int err = 0;
 
@@ -227,15 +249,30 @@ static int add_section(struct elf_symtab *t, Elf *e, Elf_Scn *scn,
 	if (!data || !data->d_buf || !entsize || sh->sh_type == SHT_NOBITS ||
 	    (sh->sh_flags & SHF_COMPRESSED))
 		goto out;
+	/* The names, read in place: a string table that is not one, or that
+	 * libelf cannot give, leaves the symbols unnamed (skipped). */
+	if (!str_scn || !gelf_getshdr(str_scn, &str_sh) || str_sh.sh_type != SHT_STRTAB ||
+	    (str_sh.sh_flags & SHF_COMPRESSED) || !(str = elf_getdata(str_scn, NULL)) ||
+	    !str->d_buf || !str->d_size)
+		goto out;
+	native64 = gelf_getclass(e) == ELFCLASS64 && data->d_type == ELF_T_SYM &&
+		   !((uintptr_t)data->d_buf % _Alignof(Elf64_Sym)) && entsize == sizeof(Elf64_Sym);
 	count = data->d_size / entsize;
+	/* Room for all of them at once: no copy of a growing table per
+	 * doubling (mariadbd: 29,000 symbols, 1 MB of names). */
+	if (count > 1 && array_reserve(&t->syms, &t->cap,
+				       t->n + (count < ELF_MAX_SYMBOLS ? count : ELF_MAX_SYMBOLS),
+				       sizeof(*t->syms)) < 0)
+		return -ENOMEM;
+	strtab_reserve(&t->strs, str->d_size); /* or each add grows it */
 	for (size_t i = 1; i < count; i++) {
 		GElf_Sym sym;
 		const char *name;
-		size_t len;
+		size_t len, room;
 		int type, bind;
 		uint8_t rank;
 
-		if (!gelf_getsym(data, (int)i, &sym))
+		if (!get_sym(data, native64, i, &sym))
 			break;
 		type = GELF_ST_TYPE(sym.st_info);
 		bind = GELF_ST_BIND(sym.st_info);
@@ -243,11 +280,13 @@ static int add_section(struct elf_symtab *t, Elf *e, Elf_Scn *scn,
 			continue;
 		if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE)
 			continue;
-		name = elf_strptr(e, sh->sh_link, sym.st_name);
-		if (!name || !name[0])
+		if (!sym.st_name || sym.st_name >= str->d_size)
 			continue;
-		len = strnlen(name, ELF_MAX_SYMBOL_NAME + 1);
-		if (len > ELF_MAX_SYMBOL_NAME)
+		name = (const char *)str->d_buf + sym.st_name;
+		room = str->d_size - sym.st_name;
+		len = strnlen(name, room < ELF_MAX_SYMBOL_NAME + 1 ? room : ELF_MAX_SYMBOL_NAME + 1);
+		/* Unterminated inside its table, or too long: not a name. */
+		if (len == room || len > ELF_MAX_SYMBOL_NAME)
 			continue;
 		/* Untyped symbols are kept only when they label code (hand
 		 * written assembly, some JIT stubs); assembler-local labels
@@ -264,6 +303,20 @@ static int add_section(struct elf_symtab *t, Elf *e, Elf_Scn *scn,
 	}
 out:
 	return err;
+}
+
+size_t elf_symtab_count(Elf *e, uint32_t sh_type)
+{
+	size_t entsize = e ? gelf_fsize(e, ELF_T_SYM, 1, EV_CURRENT) : 0, n = 0;
+	Elf_Scn *scn = NULL;
+
+	while (entsize && (scn = elf_nextscn(e, scn)) != NULL) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == sh_type && sh.sh_type != SHT_NOBITS)
+			n += sh.sh_size / entsize;
+	}
+	return n;
 }
 
 int elf_symtab_add(struct elf_symtab *t, Elf *e, uint32_t sh_type)
@@ -315,21 +368,95 @@ static int cmp_sym(const void *pa, const void *pb)
 	ub = leading_underscores(nb);
 	if (ua != ub)
 		return ua < ub ? -1 : 1;
-	la = strlen(na);
-	lb = strlen(nb);
+	/* Lengths without a symbol version: "fclose@@GLIBC_2.2.5" (a
+	 * .symtab's) is "fclose" (the .dynsym's) to the names shown. */
+	la = strcspn(na, "@");
+	lb = strcspn(nb, "@");
 	if (la != lb)
 		return la < lb ? -1 : 1;
 	return strcmp(na, nb);
 }
 
+#define RADIX_BITS 11
+#define RADIX_BUCKETS (1u << RADIX_BITS)
+
+/* Sorts v by address (stable: least significant digit first, over the
+ * bits the addresses span; a digit every address shares is skipped), tmp
+ * as large as v: a table of 20,000 symbols in a third of the time qsort
+ * takes. */
+static void radix_sort(struct elf_sym *v, struct elf_sym *tmp, size_t n)
+{
+	uint64_t lo = UINT64_MAX, hi = 0, span;
+	struct elf_sym *src = v, *dst = tmp;
+	size_t count[RADIX_BUCKETS];
+	unsigned bits = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		lo = v[i].addr < lo ? v[i].addr : lo;
+		hi = v[i].addr > hi ? v[i].addr : hi;
+	}
+	for (span = hi - lo; span; span >>= 1)
+		bits++;
+	for (unsigned shift = 0; shift < bits; shift += RADIX_BITS) {
+		size_t sum = 0;
+
+		memset(count, 0, sizeof(count));
+		for (size_t i = 0; i < n; i++)
+			count[((src[i].addr - lo) >> shift) & (RADIX_BUCKETS - 1)]++;
+		if (count[((src[0].addr - lo) >> shift) & (RADIX_BUCKETS - 1)] == n)
+			continue; /* one digit for all: nothing moves */
+		for (unsigned b = 0; b < RADIX_BUCKETS; b++) {
+			size_t c = count[b];
+
+			count[b] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[count[((src[i].addr - lo) >> shift) & (RADIX_BUCKETS - 1)]++] = src[i];
+		/* The next pass reads what this one wrote. */
+		src = dst;
+		dst = dst == tmp ? v : tmp;
+	}
+	if (src != v)
+		memcpy(v, src, n * sizeof(*v));
+}
+
 void elf_symtab_finish(struct elf_symtab *t)
 {
+	struct elf_sym *tmp;
 	size_t w = 0;
 
 	if (!t->n)
 		return;
 	sort_strs = &t->strs;
-	qsort(t->syms, t->n, sizeof(*t->syms), cmp_sym);
+	tmp = t->n > 64 ? malloc(t->n * sizeof(*tmp)) : NULL;
+	if (tmp) {
+		/* By address, then each run of one address (aliases, a few
+		 * at most) by preference. */
+		radix_sort(t->syms, tmp, t->n);
+		free(tmp);
+		for (size_t r = 0; r < t->n;) {
+			size_t e = r + 1;
+
+			while (e < t->n && t->syms[e].addr == t->syms[r].addr)
+				e++;
+			/* Insertion: runs are a few aliases (__poll, poll,
+			 * __libc_poll), too short for qsort's own cost. */
+			for (size_t i = r + 1; i < e; i++) {
+				struct elf_sym v = t->syms[i];
+				size_t j = i;
+
+				while (j > r && cmp_sym(&t->syms[j - 1], &v) > 0) {
+					t->syms[j] = t->syms[j - 1];
+					j--;
+				}
+				t->syms[j] = v;
+			}
+			r = e;
+		}
+	} else {
+		qsort(t->syms, t->n, sizeof(*t->syms), cmp_sym);
+	}
 	sort_strs = NULL;
 	for (size_t r = 0; r < t->n; r++) {
 		if (w && t->syms[w - 1].addr == t->syms[r].addr)

@@ -72,8 +72,13 @@ void elf_symtab_release(struct elf_symtab *t);
  * or SHT_DYNSYM). Call elf_symtab_finish when all are added. */
 int elf_symtab_add(struct elf_symtab *t, Elf *e, uint32_t sh_type);
 
+/* How many entries the sections of type sh_type hold (symbols of every
+ * kind, the null one included). */
+size_t elf_symtab_count(Elf *e, uint32_t sh_type);
+
 /* Sorts by address and keeps one name per address (global over weak over
- * local, then the one with fewest leading underscores). */
+ * local, then the one with fewest leading underscores, then the shortest
+ * without its symbol version). */
 void elf_symtab_finish(struct elf_symtab *t);
 
 /* The symbol covering vaddr: the one whose [addr, addr+size) holds it, or

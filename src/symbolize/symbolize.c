@@ -503,6 +503,15 @@ static char *read_exe(pid_t pid)
 int symbolizer_open_process_maps(struct symbolizer *s, pid_t pid, bool kernel,
 				 struct proc_syms **ret, struct diag *d)
 {
+	return symbolizer_open_process_flags(s, pid, (kernel ? SYM_OPEN_KERNEL : 0) | SYM_OPEN_LAZY,
+					     NULL, 0, ret, d);
+}
+
+int symbolizer_open_process_flags(struct symbolizer *s, pid_t pid, unsigned flags,
+				  const char *maps, size_t maps_len,
+				  struct proc_syms **ret, struct diag *d)
+{
+	bool kernel = flags & SYM_OPEN_KERNEL;
 	struct proc_syms *ps = NULL;
 	struct maps parsed;
 	char path[64], *buf = NULL;
@@ -511,7 +520,12 @@ int symbolizer_open_process_maps(struct symbolizer *s, pid_t pid, bool kernel,
 
 	maps_init(&parsed);
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	err = procfs_read_file(path, MAPS_MAX_BYTES, &buf, &len);
+	if (maps) {
+		err = 0;
+		len = maps_len;
+	} else {
+		err = procfs_read_file(path, MAPS_MAX_BYTES, &buf, &len);
+	}
 	if (err == -ENOENT || err == -ESRCH) {
 		err = diag_set(d, -ESRCH, "no process with PID %d", (int)pid);
 		goto out;
@@ -527,7 +541,7 @@ int symbolizer_open_process_maps(struct symbolizer *s, pid_t pid, bool kernel,
 			       strerror(-err));
 		goto out;
 	}
-	err = maps_parse(&parsed, buf, len, NO_MODULE);
+	err = maps_parse(&parsed, maps ? maps : buf, len, NO_MODULE);
 	if (err < 0 && err != -E2BIG) {
 		err = diag_set(d, err, "cannot parse /proc/%d/maps: %s", (int)pid,
 			       strerror(-err));
@@ -563,6 +577,8 @@ int symbolizer_open_process_maps(struct symbolizer *s, pid_t pid, bool kernel,
 		goto out;
 	diag_clear(d);
 	proc_syms_reload_perf_map(ps); /* a broken perf map is not fatal */
+	if (!(flags & SYM_OPEN_LAZY))
+		proc_syms_load(ps);
 	*ret = ps;
 	ps = NULL;
 	err = 0;
@@ -588,11 +604,7 @@ void proc_syms_load(struct proc_syms *ps)
 int symbolizer_open_process(struct symbolizer *s, pid_t pid, bool kernel,
 			    struct proc_syms **ret, struct diag *d)
 {
-	int err = symbolizer_open_process_maps(s, pid, kernel, ret, d);
-
-	if (err == 0)
-		proc_syms_load(*ret);
-	return err;
+	return symbolizer_open_process_flags(s, pid, kernel ? SYM_OPEN_KERNEL : 0, NULL, 0, ret, d);
 }
 
 void proc_syms_free(struct proc_syms *ps)

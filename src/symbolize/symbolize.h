@@ -78,11 +78,32 @@ void symbolizer_get_stats(const struct symbolizer *s,
 int symbolizer_open_process(struct symbolizer *s, pid_t pid, bool kernel,
 			    struct proc_syms **ret, struct diag *d);
 
-/* The same in two steps, for a recording that starts sampling first:
- * symbolizer_open_process_maps reads the maps and the perf map only (a
- * millisecond: the process surely lives then), proc_syms_load then reads
- * the symbols of the code it maps, and of all it maps from then on, and
- * starts reading the kernel's in the background. */
+enum symbolizer_open_flags {
+	SYM_OPEN_KERNEL = 1 << 0, /* the kernel's symbols too (kernel above) */
+	/* Each module's symbols read at the first lookup of an address in
+	 * it, not every code mapping's at open (proc_syms_load is not run):
+	 * for a caller that names a few addresses at once while the process
+	 * runs (a thread dump: of mariadbd's 31 code mappings, its frames
+	 * touch 3 or 4). Without it, everything mapped is read at open, so
+	 * that a recording can still name a process that has exited since;
+	 * with it, a module first asked for after the process (another
+	 * user's) has exited gives "module+0xOFFSET" names. */
+	SYM_OPEN_LAZY = 1 << 1,
+};
+
+/* symbolizer_open_process with flags (SYM_OPEN_*), and the text of
+ * /proc/PID/maps when the caller has read it already (maps_len bytes;
+ * NULL: read here). */
+int symbolizer_open_process_flags(struct symbolizer *s, pid_t pid, unsigned flags,
+				  const char *maps, size_t maps_len,
+				  struct proc_syms **ret, struct diag *d);
+
+/* symbolizer_open_process in two steps, for a recording that starts
+ * sampling first: symbolizer_open_process_maps reads the maps and the
+ * perf map only (SYM_OPEN_LAZY: a millisecond, while the process surely
+ * lives), proc_syms_load then reads the symbols of the code it maps, and
+ * of all it maps from then on, and starts reading the kernel's in the
+ * background (what the open does at once without SYM_OPEN_LAZY). */
 int symbolizer_open_process_maps(struct symbolizer *s, pid_t pid, bool kernel,
 				 struct proc_syms **ret, struct diag *d);
 void proc_syms_load(struct proc_syms *ps);

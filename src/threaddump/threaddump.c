@@ -145,19 +145,24 @@ int thread_dump_read_process(struct thread_dump *td)
 	return 0;
 }
 
-int thread_info_read_proc(pid_t pid, struct thread_info *t)
+int thread_info_read_stat_at(int task_dir, struct thread_info *t)
 {
-	char path[96], buf[1024];
-	const char *p;
+	char path[32], buf[1024];
+	const char *open, *p;
 	ssize_t n;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)t->tid);
-	n = proc_read_small(path, buf, sizeof(buf));
+	snprintf(path, sizeof(path), "%d/stat", (int)t->tid);
+	n = proc_read_small_at(task_dir, path, buf, sizeof(buf));
 	if (n < 0)
 		return n == -ENOENT ? -ESRCH : (int)n;
+	/* "TID (COMM) S ...": the name is what the comm file holds (it may
+	 * itself hold ") "), so it ends at the last ')'. */
+	open = strchr(buf, '(');
 	p = strrchr(buf, ')');
-	if (!p || !p[1] || !p[2])
+	if (!open || !p || p < open || !p[1] || !p[2])
 		return -ESRCH;
+	snprintf(t->name, sizeof(t->name), "%.*s", (int)(p - open - 1 < 63 ? p - open - 1 : 63),
+		 open + 1);
 	t->state = p[2];
 	{
 		/* utime and stime: fields 14 and 15; field 3 is the state. */
@@ -176,21 +181,23 @@ int thread_info_read_proc(pid_t pid, struct thread_info *t)
 		}
 	}
 	/* schedstat's first field is the exact time on CPU, in ns. */
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)pid, (int)t->tid);
-	if (proc_read_small(path, buf, sizeof(buf)) > 0) {
+	snprintf(path, sizeof(path), "%d/schedstat", (int)t->tid);
+	if (proc_read_small_at(task_dir, path, buf, sizeof(buf)) > 0) {
 		unsigned long long ns;
 
 		if (sscanf(buf, "%llu", &ns) == 1 && ns)
 			t->cpu_ns = ns;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)t->tid);
-	if (proc_read_small(path, buf, sizeof(buf)) > 0) {
-		buf[strcspn(buf, "\n")] = '\0';
-		snprintf(t->name, sizeof(t->name), "%.63s", buf);
-	}
+	return 0;
+}
+
+void thread_info_read_syscall_at(int task_dir, struct thread_info *t)
+{
+	char path[32], buf[1024];
+
 	t->sc = THREAD_SC_UNKNOWN;
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)t->tid);
-	if (proc_read_small(path, buf, sizeof(buf)) > 0) {
+	snprintf(path, sizeof(path), "%d/syscall", (int)t->tid);
+	if (proc_read_small_at(task_dir, path, buf, sizeof(buf)) > 0) {
 		unsigned long long a[8];
 		long nr;
 
@@ -209,7 +216,32 @@ int thread_info_read_proc(pid_t pid, struct thread_info *t)
 			t->syscall_pc = a[7];
 		}
 	}
-	return 0;
+}
+
+int thread_dump_open_tasks(pid_t pid)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	return fd;
+}
+
+int thread_info_read_proc(pid_t pid, struct thread_info *t)
+{
+	int dir = thread_dump_open_tasks(pid);
+	int err;
+
+	if (dir < 0)
+		return dir;
+	err = thread_info_read_stat_at(dir, t);
+	if (!err)
+		thread_info_read_syscall_at(dir, t);
+	close(dir);
+	return err;
 }
 
 /* --- naming ---------------------------------------------------------------- */

@@ -131,6 +131,18 @@ int thread_dump_read_process(struct thread_dump *td);
  * system call. 0, or -ESRCH when the thread is gone. */
 int thread_info_read_proc(pid_t pid, struct thread_info *t);
 
+/* The same in parts, for a taker that reads many threads: the
+ * directory /proc/PID/task open (a descriptor, or -errno: -ESRCH when
+ * pid is gone), then from it a thread's name, state and CPU time (its
+ * stat and schedstat files: 0, or -ESRCH when the thread is gone), and
+ * its system call (its syscall file; t->sc stays THREAD_SC_UNKNOWN when
+ * that cannot be read). The ptrace taker reads the system call of a
+ * thread it stops from its registers instead, and the file only for a
+ * thread it does not stop. */
+int thread_dump_open_tasks(pid_t pid);
+int thread_info_read_stat_at(int task_dir, struct thread_info *t);
+void thread_info_read_syscall_at(int task_dir, struct thread_info *t);
+
 /* One name of an address, as a namer gives it: strings borrowed, valid
  * until the next call; NULL when unknown. */
 struct thread_frame_name {

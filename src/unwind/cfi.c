@@ -1029,25 +1029,53 @@ static void count_rows(struct cfi_table *t)
 	}
 }
 
+static void builder_init(struct builder *b, const struct cfi_section *secs, unsigned nsec,
+			 const struct cfi_limits *lim)
+{
+	memset(b, 0, sizeof(*b));
+	b->secs = secs;
+	b->nsec = nsec;
+	if (lim)
+		b->lim = *lim;
+	if (!b->lim.max_fdes)
+		b->lim.max_fdes = 1u << 20;
+	if (!b->lim.max_rows)
+		b->lim.max_rows = 1u << 24;
+	if (!b->lim.max_program)
+		b->lim.max_program = 64u << 10;
+}
+
+/* The table of b's rows (taken from b). */
+static int finish_table(struct builder *b, struct cfi_table **ret_table)
+{
+	struct cfi_table *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	t->base = b->base;
+	t->n = b->nrow;
+	t->rows = b->rows;
+	b->rows = NULL;
+	if (t->n) {
+		/* Give back the slack: tables live as long as the process. */
+		struct cfi_row *shrunk = realloc(t->rows, (size_t)t->n * sizeof(*t->rows));
+		if (shrunk)
+			t->rows = shrunk;
+	}
+	t->stats = b->st;
+	count_rows(t);
+	*ret_table = t;
+	return 0;
+}
+
 int cfi_table_build(const struct cfi_section *secs, unsigned nsec,
 		    const struct cfi_limits *lim, struct cfi_table **ret_table)
 {
 	struct builder b;
-	struct cfi_table *t = NULL;
 	uint64_t last_end = 0;
 	int err = 0;
 
-	memset(&b, 0, sizeof(b));
-	b.secs = secs;
-	b.nsec = nsec;
-	if (lim)
-		b.lim = *lim;
-	if (!b.lim.max_fdes)
-		b.lim.max_fdes = 1u << 20;
-	if (!b.lim.max_rows)
-		b.lim.max_rows = 1u << 24;
-	if (!b.lim.max_program)
-		b.lim.max_program = 64u << 10;
+	builder_init(&b, secs, nsec, lim);
 	if (b.lim.hi && b.lim.hi <= b.lim.lo) {
 		err = -EINVAL;
 		goto out;
@@ -1075,29 +1103,122 @@ int cfi_table_build(const struct cfi_section *secs, unsigned nsec,
 			goto out;
 		last_end = f->end;
 	}
-	t = calloc(1, sizeof(*t));
-	if (!t) {
-		err = -ENOMEM;
-		goto out;
-	}
-	t->base = b.base;
-	t->n = b.nrow;
-	t->rows = b.rows;
-	b.rows = NULL;
-	if (t->n) {
-		/* Give back the slack: tables live as long as the process. */
-		struct cfi_row *shrunk = realloc(t->rows, (size_t)t->n * sizeof(*t->rows));
-		if (shrunk)
-			t->rows = shrunk;
-	}
-	t->stats = b.st;
-	count_rows(t);
-	*ret_table = t;
+	err = finish_table(&b, ret_table);
 out:
 	free(b.rows);
 	free(b.fdes);
 	free(b.cies);
 	return err;
+}
+
+/* ---- one FDE, found through .eh_frame_hdr ---- */
+
+int cfi_table_build_fde(const struct cfi_section *sec, uint64_t fde_off,
+			const struct cfi_limits *lim, struct cfi_table **ret_table)
+{
+	struct builder b;
+	struct entry e;
+	struct fde_ref f;
+	uint64_t start, len;
+	uint32_t ci;
+	const uint8_t *prog;
+	int err;
+
+	builder_init(&b, sec, 1, lim);
+	if ((b.lim.hi && b.lim.hi <= b.lim.lo) || !sec->data || sec->size > UINT32_MAX ||
+	    fde_off >= sec->size)
+		return -EINVAL;
+	err = read_entry(sec, fde_off, &e);
+	if (!err && (e.term || entry_is_cie(sec, &e)))
+		err = -EINVAL;
+	if (err)
+		goto out;
+	b.st.fdes++;
+	err = parse_fde(&b, 0, &e, &ci, &start, &len, &prog);
+	if (err == -ENOTSUP) {
+		/* As the whole build: no rows, frame pointers there. */
+		b.st.fdes_unsupported++;
+		err = 0;
+	} else if (!err && (!len || start + len < start || len > UINT32_MAX ||
+			    (b.lim.hi && (start < b.lim.lo || start + len > b.lim.hi)))) {
+		b.st.fdes_dropped++;
+	} else if (!err) {
+		b.base = start;
+		f = (struct fde_ref){ .start = start, .end = start + len, .sec = 0,
+				      .off = (uint32_t)fde_off };
+		err = run_fde(&b, &f);
+	}
+	if (!err)
+		err = finish_table(&b, ret_table);
+out:
+	free(b.rows);
+	free(b.cies);
+	return err;
+}
+
+int cfi_hdr_index_init(const uint8_t *hdr, size_t size, uint64_t hdr_addr,
+		       struct cfi_hdr_index *ret)
+{
+	struct cfi_section s = { CFI_EH_FRAME, hdr, size, hdr_addr, 0, 0 };
+	struct cur c = { hdr, hdr + size, false };
+	uint8_t version, ptr_enc, count_enc, table_enc;
+	uint64_t eh_ptr, count;
+
+	version = cur_u8(&c);
+	ptr_enc = cur_u8(&c);
+	count_enc = cur_u8(&c);
+	table_enc = cur_u8(&c);
+	if (c.bad || version != 1)
+		return -EINVAL;
+	/* The pointer to .eh_frame (not needed: the section header says)
+	 * and the count, in their encodings. */
+	if (ptr_enc == PE_OMIT || read_enc_addr(&c, ptr_enc, &s, &eh_ptr) ||
+	    count_enc == PE_OMIT || (count_enc & 0x70) || read_enc_value(&c, count_enc, &count))
+		return -ENOTSUP;
+	/* Every linker writes (datarel | sdata4) pairs, relative to the
+	 * header's start: the only kind a binary search can index in place. */
+	if (table_enc != (PE_DATAREL | PE_SDATA4))
+		return -ENOTSUP;
+	if (count > cur_left(&c) / 8 || count > UINT32_MAX)
+		return -EINVAL;
+	ret->table = c.p;
+	ret->n = (uint32_t)count;
+	ret->hdr_addr = hdr_addr;
+	return 0;
+}
+
+static int64_t hdr_word(const uint8_t *p)
+{
+	int32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+int cfi_hdr_index_find(const struct cfi_hdr_index *ix, const struct cfi_section *sec,
+		       uint64_t vaddr, uint64_t *ret_off)
+{
+	uint32_t lo = 0, hi = ix->n;
+	uint64_t fde;
+
+	/* The last entry whose initial location is <= vaddr. A table that
+	 * is not sorted gives a wrong FDE at worst, which the FDE's own
+	 * range then does not cover: no row. */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (ix->hdr_addr + (uint64_t)hdr_word(ix->table + (size_t)mid * 8) <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return -ENOENT;
+	fde = ix->hdr_addr + (uint64_t)hdr_word(ix->table + (size_t)(lo - 1) * 8 + 4);
+	if (fde < sec->addr || fde - sec->addr >= sec->size)
+		return -ENOENT;
+	*ret_off = fde - sec->addr;
+	return 0;
 }
 
 void cfi_table_free(struct cfi_table *t)

@@ -118,6 +118,40 @@ int cfi_table_build(const struct cfi_section *secs, unsigned nsec,
 
 void cfi_table_free(struct cfi_table *t);
 
+/* The rows of one FDE only: for a caller that needs the rules at a few
+ * addresses of a large file (a thread dump of a service whose binary has
+ * 70,000 FDEs) rather than the whole table. fde_off is the FDE's offset
+ * in sec (from cfi_hdr_index_find); its CIE is parsed for it, and its
+ * rows are exactly those cfi_table_build makes for it (ending with its
+ * CFI_CFA_NONE row), base = its start. An FDE that build would drop or
+ * leave unsupported (outside [lo, hi), an unknown augmentation) gives a
+ * table with n = 0. -EINVAL: no well-formed FDE at fde_off. */
+int cfi_table_build_fde(const struct cfi_section *sec, uint64_t fde_off,
+			const struct cfi_limits *lim, struct cfi_table **ret_table);
+
+/* .eh_frame_hdr's binary search table (version 1, (datarel, sdata4)
+ * pairs, which every linker writes): where the FDE for an address is,
+ * found in place. Untrusted: a table out of order gives a wrong FDE,
+ * whose own range then does not cover the address, never a read out of
+ * bounds. */
+struct cfi_hdr_index {
+	const uint8_t *table;	/* n pairs of int32: location, FDE address,
+				   relative to hdr_addr */
+	uint32_t n;
+	uint64_t hdr_addr;	/* sh_addr of .eh_frame_hdr */
+};
+
+/* Reads the header of .eh_frame_hdr (hdr, size bytes, at vaddr
+ * hdr_addr). -ENOTSUP: another table encoding; -EINVAL: malformed. */
+int cfi_hdr_index_init(const uint8_t *hdr, size_t size, uint64_t hdr_addr,
+		       struct cfi_hdr_index *ret);
+
+/* The offset in sec (the .eh_frame the header indexes) of the FDE whose
+ * initial location is the last one <= vaddr. -ENOENT: none, or it points
+ * outside sec. */
+int cfi_hdr_index_find(const struct cfi_hdr_index *ix, const struct cfi_section *sec,
+		       uint64_t vaddr, uint64_t *ret_off);
+
 /* The row covering link-time vaddr, or NULL when none does or the row
  * covering it is CFI_CFA_NONE with a defined return address (no CFI:
  * frame pointers). Async-signal-safe; inline so that the walker's object

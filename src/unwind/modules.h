@@ -30,6 +30,12 @@ struct unwind_modules {
 	struct unwind_module *v; /* sorted by start, non-overlapping */
 	unsigned n, cap;
 	unsigned no_table;	 /* mappings added without a table */
+	/* How the walker asks a lazy table for a row (set by
+	 * unwind_modules_from_maps when its cache is lazy:
+	 * unwind_table_find_lazy). It locks and allocates, so only a
+	 * caller walking outside signal context sets it; NULL otherwise,
+	 * when a lazy table gives no rows (frame pointers). */
+	const struct cfi_row *(*find_lazy)(const struct unwind_table *t, uint64_t vaddr);
 };
 
 void unwind_modules_init(struct unwind_modules *m);
@@ -70,5 +76,11 @@ unwind_modules_find(const struct unwind_modules *m, uint64_t addr)
  * knows to use frame pointers there. Fails only when maps cannot be read
  * or memory runs out. */
 int unwind_modules_from_maps(struct unwind_modules *m, struct unwind_cache *c, pid_t pid);
+
+/* The same from the text of /proc/PID/maps read by the caller (len
+ * bytes), for a caller that reads it once for several uses: a process
+ * with 2,000 threads has 4,000 lines. */
+int unwind_modules_from_maps_text(struct unwind_modules *m, struct unwind_cache *c, pid_t pid,
+				  const char *text, size_t len);
 
 #endif

@@ -2,6 +2,7 @@
  * libelf does the ELF parsing; the CFI bytes go to cfi.c, which trusts
  * nothing. */
 #include "unwind/unwind_table.h"
+#include "base/array.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -177,7 +178,136 @@ static void read_segments(Elf *elf, struct unwind_table *t, uint64_t *ret_lo,
 	*ret_hi = lo < hi ? hi : 0;
 }
 
-static int table_build(const struct elf_input *in, const char *debug_path,
+/* ---- lazy tables ---- */
+
+#define LAZY_MAX_FDES 65536 /* FDEs built per table; past it, no rows */
+
+struct lazy_fde {
+	uint64_t off;		/* of the FDE in .eh_frame */
+	struct cfi_table *rows;	/* NULL: none usable */
+};
+
+struct unwind_lazy {
+	pthread_mutex_t lock;	/* guards v, n, cap */
+	struct elf_src src;	/* keeps the sections below mapped */
+	struct cfi_section eh;
+	struct cfi_hdr_index ix;
+	struct cfi_limits lim;
+	struct lazy_fde *v;	/* sorted by off */
+	size_t n, cap;
+};
+
+static void lazy_free(struct unwind_lazy *z)
+{
+	if (!z)
+		return;
+	for (size_t i = 0; i < z->n; i++)
+		cfi_table_free(z->v[i].rows);
+	free(z->v);
+	elf_src_close(&z->src);
+	pthread_mutex_destroy(&z->lock);
+	free(z);
+}
+
+/* Makes t lazy over the file open as *src (taken from the caller on
+ * success): 0, or -ENOTSUP when the file is not one a lazy table can
+ * serve as the whole build would. */
+static int lazy_open(struct elf_src *src, const struct cfi_limits *lim,
+		     struct unwind_table *t)
+{
+	struct cfi_section hdr, dbg;
+	struct unwind_lazy *z;
+
+	if (section_bytes(src->elf, ".eh_frame_hdr", CFI_EH_FRAME, &hdr) ||
+	    !section_bytes(src->elf, ".debug_frame", CFI_DEBUG_FRAME, &dbg))
+		return -ENOTSUP;
+	z = calloc(1, sizeof(*z));
+	if (!z)
+		return -ENOMEM;
+	if (section_bytes(src->elf, ".eh_frame", CFI_EH_FRAME, &z->eh) ||
+	    cfi_hdr_index_init(hdr.data, hdr.size, hdr.addr, &z->ix) || !z->ix.n) {
+		free(z);
+		return -ENOTSUP;
+	}
+	pthread_mutex_init(&z->lock, NULL);
+	z->lim = *lim;
+	z->src = *src;
+	src->fd = -1;
+	src->elf = NULL;
+	/* The sections are in libelf's mapping of the file (or its copy),
+	 * which elf_end alone undoes: the descriptor can go, so that a
+	 * process mapping a thousand libraries costs no thousand open
+	 * files. */
+	elf_cntl(z->src.elf, ELF_C_FDDONE);
+	close(z->src.fd);
+	z->src.fd = -1;
+	t->lazy = z;
+	t->sources = UNWIND_SRC_EH_FRAME;
+	t->cfi_err = 0;
+	return 0;
+}
+
+static bool fde_find(const struct unwind_lazy *z, uint64_t off, size_t *ret_at)
+{
+	size_t lo = 0, hi = z->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (z->v[mid].off < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*ret_at = lo;
+	return lo < z->n && z->v[lo].off == off;
+}
+
+const struct cfi_row *unwind_table_find_lazy(const struct unwind_table *t, uint64_t vaddr)
+{
+	struct unwind_lazy *z = t ? t->lazy : NULL;
+	const struct cfi_row *r = NULL;
+	struct cfi_table *rows = NULL;
+	uint64_t off;
+	size_t at;
+
+	if (!z)
+		return unwind_table_find(t, vaddr);
+	if (cfi_hdr_index_find(&z->ix, &z->eh, vaddr, &off))
+		return NULL;
+	pthread_mutex_lock(&z->lock);
+	if (fde_find(z, off, &at)) {
+		rows = z->v[at].rows;
+	} else if (z->n < LAZY_MAX_FDES &&
+		   !array_reserve(&z->v, &z->cap, z->n + 1, sizeof(*z->v))) {
+		/* A broken FDE is remembered as none: asked again, it is not
+		 * parsed again. */
+		if (cfi_table_build_fde(&z->eh, off, &z->lim, &rows))
+			rows = NULL;
+		memmove(&z->v[at + 1], &z->v[at], (z->n - at) * sizeof(*z->v));
+		z->v[at] = (struct lazy_fde){ off, rows };
+		z->n++;
+	}
+	r = cfi_table_find(rows, vaddr);
+	pthread_mutex_unlock(&z->lock);
+	return r;
+}
+
+unsigned unwind_table_lazy_fdes(const struct unwind_table *t)
+{
+	unsigned n;
+
+	if (!t || !t->lazy)
+		return 0;
+	pthread_mutex_lock(&t->lazy->lock);
+	n = (unsigned)t->lazy->n;
+	pthread_mutex_unlock(&t->lazy->lock);
+	return n;
+}
+
+/* ---- building ---- */
+
+static int table_build(const struct elf_input *in, const char *debug_path, bool lazy,
 		       struct unwind_table **ret_table)
 {
 	const struct elf_input debug_in = { debug_path, -1, NULL, 0 };
@@ -199,6 +329,14 @@ static int table_build(const struct elf_input *in, const char *debug_path,
 	read_build_id(main_elf.elf, t->build_id, &t->build_id_len);
 	memset(&lim, 0, sizeof(lim));
 	read_segments(main_elf.elf, t, &lim.lo, &lim.hi);
+	if (lazy && !debug_path && main_elf.fd >= 0) {
+		err = lazy_open(&main_elf, &lim, t);
+		if (err == -ENOMEM)
+			goto out;
+		err = 0;
+		if (t->lazy)
+			goto done;
+	}
 	if (!section_bytes(main_elf.elf, ".eh_frame", CFI_EH_FRAME, &secs[nsec]))
 		src[nsec++] = UNWIND_SRC_EH_FRAME;
 	if (!section_bytes(main_elf.elf, ".debug_frame", CFI_DEBUG_FRAME, &secs[nsec]))
@@ -225,6 +363,7 @@ static int table_build(const struct elf_input *in, const char *debug_path,
 		for (unsigned i = 0; t->cfi && i < nsec; i++)
 			t->sources |= src[i];
 	}
+done:
 	*ret_table = t;
 	t = NULL;
 out:
@@ -259,7 +398,7 @@ int unwind_table_from_elf(const char *path, const char *debug_path,
 
 	if (!path)
 		return -EINVAL;
-	return table_build(&in, debug_path, ret_table);
+	return table_build(&in, debug_path, false, ret_table);
 }
 
 int unwind_table_from_memory(const void *image, size_t size,
@@ -269,7 +408,7 @@ int unwind_table_from_memory(const void *image, size_t size,
 
 	if (!image || !size)
 		return -EINVAL;
-	return table_build(&in, NULL, ret_table);
+	return table_build(&in, NULL, false, ret_table);
 }
 
 void unwind_table_free(struct unwind_table *t)
@@ -277,6 +416,7 @@ void unwind_table_free(struct unwind_table *t)
 	if (!t)
 		return;
 	cfi_table_free(t->cfi);
+	lazy_free(t->lazy);
 	free(t);
 }
 
@@ -318,6 +458,7 @@ struct unwind_cache {
 	struct cache_entry *v;
 	unsigned n, cap;
 	unsigned builds;
+	bool lazy;		/* unwind_cache_set_lazy */
 };
 
 struct unwind_cache *unwind_cache_new(void)
@@ -339,6 +480,23 @@ void unwind_cache_free(struct unwind_cache *c)
 	free(c->v);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
+}
+
+void unwind_cache_set_lazy(struct unwind_cache *c)
+{
+	pthread_mutex_lock(&c->lock);
+	c->lazy = true;
+	pthread_mutex_unlock(&c->lock);
+}
+
+bool unwind_cache_is_lazy(struct unwind_cache *c)
+{
+	bool lazy;
+
+	pthread_mutex_lock(&c->lock);
+	lazy = c->lazy;
+	pthread_mutex_unlock(&c->lock);
+	return lazy;
 }
 
 unsigned unwind_cache_builds(const struct unwind_cache *c)
@@ -413,7 +571,7 @@ static int cache_get(struct unwind_cache *c, const struct elf_input *in,
 	}
 	/* Built under the lock: simple, and two recordings of one process
 	 * would otherwise build the same libc twice at the same moment. */
-	err = table_build(in, debug_path, &t);
+	err = table_build(in, debug_path, c->lazy, &t);
 	if (err)
 		goto out;
 	c->builds++;

@@ -13,6 +13,7 @@
 #ifndef NPROF_UNWIND_TABLE_H
 #define NPROF_UNWIND_TABLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,8 +27,16 @@ struct unwind_seg {
 	uint32_t flags; /* PF_* */
 };
 
+struct unwind_lazy;
+
 struct unwind_table {
-	struct cfi_table *cfi;	 /* NULL: no usable CFI, frame pointers only */
+	struct cfi_table *cfi;	 /* NULL: no usable CFI, frame pointers only
+				    (or, with lazy, rows built as asked) */
+	/* A table from a lazy cache (unwind_cache_set_lazy): the file's
+	 * .eh_frame found through .eh_frame_hdr, each FDE's rows built the
+	 * first time an address in it is asked for (unwind_table_find_lazy,
+	 * never in a signal handler); cfi is then NULL. */
+	struct unwind_lazy *lazy;
 	int cfi_err;		 /* why cfi is NULL: -ENOENT (no section),
 				    -EINVAL (malformed), -E2BIG, ... */
 	uint8_t build_id[UNWIND_BUILD_ID_MAX];
@@ -75,11 +84,30 @@ static inline const struct cfi_row *unwind_table_find(const struct unwind_table 
 	return t && t->cfi ? cfi_table_find(t->cfi, vaddr) : NULL;
 }
 
+/* The row covering link-time vaddr of a lazy table (built for that FDE
+ * the first time), or of any other as unwind_table_find. Takes a lock
+ * and allocates: never from a signal handler. Rows stay valid until the
+ * table is freed. */
+const struct cfi_row *unwind_table_find_lazy(const struct unwind_table *t, uint64_t vaddr);
+
+/* How many FDEs a lazy table has built rows for (0 for another). */
+unsigned unwind_table_lazy_fdes(const struct unwind_table *t);
+
 struct unwind_cache;
 
 /* NULL + errno on failure. */
 struct unwind_cache *unwind_cache_new(void);
 void unwind_cache_free(struct unwind_cache *c);
+
+/* Makes the tables c builds from then on lazy where the file allows
+ * (.eh_frame with its .eh_frame_hdr index, no .debug_frame to merge, no
+ * separate debug file): opening a file then costs its headers only, and
+ * each function's rows are built when a walk first needs them. For a
+ * caller that walks a few stacks out of signal context (a thread dump);
+ * the agent, whose walks run in signal handlers, never asks. A lazy
+ * table keeps its file mapped until the cache is freed. */
+void unwind_cache_set_lazy(struct unwind_cache *c);
+bool unwind_cache_is_lazy(struct unwind_cache *c);
 
 /* The table of path, built the first time a file with its build-id (or,
  * without one, its device, inode, size and mtime) is asked for. The table

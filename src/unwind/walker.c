@@ -43,7 +43,9 @@ unsigned unwind_walk_ex(const struct unwind_regs *regs, const struct unwind_modu
 		 * function or past the FDE's end: look up the call itself. */
 		lookup = exact ? pc : pc - 1;
 		mod = unwind_modules_find(mods, lookup);
-		if (mod)
+		if (mod && mod->table && mod->table->lazy && mods->find_lazy)
+			row = mods->find_lazy(mod->table, lookup - mod->bias);
+		else if (mod)
 			row = unwind_table_find(mod->table, lookup - mod->bias);
 		if (row) {
 			int32_t off = row->cfa_off;

@@ -4,7 +4,13 @@
  * .eh_frame; bit 1: also split the rest in two sections, the second one
  * the other kind, as a main file plus its debug file); the rest is the
  * section. A successful build must give a sorted table whose lookups stay
- * inside it; any failure must be a clean -errno with nothing allocated. */
+ * inside it; any failure must be a clean -errno with nothing allocated.
+ *
+ * With bit 3, the lazy path of a thread dump instead: bytes 1-4 are the
+ * length of an .eh_frame_hdr, 5-8 the distance from it to .eh_frame
+ * (little-endian), then the header, then .eh_frame; addresses across the
+ * header's table are looked up through it and each FDE found (and FDEs at
+ * offsets through the section) built alone, each table checked as above. */
 #include "unwind/cfi.h"
 
 #include <errno.h>
@@ -39,6 +45,73 @@ static void check_table(const struct cfi_table *t)
 	(void)cfi_table_find(t, UINT64_MAX);
 }
 
+static void fuzz_lazy(const uint8_t *data, size_t size, const struct cfi_limits *lim)
+{
+	struct cfi_hdr_index ix;
+	struct cfi_section eh;
+	uint32_t hdr_len, gap;
+	uint8_t *hdr, *body;
+	size_t eh_len;
+
+	if (size < 8)
+		return;
+	memcpy(&hdr_len, data, 4);
+	memcpy(&gap, data + 4, 4);
+	data += 8;
+	size -= 8;
+	if (hdr_len > size)
+		hdr_len = (uint32_t)size;
+	eh_len = size - hdr_len;
+	/* Exact-size heap copies, so ASan sees any read past either end. */
+	hdr = malloc(hdr_len ? hdr_len : 1);
+	body = malloc(eh_len ? eh_len : 1);
+	if (!hdr || !body)
+		goto out;
+	memcpy(hdr, data, hdr_len);
+	memcpy(body, data + hdr_len, eh_len);
+	eh = (struct cfi_section){ CFI_EH_FRAME, body, eh_len, 0x400000ull + gap, 0, 0 };
+	if (cfi_hdr_index_init(hdr, hdr_len, 0x400000, &ix) == 0) {
+		if (ix.table < hdr || ix.table + (size_t)ix.n * 8 > hdr + hdr_len)
+			abort();
+		for (uint32_t i = 0; i <= ix.n && i < 64; i++) {
+			int32_t loc = 0;
+			uint64_t off;
+
+			if (i < ix.n)
+				memcpy(&loc, ix.table + (size_t)i * 8, 4);
+			for (int d = -1; d <= 1; d++) {
+				struct cfi_table *t = NULL;
+				uint64_t a = 0x400000ull + (uint64_t)(int64_t)loc + (uint64_t)(int64_t)d;
+
+				if (cfi_hdr_index_find(&ix, &eh, a, &off))
+					continue;
+				if (off >= eh_len)
+					abort();
+				if (cfi_table_build_fde(&eh, off, lim, &t) == 0) {
+					check_table(t);
+					(void)cfi_table_find(t, a);
+					cfi_table_free(t);
+				} else if (t) {
+					abort();
+				}
+			}
+		}
+	}
+	for (size_t off = 0; off < eh_len && off < 4096; off += 4) {
+		struct cfi_table *t = NULL;
+
+		if (cfi_table_build_fde(&eh, off, lim, &t) == 0) {
+			check_table(t);
+			cfi_table_free(t);
+		} else if (t) {
+			abort();
+		}
+	}
+out:
+	free(hdr);
+	free(body);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct cfi_section s[2];
@@ -51,6 +124,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
+	if (data[0] & 8) {
+		if (data[0] & 4)
+			lim.lo = 0x1000, lim.hi = 0x800000;
+		fuzz_lazy(data + 1, size - 1, &lim);
+		return 0;
+	}
 	/* An exact-size heap copy, so ASan sees any read past the end. */
 	copy = malloc(size - 1 ? size - 1 : 1);
 	if (!copy)

@@ -1,9 +1,14 @@
 /* maps_fuzz: /proc/PID/maps text into the mapping table, then lookups and
- * overlapping inserts; the table must stay sorted and disjoint. */
+ * overlapping inserts; the table must stay sorted and disjoint. The same
+ * text through the unwinder's own reader of code mappings (a thread dump
+ * reads the maps once for both), its paths made relative first so that it
+ * opens no file: the module list must stay sorted and disjoint too. */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "symbolize/maps.h"
+#include "unwind/modules.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -29,6 +34,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t i = 1; i < m.n; i++)
 			if (m.v[i - 1].end > m.v[i].start)
 				abort();
+	}
+	{
+		static struct unwind_cache *cache;
+		struct unwind_modules um;
+		char *text = malloc(size ? size : 1);
+
+		if (!cache)
+			cache = unwind_cache_new();
+		if (text && cache) {
+			memcpy(text, data, size);
+			for (size_t i = 0; i < size; i++)
+				if (text[i] == '/')
+					text[i] = '_'; /* no path: nothing opened */
+			unwind_modules_init(&um);
+			unwind_modules_from_maps_text(&um, cache, 0, text, size);
+			for (unsigned i = 0; i < um.n; i++)
+				if (um.v[i].start >= um.v[i].end ||
+				    (i && um.v[i - 1].end > um.v[i].start))
+					abort();
+			unwind_modules_release(&um);
+		}
+		free(text);
 	}
 	for (size_t i = 0; i + 8 <= size && i < 64; i += 8) {
 		uint64_t a;

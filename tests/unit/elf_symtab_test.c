@@ -81,6 +81,41 @@ int main(void)
 	elf_symtab_release(&t);
 	elf_symtab_release(NULL);
 
+	/* A table large enough for the radix sort, in a scrambled order,
+	 * addresses across 64 bits: sorted, aliases chosen as above. */
+	{
+		uint64_t prev = 0;
+		unsigned n = 3000, sorted = 1;
+		char name[32];
+
+		elf_symtab_init(&t);
+		for (unsigned i = 0; i < n; i++) {
+			unsigned k = (i * 1237u) % n; /* a permutation of 0..n-1 */
+			uint64_t addr = (uint64_t)k * 0x10000 + (k % 3 == 0 ? 0xffff000000000000ull : 0);
+
+			snprintf(name, sizeof(name), "f%u", k);
+			add(&t, addr, 0x100, name, 2);
+		}
+		add(&t, 0x3000, 0x100, "__GI_qsort", 4);
+		add(&t, 0x3000, 0x100, "qsort", 0);
+		add(&t, 0x3000, 0, "qsort_label", 1);
+		elf_symtab_finish(&t);
+		for (size_t i = 0; i < t.n; i++) {
+			if (i && t.syms[i].addr <= prev)
+				sorted = 0;
+			prev = t.syms[i].addr;
+		}
+		CHECK(t.n == n + 1 && sorted, "3,000 scrambled symbols: sorted, one per address "
+		      "(%zu)", t.n);
+		CHECK_STR(find(&t, 0x3010), "qsort", "and among them the global sized alias wins");
+		CHECK(find(&t, 0xffff000000000000ull + 0x10010) == NULL,
+		      "past f0's end, below f3: none");
+		CHECK_STR(find(&t, 0xffff000000000000ull + 3 * 0x10000 + 8), "f3",
+			  "a symbol high in the address space");
+		CHECK_STR(find(&t, 2 * 0x10000 + 0x20), "f2", "one low");
+		elf_symtab_release(&t);
+	}
+
 	strpool_init(&p, 64);
 	a = strpool_intern(&p, "hello");
 	b = strpool_intern_len(&p, "hello world", 5);

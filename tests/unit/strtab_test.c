@@ -65,6 +65,15 @@ int main(void)
 	CHECK(t.refused == 2, "two refusals counted");
 	strtab_release(&t);
 
+	strtab_init(&t, 64);
+	CHECK(strtab_reserve(&t, 64) == 0 && t.cap >= 64 && t.len == 0,
+	      "room reserved up to the max, nothing added");
+	a = 0;
+	CHECK(strtab_add(&t, "abc", 3, &a) == 0 && a == 0 && t.cap >= 64, "then added into it");
+	CHECK_INT(strtab_reserve(&t, 61), ==, -ENOBUFS, "no room reserved past the max");
+	CHECK_INT(strtab_reserve(&t, SIZE_MAX), ==, -ENOBUFS, "nor a size that would wrap");
+	strtab_release(&t);
+
 	strtab_init(&t, SIZE_MAX);
 	CHECK(t.max == STRTAB_MAX, "the max is clamped to what 32-bit offsets reach");
 	strtab_release(&t);

@@ -418,6 +418,41 @@ int main(void)
 	}
 	CHECK_STR(saved_name, "static_target", "names outlive their proc_syms");
 
+	/* Lazily (a thread dump's): no module read at open, one per module
+	 * an address is looked up in. */
+	{
+		struct symbolizer *ls = symbolizer_new();
+		struct symbolizer_stats l0 = { 0 }, l1 = { 0 }, l2 = { 0 };
+		struct proc_syms *lp = NULL;
+
+		char maps[1 << 16];
+		FILE *mf = fopen("/proc/self/maps", "r");
+		size_t ml = mf ? fread(maps, 1, sizeof(maps), mf) : 0;
+
+		if (mf)
+			fclose(mf);
+		/* With the maps read by the caller, as a thread dump does. */
+		err = ls && ml ? symbolizer_open_process_flags(ls, getpid(), SYM_OPEN_LAZY, maps, ml,
+							      &lp, NULL)
+			       : -ENOMEM;
+		CHECK(err == 0, "open lazily, with maps read by the caller");
+		if (!err) {
+			symbolizer_get_stats(ls, &l0);
+			si = look(lp, libc_qsort, 0);
+			symbolizer_get_stats(ls, &l1);
+			CHECK_STR(si.name, "qsort", "qsort, lazily");
+			si = look(lp, (const char *)libc_qsort + 1, 0);
+			symbolizer_get_stats(ls, &l2);
+			CHECK(l0.modules_parsed == 0 && l1.modules_parsed == 1 &&
+			      l2.modules_parsed == 1,
+			      "lazily: modules read at open, then per module asked: %" PRIu64
+			      ", %" PRIu64 ", %" PRIu64, l0.modules_parsed, l1.modules_parsed,
+			      l2.modules_parsed);
+		}
+		proc_syms_free(lp);
+		symbolizer_free(ls);
+	}
+
 	/* Errors. */
 	diag_clear(&d);
 	err = symbolizer_open_process(s, 0x3ffffff0, false, &ps, &d);

@@ -17,6 +17,7 @@
 
 #include "capture/threads_dump.h"
 #include "capture/tracee.h"
+#include "symbolize/symbolize.h"
 #include "test.h"
 
 static int pipe_fds[2];
@@ -243,6 +244,107 @@ static void test_reader(void)
 		      "reader: unknown keys skipped, an unknown status failed, errno kept");
 		thread_dump_free(td);
 	}
+}
+
+/* A crowd: enough threads for the /proc reads to run on a thread of
+ * their own (THREAD_DUMP_AHEAD_MIN), each blocked in read in a function
+ * of its own, more than THREAD_DUMP_WINDOW of them stopped at a time. */
+#define CROWD (THREAD_DUMP_AHEAD_MIN + 9)
+
+static void *crowd_main(void *arg)
+{
+	(void)arg;
+	pthread_setname_np(pthread_self(), "td-crowd");
+	child_block_in_read();
+	return NULL;
+}
+
+static void test_crowd(void)
+{
+	struct thread_dump_options o = { 0 };
+	struct symbolizer_stats st;
+	struct thread_dump *td = NULL;
+	unsigned in_read = 0, framed = 0, traced = 0;
+	int ready[2];
+	struct diag d;
+	pid_t child;
+	char c;
+	int err;
+
+	if (pipe(ready))
+		return;
+	child = fork();
+	if (child == 0) {
+		pthread_t t;
+
+		for (int i = 0; i < CROWD; i++)
+			if (pthread_create(&t, NULL, crowd_main, NULL))
+				_exit(1);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(1);
+		child_block_in_read();
+		_exit(0);
+	}
+	if (child < 0 || read(ready[0], &c, 1) != 1)
+		return;
+	/* Every thread in read (the syscall files say "0 ..."), polled
+	 * for up to 10 s: a fixed pause would be short on a loaded host. */
+	for (int round = 0; round < 1000; round++) {
+		pid_t *tids = NULL;
+		size_t n = 0, reading = 0;
+
+		if (tracee_list_tids(child, &tids, &n) == 0)
+			for (size_t i = 0; i < n; i++) {
+				char path[64], buf[64] = "";
+				FILE *f;
+
+				snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)child,
+					 (int)tids[i]);
+				f = fopen(path, "r");
+				if (f && fgets(buf, sizeof(buf), f) && !strncmp(buf, "0 ", 2))
+					reading++;
+				if (f)
+					fclose(f);
+			}
+		free(tids);
+		if (reading == CROWD + 1)
+			break;
+		usleep(10000);
+	}
+	diag_clear(&d);
+	o.sym = symbolizer_new();
+	err = o.sym ? thread_dump_take(child, &o, &td, &d) : -ENOMEM;
+	CHECK(err == 0 && td && td->nthreads == CROWD + 1, "crowd: %d threads in one dump (%s)",
+	      CROWD + 1, d.msg);
+	if (o.sym) {
+		/* The child maps this test's libraries (libelf, libdw, libz...);
+		 * its frames are in this program and libc: only those are read. */
+		symbolizer_get_stats(o.sym, &st);
+		CHECK(st.modules_parsed >= 1 && st.modules_parsed <= 3,
+		      "crowd: only the modules frames land in had their symbols read (%llu)",
+		      (unsigned long long)st.modules_parsed);
+	}
+	for (size_t i = 0; td && i < td->nthreads; i++) {
+		const struct thread_info *t = &td->threads[i];
+
+		if (strcmp(t->name, "td-crowd"))
+			continue;
+		traced += t->status == THREAD_TAKEN && t->pause_ns > 0;
+		in_read += t->sc == THREAD_SC_IN && t->syscall_nr == SYS_read;
+		framed += has_frame(t, "child_block_in_read") && has_frame(t, "crowd_main");
+	}
+	/* A thread woken by the last one's interrupt may be between calls:
+	 * most, not all, are caught in read. */
+	CHECK(traced == CROWD && framed == CROWD && in_read >= CROWD / 2,
+	      "crowd: every thread taken (%u), its stack in crowd_main (%u), in read (%u)",
+	      traced, framed, in_read);
+	CHECK(!traced_or_stopped(child), "crowd: the child runs on, untraced");
+	thread_dump_free(td);
+	symbolizer_free(o.sym);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	close(ready[0]);
+	close(ready[1]);
 }
 
 int main(void);
@@ -479,9 +581,12 @@ int main(void)
 		}
 		thread_dump_free(td);
 	}
+	/* The last dump's interrupt made read restart: back in it first. */
+	wait_in_read(child);
 	test_agent(child);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
+	test_crowd();
 	thread_dump_free(NULL);
 	return test_done();
 }

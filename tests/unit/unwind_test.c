@@ -9,6 +9,7 @@
 #include "unwind/walker.h"
 #include "test.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -499,6 +500,102 @@ static __attribute__((noinline)) void test_qsort(void)
 	NOTAIL();
 }
 
+/* This process's open descriptors. */
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - 1; /* the directory's own */
+}
+
+static bool same_rule(const struct cfi_row *a, const struct cfi_row *b)
+{
+	if (!a || !b)
+		return a == b;
+	return a->cfa_off == b->cfa_off && a->rbp_off == b->rbp_off &&
+	       a->rip_off == b->rip_off && a->kinds == b->kinds;
+}
+
+/* Lazy tables (a thread dump's): libc's rows, built FDE by FDE through
+ * .eh_frame_hdr as lookups ask, are the whole table's rows, and a walk
+ * with them is the walk with the whole tables. */
+static __attribute__((noinline)) void test_lazy(void)
+{
+	struct unwind_cache *lc = unwind_cache_new();
+	const struct unwind_table *full = NULL, *lazy = NULL;
+	const char *fns[] = { "qsort_r", "malloc", "free", "printf", "getpid", "strlen" };
+	struct unwind_modules lmods;
+	uint64_t ips[MAX_FRAMES], lips[MAX_FRAMES];
+	struct unwind_info info, linfo;
+	unsigned n, ln, differ = 0, fdes;
+	int err, fds;
+
+	unwind_cache_set_lazy(lc);
+	err = unwind_cache_get(cache, LIBC, NULL, &full);
+	fds = count_fds();
+	err = err ? err : unwind_cache_get(lc, LIBC, NULL, &lazy);
+	CHECK(fds > 0 && count_fds() == fds, "a lazy table keeps its file mapped, not open "
+	      "(%d descriptors before, %d after)", fds, count_fds());
+	CHECK(err == 0 && full && full->cfi && lazy && lazy->lazy && !lazy->cfi &&
+	      unwind_table_lazy_fdes(lazy) == 0,
+	      "a lazy cache's libc table: no rows until asked");
+	if (err || !full || !full->cfi || !lazy || !lazy->lazy) {
+		unwind_cache_free(lc);
+		return;
+	}
+	CHECK(unwind_table_find(lazy, full->cfi->base + full->cfi->rows[0].start) == NULL,
+	      "a lazy table gives the signal-safe lookup no rows (frame pointers)");
+	for (unsigned i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
+		void *p = dlsym(RTLD_DEFAULT, fns[i]);
+		const struct unwind_module *m = p ? unwind_modules_find(&mods, (uint64_t)(uintptr_t)p)
+						  : NULL;
+		uint64_t v = m ? (uint64_t)(uintptr_t)p - m->bias : 0;
+
+		if (!m || m->table != full || !same_rule(unwind_table_find_lazy(lazy, v),
+							 unwind_table_find(full, v)))
+			differ++;
+	}
+	fdes = unwind_table_lazy_fdes(lazy);
+	CHECK(differ == 0 && fdes >= 1 && fdes <= 6,
+	      "six functions' entry rows, as the whole table's, from %u FDEs of %u", fdes,
+	      full->cfi->stats.fdes);
+	/* Every row of the whole table, its first byte and its last. */
+	differ = 0;
+	for (uint32_t i = 0; i + 1 < full->cfi->n; i++) {
+		uint64_t a = full->cfi->base + full->cfi->rows[i].start;
+		uint64_t z = full->cfi->base + full->cfi->rows[i + 1].start - 1;
+
+		if (!same_rule(unwind_table_find_lazy(lazy, a), unwind_table_find(full, a)) ||
+		    !same_rule(unwind_table_find_lazy(lazy, z), unwind_table_find(full, z))) {
+			if (differ++ < 3)
+				printf("# row %u at 0x%" PRIx64 ": lazy and whole differ\n", i, a);
+		}
+	}
+	CHECK(differ == 0, "all %u rows of libc: the lazy table's rule is the whole table's "
+	      "(%u FDEs built)", full->cfi->n, unwind_table_lazy_fdes(lazy));
+
+	/* The qsort walk of test_qsort, with lazy tables everywhere. */
+	unwind_modules_init(&lmods);
+	err = unwind_modules_from_maps(&lmods, lc, 0);
+	CHECK(err == 0 && lmods.find_lazy, "modules from a lazy cache look rows up lazily");
+	n = walk_snap(&snap_c, &mods, ips, &info);
+	ln = walk_snap(&snap_c, &lmods, lips, &linfo);
+	CHECK(n > 4 && ln == n && !memcmp(ips, lips, n * sizeof(*ips)) &&
+	      linfo.stop == info.stop && linfo.cfi_frames == info.cfi_frames,
+	      "the qsort walk with lazy tables is the walk with whole ones (%u frames, %u cfi)",
+	      ln, linfo.cfi_frames);
+	unwind_modules_release(&lmods);
+	unwind_cache_free(lc);
+	NOTAIL();
+}
+
 /* Walking the live stack in place, as the agent will. */
 static __attribute__((noinline)) void test_self_reader(void)
 {
@@ -729,6 +826,7 @@ int main(void)
 	test_synthetic();
 	test_chain();
 	test_qsort();
+	test_lazy();
 	test_self_reader();
 	test_garbage();
 	test_sigprof();
