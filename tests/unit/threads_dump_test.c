@@ -40,10 +40,15 @@ __attribute__((noinline)) static void child_spin(void)
 	}
 }
 
+/* The child is ready once its spinner has its name: a dump taken before
+ * would find an unnamed thread. */
 static void *spinner(void *arg)
 {
-	(void)arg;
+	int ready_fd = (int)(intptr_t)arg;
+
 	pthread_setname_np(pthread_self(), "td-spinner");
+	if (write(ready_fd, "r", 1) != 1)
+		_exit(1);
 	child_spin();
 	return NULL;
 }
@@ -55,9 +60,7 @@ static pid_t start_child(int ready_fd)
 	if (pid == 0) {
 		pthread_t t;
 
-		pthread_create(&t, NULL, spinner, NULL);
-		if (write(ready_fd, "r", 1) != 1)
-			_exit(1);
+		pthread_create(&t, NULL, spinner, (void *)(intptr_t)ready_fd);
 		child_block_in_read();
 		_exit(0);
 	}
@@ -538,6 +541,9 @@ int main(void)
 	for (int round = 0; round < 3; round++) {
 		const struct thread_info *m, *s;
 
+		/* The last round's stop interrupted the read: it restarts on
+		 * its own, but not at once on a loaded host. */
+		wait_in_read(child);
 		diag_clear(&d);
 		td = NULL;
 		err = thread_dump_take(child, NULL, &td, &d);
