@@ -101,6 +101,7 @@ max_hosts = ${MAX_HOSTS:-1000}
 ${MORE_CONF[$name]:-}
 CONF
 	mkdir -p "$D/$name"
+	: >"$D/$name.log"	# a restart must not find the last run's line
 	unshare --pid --fork --mount-proc --kill-child sh -c '
 		sleep "$1" & [ -n "$2" ] && setpriv --reuid="$3" --regid="$3" --init-groups sleep "$2" &
 		[ -n "$4" ] && "$4" --seconds 600 >/dev/null &

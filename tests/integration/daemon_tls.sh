@@ -67,11 +67,19 @@ check "X-Forwarded-User from a trusted proxy address: that user, via proxy" \
 	bash -c "[ $CODE = 200 ] && grep -q '\"user\":\"nobody\",\"uid\":65534,\"admin\":false,\"via\":\"proxy\"' '$TMP/api.out'"
 kill -TERM "$DAEMON"; wait "$DAEMON" 2>/dev/null
 sed -i 's/^trusted_proxies.*//' "$D/tls.conf"
+# Emptied here, not only by the redirect below: that runs in the child,
+# maybe after the wait's first look found the last daemon's line.
+: >"$D/log"
 unshare -n bash -c "ip link set lo up && exec '$NPROFD' --config '$D/tls.conf' --socket '$SOCK' --state-dir '$D/state'" \
 	2>"$D/log" &
 DAEMON=$!
 bg_pids+=("$DAEMON")
-for ((i = 0; i < 200; i++)); do grep -q "listening on" "$D/log" && break; sleep 0.05; done
+for ((i = 0; i < 200; i++)); do
+	grep -q "listening on" "$D/log" && break
+	kill -0 "$DAEMON" 2>/dev/null || break
+	sleep 0.05
+done
+grep -q "listening on" "$D/log" || diag_file "$D/log"
 CODE=$(in_ns curl -s -o "$TMP/api.out" -w '%{http_code}' --max-time 10 --cacert "$D/cert.pem" \
 	-H "X-Forwarded-User: root" https://127.0.0.1:9443/api/v1/whoami)
 check "the same header from an address not configured: 401" [ "$CODE" = 401 ]

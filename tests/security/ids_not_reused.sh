@@ -20,7 +20,7 @@ history_per_worker = 1
 commands = on
 [command quiet]
 description = prints nothing: nprofd removes its empty artifact
-run = true
+run = sh -c "until [ -e '$D/go' ]; do sleep 0.02; done"
 output = stdout
 CONF
 start_daemon "$D/nprofd.conf" || bail "nprofd starts"
@@ -31,11 +31,15 @@ W=$(worker_of "$SLEEPER")
 
 SEEN_I=0 SEEN_A=0	# the largest instance and artifact ids handed out so far
 # act ACTION: POSTs the action on W and waits for its instance; its id
-# in I, its artifact's in ART ("" when none is left).
+# in I, its artifact's in ART ("" when none is left). The quiet command
+# waits for $D/go, made once the reply is read: ended at once, nprofd
+# could remove its empty artifact before the POST's reply named it.
 act() {
+	rm -f "$D/go"
 	api POST "/api/v1/workers/$W/$1"
 	I=$(json "$TMP/api.out" 'j["id"]')
 	ART=$(json "$TMP/api.out" 'j["artifacts"][0]["id"] if j["artifacts"] else ""')
+	touch "$D/go"
 	wait_instance "$I" 30
 }
 # fresh WHAT ID SEEN: ID is a number above SEEN.
