@@ -6,25 +6,12 @@ void numbuf_flush(struct numbuf *b)
 	b->n = 0;
 }
 
-void numbuf_put(struct numbuf *b, char sep, int64_t x)
-{
-	char tmp[24];
-	size_t k = 0;
-	uint64_t u = x < 0 ? -(uint64_t)x : (uint64_t)x;
-
-	if (b->n + sizeof(tmp) + 2 > sizeof(b->buf))
-		numbuf_flush(b);
-	if (sep)
-		b->buf[b->n++] = sep;
-	if (x < 0)
-		b->buf[b->n++] = '-';
-	do {
-		tmp[k++] = (char)('0' + u % 10);
-		u /= 10;
-	} while (u);
-	while (k)
-		b->buf[b->n++] = tmp[--k];
-}
+const char numbuf_pairs[200] =
+	"0001020304050607080910111213141516171819"
+	"2021222324252627282930313233343536373839"
+	"4041424344454647484950515253545556575859"
+	"6061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
 
 void numbuf_put_packed(struct numbuf *b, uint64_t x)
 {

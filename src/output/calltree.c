@@ -616,16 +616,11 @@ static bool written(const struct calltree *t, size_t i, int64_t min_total,
  * root), total, number of children written. When children were left out
  * the count is written as -(count + 1) and a fourth number follows, their
  * value, so self stays exact: total - children - left out. */
-static int write_nodes(const struct calltree *t, const uint32_t *func_out,
-		       int64_t min_total, FILE *out)
+static void write_nodes(const struct calltree *t, const uint32_t *func_out,
+			int64_t min_total, struct numbuf *nb)
 {
-	struct numbuf *nb = malloc(sizeof(*nb));
 	uint32_t skip_below = UINT32_MAX;
 
-	if (!nb)
-		return -ENOMEM;
-	nb->n = 0;
-	nb->out = out;
 	for (size_t i = 0; i < t->nnodes; i++) {
 		const struct calltree_node *nd = &t->nodes[i];
 		int64_t kids = 0, left_out = 0;
@@ -645,9 +640,6 @@ static int write_nodes(const struct calltree *t, const uint32_t *func_out,
 		if (left_out)
 			numbuf_put(nb, ',', left_out);
 	}
-	numbuf_flush(nb);
-	free(nb);
-	return 0;
 }
 
 /* stacks: a tree with also values (a diff) instead of nodes, to be drawn
@@ -664,20 +656,14 @@ static int write_nodes(const struct calltree *t, const uint32_t *func_out,
  * cost one number here, their function, where nodes and the totals and
  * selfs of two values would take seven. */
 static int write_stacks(const struct calltree *t, const uint32_t *func_out,
-			int64_t min_total, FILE *out)
+			int64_t min_total, struct numbuf *nb)
 {
-	struct numbuf *nb = malloc(sizeof(*nb));
 	uint32_t *chain = malloc((t->max_depth + 1) * sizeof(*chain));
 	uint32_t skip_below = UINT32_MAX;
 	int64_t nchain = 0;
 
-	if (!nb || !chain) {
-		free(nb);
-		free(chain);
+	if (!chain)
 		return -ENOMEM;
-	}
-	nb->n = 0;
-	nb->out = out;
 	/* The page sizes its arrays by it, then decodes in one pass. */
 	for (size_t i = 0; i < t->nnodes; i++)
 		nchain += written(t, i, min_total, &skip_below) && i;
@@ -729,8 +715,6 @@ static int write_stacks(const struct calltree *t, const uint32_t *func_out,
 		}
 		nchain = 0;
 	}
-	numbuf_flush(nb);
-	free(nb);
 	free(chain);
 	return 0;
 }
@@ -793,6 +777,7 @@ int calltree_write_json(const struct calltree *t, const struct profile *p,
 {
 	struct strtab modules = { 0 }, files = { 0 };
 	uint32_t *func_out = NULL, *used = NULL;
+	struct numbuf *nb = NULL;
 	size_t nused = 0;
 	uint64_t omitted = 0;
 	const struct value_type *vt = &p->value_types[0];
@@ -802,9 +787,12 @@ int calltree_write_json(const struct calltree *t, const struct profile *p,
 	used = malloc((t->nfuncs ? t->nfuncs : 1) * sizeof(*used));
 	modules.strs = malloc((t->nfuncs + 1) * sizeof(*modules.strs));
 	files.strs = malloc((t->nfuncs + 1) * sizeof(*files.strs));
-	if (!func_out || !used || !modules.strs || !files.strs ||
+	nb = malloc(sizeof(*nb));
+	if (!func_out || !used || !modules.strs || !files.strs || !nb ||
 	    idmap_init(&modules.m, 64) < 0 || idmap_init(&files.m, 64) < 0)
 		goto out;
+	nb->n = 0;
+	nb->out = out;
 
 	/* Only the functions of drawn nodes are listed, renumbered in name
 	 * order (the order of t->funcs), so a minwidth that prunes most of
@@ -862,22 +850,30 @@ int calltree_write_json(const struct calltree *t, const struct profile *p,
 		if (strtab_index(&modules, f->module, &mi) < 0 ||
 		    strtab_index(&files, f->file, &fi) < 0)
 			goto out;
-		fprintf(out, "%s%" PRId64 ",%" PRId64 ",%" PRIu32 ",%d",
-			i ? "," : "", mi, fi, f->line, (int)f->kind);
+		numbuf_put(nb, i ? ',' : 0, mi);
+		numbuf_put(nb, ',', fi);
+		numbuf_put(nb, ',', f->line);
+		numbuf_put(nb, ',', (int)f->kind);
 	}
+	numbuf_flush(nb);
 	fputs("],\"modules\":", out);
 	put_strings(&modules, out);
 	fputs(",\"files\":", out);
 	put_strings(&files, out);
 
 	fputs(t->nalso ? ",\"stacks\":\"" : ",\"nodes\":[", out);
-	r = t->nalso ? write_stacks(t, func_out, min_total, out) :
-		       write_nodes(t, func_out, min_total, out);
+	r = 0;
+	if (t->nalso)
+		r = write_stacks(t, func_out, min_total, nb);
+	else
+		write_nodes(t, func_out, min_total, nb);
+	numbuf_flush(nb);
 	if (r < 0)
 		goto out;
 	fputs(t->nalso ? "\"}" : "]}", out);
 	r = ferror(out) ? -EIO : 0;
 out:
+	free(nb);
 	free(func_out);
 	free(used);
 	free(modules.strs);

@@ -1,5 +1,6 @@
 /* numbuf: decimal and packed numbers, written through a memory stream and
  * read back; the packed digits are those the diff page decodes. */
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,23 @@ static char *packed(const int64_t *v, size_t n, int sign)
 	nb->out = open_memstream(&out, &len);
 	for (size_t k = 0; k < n; k++)
 		numbuf_put_packed(nb, sign ? numbuf_zigzag(v[k]) : (uint64_t)v[k]);
+	numbuf_flush(nb);
+	fclose(nb->out);
+	free(nb);
+	return out;
+}
+
+/* Writes n numbers in decimal, each after sep, and returns the text. */
+static char *decimal(const int64_t *v, size_t n, char sep)
+{
+	struct numbuf *nb = malloc(sizeof(*nb));
+	char *out = NULL;
+	size_t len = 0;
+
+	nb->n = 0;
+	nb->out = open_memstream(&out, &len);
+	for (size_t k = 0; k < n; k++)
+		numbuf_put(nb, sep, v[k]);
 	numbuf_flush(nb);
 	fclose(nb->out);
 	free(nb);
@@ -74,6 +92,50 @@ int main(void)
 	CHECK(!strncmp(text, "ABCDE", 5), "0, -1, 1, -2, 2 are 0, 1, 2, 3, 4");
 	free(text);
 
+	{
+		/* Every length of digits, both sides of each power of ten. */
+		int64_t d[64];
+		char expect[2048] = "", one[32];
+		size_t nd = 0;
+		uint64_t p = 1;
+
+		d[nd++] = 0;
+		for (int k = 1; k <= 18; k++) {
+			p *= 10;
+			d[nd++] = (int64_t)p - 1;
+			d[nd++] = (int64_t)p;
+			d[nd++] = -(int64_t)p;
+		}
+		d[nd++] = INT64_MAX;
+		d[nd++] = INT64_MIN;
+		d[nd++] = -1;
+		for (size_t k = 0; k < nd; k++) {
+			snprintf(one, sizeof(one), ",%" PRId64, d[k]);
+			strcat(expect, one);
+		}
+		text = decimal(d, nd, ',');
+		CHECK(text && !strcmp(text, expect), "decimal: as printf writes them (%s)", text);
+		free(text);
+		text = decimal(d, 3, 0);
+		CHECK(text && !strcmp(text, "0910"), "no separator when sep is 0 (%s)", text);
+		free(text);
+	}
+	{
+		struct numbuf *nb = malloc(sizeof(*nb));
+		char *out = NULL;
+		size_t len = 0;
+
+		nb->n = 0;
+		nb->out = open_memstream(&out, &len);
+		/* Decimal across flushes: nothing lost or doubled. */
+		for (int k = 0; k < 20000; k++)
+			numbuf_put(nb, ',', INT64_MIN);
+		numbuf_flush(nb);
+		fclose(nb->out);
+		free(nb);
+		CHECK(len == 20000 * 21, "decimal past a buffer's worth: every digit written (%zu)", len);
+		free(out);
+	}
 	{
 		struct numbuf *nb = malloc(sizeof(*nb));
 		char *out = NULL;
