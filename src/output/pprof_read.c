@@ -160,6 +160,194 @@ static void budget_release(struct budget *b)
 	}
 }
 
+/* The samples are read here, from the message's bytes, not unpacked by
+ * protobuf-c: they are most of a profile (a million location ids for
+ * 100,000 stacks), and protobuf-c made a struct and two arrays of each
+ * in the arena, then the reader walked them once. The rest of the message
+ * (names, functions, locations: small) is still protobuf-c's. What the
+ * wire format allows for a sample is all accepted: packed or unpacked
+ * repeated fields, unknown fields, fields in any order. */
+
+/* protobuf's wire types. */
+enum { WIRE_VARINT = 0, WIRE_I64 = 1, WIRE_LEN = 2, WIRE_I32 = 5 };
+#define PROFILE_SAMPLE 2 /* Profile.sample */
+
+/* Reads a varint at *pp (at most 10 bytes, as protobuf-c). */
+static inline bool wire_varint(const uint8_t **pp, const uint8_t *end,
+			       uint64_t *ret)
+{
+	const uint8_t *p = *pp;
+	uint64_t v = 0;
+
+	if (p < end && *p < 0x80) {
+		*ret = *p;
+		*pp = p + 1;
+		return true;
+	}
+	for (unsigned shift = 0; shift < 64 && p < end; shift += 7) {
+		uint8_t b = *p++;
+
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (b < 0x80) {
+			*ret = v;
+			*pp = p;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Reads a field's tag: its number (0 is malformed) and wire type. */
+static inline bool wire_tag(const uint8_t **pp, const uint8_t *end,
+			    uint64_t *ret_field, unsigned *ret_type)
+{
+	uint64_t tag;
+
+	if (!wire_varint(pp, end, &tag) || tag >> 3 == 0)
+		return false;
+	*ret_field = tag >> 3;
+	*ret_type = (unsigned)(tag & 7);
+	return true;
+}
+
+/* Steps over a field's value: a length-delimited one's bytes are *ret_body
+ * and *ret_len. Groups (wire types 3 and 4, deprecated) are malformed, as
+ * protobuf-c has them. */
+static bool wire_skip(const uint8_t **pp, const uint8_t *end, unsigned type,
+		      const uint8_t **ret_body, size_t *ret_len)
+{
+	uint64_t n;
+
+	switch (type) {
+	case WIRE_VARINT:
+		return wire_varint(pp, end, &n);
+	case WIRE_I64:
+		n = 8;
+		break;
+	case WIRE_I32:
+		n = 4;
+		break;
+	case WIRE_LEN:
+		if (!wire_varint(pp, end, &n))
+			return false;
+		break;
+	default:
+		return false;
+	}
+	if (n > (uint64_t)(end - *pp))
+		return false;
+	if (ret_body) {
+		*ret_body = *pp;
+		*ret_len = (size_t)n;
+	}
+	*pp += n;
+	return true;
+}
+
+/* The next sample of the Profile message b..end from *pp: its bytes.
+ * split_samples has checked the message's framing. */
+static bool next_sample(const uint8_t **pp, const uint8_t *end,
+			const uint8_t **ret_body, size_t *ret_len)
+{
+	while (*pp < end) {
+		uint64_t field;
+		unsigned type;
+		const uint8_t *body;
+		size_t len;
+
+		if (!wire_tag(pp, end, &field, &type) ||
+		    !wire_skip(pp, end, type, &body, &len))
+			return false;
+		if (field == PROFILE_SAMPLE && type == WIRE_LEN) {
+			*ret_body = body;
+			*ret_len = len;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Copies the Profile message b[0..len) but its samples to rest (len bytes
+ * at least), for protobuf-c; counts the samples. A sample field of another
+ * wire type is copied too, for protobuf-c to refuse. Returns 0, or
+ * -EBADMSG when the message's framing is broken. */
+static int split_samples(const uint8_t *b, size_t len, uint8_t *rest,
+			 size_t *ret_rest_len, size_t *ret_nsamples)
+{
+	const uint8_t *p = b, *end = b + len;
+	size_t used = 0, n = 0;
+
+	while (p < end) {
+		const uint8_t *field_start = p;
+		uint64_t field;
+		unsigned type;
+
+		if (!wire_tag(&p, end, &field, &type) ||
+		    !wire_skip(&p, end, type, NULL, NULL))
+			return -EBADMSG;
+		if (field == PROFILE_SAMPLE && type == WIRE_LEN) {
+			n++;
+			continue;
+		}
+		memcpy(rest + used, field_start, (size_t)(p - field_start));
+		used += (size_t)(p - field_start);
+	}
+	*ret_rest_len = used;
+	*ret_nsamples = n;
+	return 0;
+}
+
+/* A repeated integer field's value(s) at *pp: one varint or, packed, a
+ * length of them. They go to out[*n...] while *n < max; *n counts them
+ * all. */
+static bool wire_ints(const uint8_t **pp, const uint8_t *end, unsigned type,
+		      uint64_t *out, size_t max, size_t *n)
+{
+	const uint8_t *p, *stop;
+	size_t len;
+	uint64_t v;
+
+	if (type == WIRE_VARINT) {
+		if (!wire_varint(pp, end, &v))
+			return false;
+		if (*n < max)
+			out[*n] = v;
+		++*n;
+		return true;
+	}
+	if (type != WIRE_LEN || !wire_skip(pp, end, type, &p, &len))
+		return false;
+	stop = p + len;
+	/* Location ids (most of a profile) are one to three bytes: those
+	 * without a loop while a longest varint fits before stop. */
+	while (stop - p >= 10) {
+		if (p[0] < 0x80) {
+			v = p[0];
+			p += 1;
+		} else if (p[1] < 0x80) {
+			v = (p[0] & 0x7fu) | (uint64_t)p[1] << 7;
+			p += 2;
+		} else if (p[2] < 0x80) {
+			v = (p[0] & 0x7fu) | (uint64_t)(p[1] & 0x7f) << 7 |
+			    (uint64_t)p[2] << 14;
+			p += 3;
+		} else if (!wire_varint(&p, stop, &v)) {
+			return false;
+		}
+		if (*n < max)
+			out[*n] = v;
+		++*n;
+	}
+	while (p < stop) {
+		if (!wire_varint(&p, stop, &v))
+			return false;
+		if (*n < max)
+			out[*n] = v;
+		++*n;
+	}
+	return true;
+}
+
 /* An index from the format's uint64 ids to array positions. */
 struct id_map {
 	struct id_index index;
@@ -172,7 +360,7 @@ static int id_match(const void *ctx, uint32_t pos, const void *key)
 	return ((const struct id_map *)ctx)->ids[pos] == *(const uint64_t *)key;
 }
 
-static uint32_t id_map_find(const struct id_map *m, uint64_t id)
+static inline uint32_t id_map_find(const struct id_map *m, uint64_t id)
 {
 	/* Writers number ids 1, 2, 3... (nprof and Go do): then an id is
 	 * at its own position, found without hashing, millions of times. */
@@ -200,7 +388,10 @@ static int id_map_build(struct id_map *m, const uint64_t *ids, size_t n,
 }
 
 struct reader {
-	const pb_profile *pb;
+	const pb_profile *pb; /* the message but its samples */
+	const uint8_t *msg;   /* the whole message, for its samples */
+	size_t msg_len, nsamples;
+	struct budget *budget;
 	struct profile *p;
 	struct diag *d;
 	char **strs; /* NUL-terminated copies of the string table */
@@ -444,26 +635,136 @@ static int read_header(struct reader *rd)
 	return 0;
 }
 
+/* Sample and Label fields (profile.proto). */
+enum { SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2, SAMPLE_LABEL = 3 };
+enum { LABEL_KEY = 1, LABEL_STR = 2, LABEL_NUM = 3 };
+
+/* A sample as read_samples needs it, read from its bytes. */
+struct wire_sample {
+	const uint8_t *body, *end; /* its bytes */
+	uint64_t *locs;		   /* location ids, leaf first */
+	size_t nlocs, locs_cap;
+	uint64_t values[PROFILE_MAX_VALUES];
+	size_t nvalues; /* all of them; the first PROFILE_MAX_VALUES kept */
+};
+
+/* A Label's key, str and num (0 when absent; the last one when
+ * repeated, as protobuf has it). */
+static bool decode_label(const uint8_t *p, const uint8_t *end, int64_t *ret_kv)
+{
+	ret_kv[0] = ret_kv[1] = ret_kv[2] = 0;
+	while (p < end) {
+		uint64_t field, v;
+		unsigned type;
+
+		if (!wire_tag(&p, end, &field, &type))
+			return false;
+		if (field >= LABEL_KEY && field <= LABEL_NUM) {
+			if (type != WIRE_VARINT || !wire_varint(&p, end, &v))
+				return false;
+			ret_kv[field - LABEL_KEY] = (int64_t)v;
+		} else if (!wire_skip(&p, end, type, NULL, NULL)) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Reads the location ids and values of the sample in body[0..len), and
+ * checks its labels' encoding (sample_thread reads them). Returns 0,
+ * -EBADMSG (diag set), -EFBIG or -ENOMEM. */
+static int decode_sample(struct reader *rd, const uint8_t *body, size_t len,
+			 struct wire_sample *s)
+{
+	const uint8_t *p = body, *end = body + len;
+
+	/* A location id takes a byte at least: len of them fit. */
+	if (len > s->locs_cap) {
+		size_t cap = len > 2 * s->locs_cap ? len : 2 * s->locs_cap;
+		uint64_t *n;
+
+		if ((cap - s->locs_cap) * sizeof(*n) > rd->budget->left)
+			return diag_set(rd->d, -EFBIG,
+					"the profile needs more than %llu MiB to parse",
+					PPROF_MAX_UNPACKED >> 20);
+		n = realloc(s->locs, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		rd->budget->left -= (cap - s->locs_cap) * sizeof(*n);
+		s->locs = n;
+		s->locs_cap = cap;
+	}
+	s->body = body;
+	s->end = end;
+	s->nlocs = s->nvalues = 0;
+	while (p < end) {
+		uint64_t field;
+		unsigned type;
+		bool ok;
+
+		if (!wire_tag(&p, end, &field, &type))
+			goto bad;
+		switch (field) {
+		case SAMPLE_LOCATION_ID:
+			ok = wire_ints(&p, end, type, s->locs, s->locs_cap, &s->nlocs);
+			break;
+		case SAMPLE_VALUE:
+			ok = wire_ints(&p, end, type, s->values, PROFILE_MAX_VALUES,
+				       &s->nvalues);
+			break;
+		case SAMPLE_LABEL: {
+			const uint8_t *label;
+			size_t label_len;
+			int64_t kv[3];
+
+			ok = type == WIRE_LEN &&
+			     wire_skip(&p, end, type, &label, &label_len) &&
+			     decode_label(label, label + label_len, kv);
+			break;
+		}
+		default:
+			ok = wire_skip(&p, end, type, NULL, NULL);
+		}
+		if (!ok)
+			goto bad;
+	}
+	return 0;
+bad:
+	return diag_set(rd->d, -EBADMSG, "not a pprof profile (the protobuf does not parse)");
+}
+
 /* The thread a sample's labels name: `thread` (a name) and `thread_id`
  * (a number), as nprof writes them. No labels: tid 0, no name. */
-static int sample_thread(struct reader *rd, const Perftools__Profiles__Sample *s,
+static int sample_thread(struct reader *rd, const struct wire_sample *s,
 			 uint32_t *ret)
 {
 	const char *name = NULL;
 	int64_t tid = 0;
 
-	for (size_t i = 0; i < s->n_label; i++) {
-		const Perftools__Profiles__Label *l = s->label[i];
-		const char *key = str_at(rd, l->key, "a label key");
+	for (const uint8_t *p = s->body; p < s->end;) {
+		uint64_t field;
+		unsigned type;
+		const uint8_t *label = NULL;
+		size_t label_len = 0;
+		int64_t kv[3]; /* key, str, num */
+		const char *key;
 
+		/* decode_sample has checked the encoding. */
+		if (!wire_tag(&p, s->end, &field, &type) ||
+		    !wire_skip(&p, s->end, type, &label, &label_len))
+			return -EBADMSG;
+		if (field != SAMPLE_LABEL || type != WIRE_LEN ||
+		    !decode_label(label, label + label_len, kv))
+			continue;
+		key = str_at(rd, kv[0], "a label key");
 		if (!key)
 			return -EBADMSG;
-		if (!strcmp(key, "thread") && l->str) {
-			name = str_at(rd, l->str, "a thread label");
+		if (!strcmp(key, "thread") && kv[1]) {
+			name = str_at(rd, kv[1], "a thread label");
 			if (!name)
 				return -EBADMSG;
 		} else if (!strcmp(key, "thread_id") || !strcmp(key, "tid")) {
-			tid = l->num;
+			tid = kv[2];
 		}
 	}
 	if (tid < 0 || tid > INT_MAX)
@@ -478,28 +779,38 @@ static int read_samples(struct reader *rd)
 	const pb_profile *pb = rd->pb;
 	struct profile *p = rd->p;
 	uint32_t *frames = malloc(PPROF_MAX_DEPTH * sizeof(*frames));
+	struct wire_sample ws = { 0 };
+	const uint8_t *at = rd->msg, *msg_end = rd->msg + rd->msg_len;
 	uint64_t cut = 0;
 	int r = -ENOMEM;
 
-	rd->sample_ids = malloc((pb->n_sample + 1) * sizeof(*rd->sample_ids));
+	rd->sample_ids = malloc((rd->nsamples + 1) * sizeof(*rd->sample_ids));
 	if (!frames || !rd->sample_ids)
 		goto out;
-	for (size_t i = 0; i < pb->n_sample; i++) {
-		const Perftools__Profiles__Sample *s = pb->sample[i];
+	for (size_t i = 0; i < rd->nsamples; i++) {
 		int64_t values[PROFILE_MAX_VALUES] = { 0 };
 		uint32_t depth = 0, stack, thread;
 		bool truncated = false;
+		const uint8_t *body;
+		size_t len;
 
-		if (s->n_value != pb->n_sample_type) {
+		/* split_samples counted them, the framing checked. */
+		if (!next_sample(&at, msg_end, &body, &len)) {
+			r = -EBADMSG;
+			goto out;
+		}
+		r = decode_sample(rd, body, len, &ws);
+		if (r < 0)
+			goto out;
+		if (ws.nvalues != pb->n_sample_type) {
 			r = diag_set(rd->d, -EBADMSG,
 				     "sample %zu has %zu values for %zu sample types",
-				     i, s->n_value, pb->n_sample_type);
+				     i, ws.nvalues, pb->n_sample_type);
 			goto out;
 		}
 		for (unsigned v = 0; v < p->nvalues; v++) {
-			int64_t a = s->value[v] < 0 ?
-					    (s->value[v] == INT64_MIN ? INT64_MAX : -s->value[v]) :
-					    s->value[v];
+			int64_t x = (int64_t)ws.values[v];
+			int64_t a = x < 0 ? (x == INT64_MIN ? INT64_MAX : -x) : x;
 
 			/* Bounds every sum the model and writers make. */
 			if (__builtin_add_overflow(rd->abs_total[v], a,
@@ -509,26 +820,33 @@ static int read_samples(struct reader *rd)
 					     p->value_types[v].type);
 				goto out;
 			}
-			values[v] = s->value[v];
+			values[v] = x;
 		}
 		/* location_id is leaf first; the model is root first. */
-		for (size_t k = s->n_location_id; k-- > 0 && !truncated;) {
-			uint32_t pos = id_map_find(&rd->locs, s->location_id[k]);
+		for (size_t k = ws.nlocs; k-- > 0 && !truncated;) {
+			uint32_t pos = id_map_find(&rd->locs, ws.locs[k]);
+			uint32_t n, first;
 
 			if (pos == ID_NONE) {
 				r = diag_set(rd->d, -EBADMSG,
 					     "sample %zu names location %" PRIu64
 					     ", which does not exist",
-					     i, s->location_id[k]);
+					     i, ws.locs[k]);
 				goto out;
 			}
-			for (uint32_t f = 0; f < rd->loc_n[pos]; f++) {
-				if (depth == PPROF_MAX_DEPTH) {
-					truncated = true;
-					break;
-				}
-				frames[depth++] = rd->loc_frames[rd->loc_first[pos] + f];
+			n = rd->loc_n[pos];
+			first = rd->loc_first[pos];
+			/* Most locations are one frame (no inlining). */
+			if (n == 1 && depth < PPROF_MAX_DEPTH) {
+				frames[depth++] = rd->loc_frames[first];
+				continue;
 			}
+			if (n > PPROF_MAX_DEPTH - depth) {
+				n = PPROF_MAX_DEPTH - depth;
+				truncated = true;
+			}
+			for (uint32_t f = 0; f < n; f++)
+				frames[depth++] = rd->loc_frames[first + f];
 		}
 		cut += truncated;
 		if (!depth) {
@@ -541,7 +859,7 @@ static int read_samples(struct reader *rd)
 				goto out;
 			depth = 1;
 		}
-		r = sample_thread(rd, s, &thread);
+		r = sample_thread(rd, &ws, &thread);
 		if (r < 0)
 			goto out;
 		r = profile_intern_stack(p, frames, depth, truncated, &stack);
@@ -561,6 +879,7 @@ static int read_samples(struct reader *rd)
 	r = 0;
 out:
 	free(frames);
+	free(ws.locs);
 	return r;
 }
 
@@ -586,7 +905,7 @@ static int read_timeline(struct reader *rd)
 		uint64_t s = tl->sample[i];
 		int r;
 
-		if (s >= rd->pb->n_sample)
+		if (s >= rd->nsamples)
 			return diag_set(rd->d, -EBADMSG,
 					"timeline event %zu names sample %" PRIu64
 					", which does not exist", i, s);
@@ -648,8 +967,8 @@ int pprof_read(const void *data, size_t len, struct profile **ret_p,
 	struct reader rd = { .d = d };
 	struct budget budget = { .left = PPROF_MAX_UNPACKED };
 	ProtobufCAllocator alloc = { budget_alloc, budget_free, &budget };
-	uint8_t *raw = NULL;
-	size_t raw_len = len;
+	uint8_t *raw = NULL, *rest = NULL;
+	size_t raw_len = len, rest_len = 0;
 	const uint8_t *bytes = data;
 	pb_profile *pb = NULL;
 	struct profile *p = NULL;
@@ -669,7 +988,30 @@ int pprof_read(const void *data, size_t len, struct profile **ret_p,
 			goto out;
 		bytes = raw;
 	}
-	pb = perftools__profiles__profile__unpack(&alloc, raw_len, bytes);
+	/* The samples are read from bytes (read_samples), the rest
+	 * unpacked. */
+	rest = malloc(raw_len ? raw_len : 1);
+	if (!rest) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if (split_samples(bytes, raw_len, rest, &rest_len, &rd.nsamples) < 0) {
+		r = diag_set(d, -EBADMSG, "not a pprof profile (the protobuf does not parse)");
+		goto out;
+	}
+	/* What the reader keeps per sample (the timeline points at it). */
+	if (rd.nsamples > budget.left / (sizeof(*rd.sample_ids) + 1)) {
+		r = diag_set(d, -EFBIG, "the profile needs more than %llu MiB to parse",
+			     PPROF_MAX_UNPACKED >> 20);
+		goto out;
+	}
+	budget.left -= rd.nsamples * sizeof(*rd.sample_ids);
+	rd.msg = bytes;
+	rd.msg_len = raw_len;
+	rd.budget = &budget;
+	pb = perftools__profiles__profile__unpack(&alloc, rest_len, rest);
+	free(rest);
+	rest = NULL;
 	if (!pb && budget.exhausted) {
 		r = diag_set(d, -EFBIG, "the profile needs more than %llu MiB to parse",
 			     PPROF_MAX_UNPACKED >> 20);
@@ -700,6 +1042,7 @@ int pprof_read(const void *data, size_t len, struct profile **ret_p,
 out:
 	reader_release(&rd);
 	budget_release(&budget); /* pb with it */
+	free(rest);
 	free(raw);
 	profile_free(p);
 	return r;

@@ -2,6 +2,7 @@
  * is checked field by field (leaf-first locations, inlined lines, labels,
  * mappings, period), then read back and compared; bad input is refused. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -176,6 +177,116 @@ static void test_bad_input(void)
 		CHECK(profile_total(p, 0) == 3, "its value");
 	}
 	profile_free(p);
+}
+
+/* Samples are read from the message's bytes, not by protobuf-c
+ * (pprof_read.c): every encoding protobuf allows is read, every broken
+ * one refused. A message with no samples is packed by protobuf-c, the
+ * samples appended by hand (a repeated field may come anywhere). */
+static int read_with_samples(const uint8_t *samples, size_t n, bool first,
+			     struct diag *d, struct profile **ret)
+{
+	ProtobufCBinaryData strs[7] = {
+		{ 0, (uint8_t *)"" },	      { 7, (uint8_t *)"samples" },
+		{ 5, (uint8_t *)"count" },    { 4, (uint8_t *)"main" },
+		{ 6, (uint8_t *)"thread" },   { 6, (uint8_t *)"worker" },
+		{ 9, (uint8_t *)"thread_id" },
+	};
+	Perftools__Profiles__ValueType vt = PERFTOOLS__PROFILES__VALUE_TYPE__INIT, *vtp = &vt;
+	Perftools__Profiles__Function fn = PERFTOOLS__PROFILES__FUNCTION__INIT, *fnp = &fn;
+	Perftools__Profiles__Line line = PERFTOOLS__PROFILES__LINE__INIT, *linep = &line;
+	Perftools__Profiles__Location loc = PERFTOOLS__PROFILES__LOCATION__INIT, *locp = &loc;
+	pb_profile pb = PERFTOOLS__PROFILES__PROFILE__INIT;
+	size_t len;
+	uint8_t *buf;
+	int r;
+
+	vt.type = 1;
+	vt.unit = 2;
+	fn.id = 1;
+	fn.name = 3;
+	line.function_id = 1;
+	loc.id = 1;
+	loc.n_line = 1;
+	loc.line = &linep;
+	pb.n_sample_type = 1;
+	pb.sample_type = &vtp;
+	pb.n_function = 1;
+	pb.function = &fnp;
+	pb.n_location = 1;
+	pb.location = &locp;
+	pb.n_string_table = 7;
+	pb.string_table = strs;
+	len = perftools__profiles__profile__get_packed_size(&pb);
+	buf = malloc(len + n);
+	/* First, before the string table they name, or last. */
+	perftools__profiles__profile__pack(&pb, buf + (first ? n : 0));
+	memcpy(buf + (first ? 0 : len), samples, n);
+	diag_clear(d);
+	r = pprof_read(buf, len + n, ret, d);
+	free(buf);
+	return r;
+}
+
+static void test_wire_samples(void)
+{
+	/* Location id and value unpacked; then packed, with unknown fields
+	 * of each wire type between; then labels, a thread's name and id. */
+	static const uint8_t good[] = {
+		0x12, 4, 0x08, 0x01, 0x10, 0x05,
+		0x12, 26, 0x48, 0x01, 0x51, 1, 2, 3, 4, 5, 6, 7, 8, 0x5a, 2, 0xff, 0xff,
+			0x65, 1, 2, 3, 4, 0x0a, 1, 0x01, 0x12, 1, 0x07,
+		0x12, 19, 0x0a, 2, 0x01, 0x01, 0x10, 0x80, 0x01,
+			0x1a, 4, 0x08, 0x04, 0x10, 0x05, 0x1a, 4, 0x08, 0x06, 0x18, 42,
+	};
+	static const struct {
+		const char *what;
+		uint8_t bytes[16];
+		size_t n;
+	} bad[] = {
+		{ "a varint cut short", { 0x12, 3, 0x08, 0x01, 0x10 }, 5 },
+		{ "a varint past the sample", { 0x12, 2, 0x08, 0x80, 0x01 }, 5 },
+		{ "a packed field longer than the sample", { 0x12, 3, 0x0a, 5, 0x01 }, 5 },
+		{ "a group", { 0x12, 3, 0x0b, 0x0c, 0x10 }, 5 },
+		{ "a location id as fixed64", { 0x12, 9, 0x09, 1, 0, 0, 0, 0, 0, 0, 0 }, 11 },
+		{ "field number 0", { 0x12, 2, 0x00, 0x01 }, 4 },
+		{ "a label key as a length", { 0x12, 4, 0x1a, 2, 0x0a, 0 }, 6 },
+		{ "a label as a varint", { 0x12, 2, 0x18, 0x01 }, 4 },
+		{ "a sample longer than the message", { 0x12, 9, 0x08, 0x01 }, 4 },
+		{ "a sample as a varint", { 0x10, 0x01 }, 2 },
+		{ "an eleven-byte varint", { 0x12, 12, 0x10, 0x81, 0x81, 0x81, 0x81, 0x81,
+					     0x81, 0x81, 0x81, 0x81, 0x81, 0x01 }, 14 },
+	};
+	struct profile *p = NULL;
+	struct diag d;
+	int r = read_with_samples(good, sizeof(good), true, &d, &p);
+
+	CHECK(r == 0 && p, "samples in every encoding read: %s", d.msg);
+	profile_free(p);
+	p = NULL;
+	r = read_with_samples(good, sizeof(good), false, &d, &p);
+	CHECK(r == 0 && p, "samples after the rest of the message read: %s", d.msg);
+	if (p) {
+		uint32_t worker = UINT32_MAX;
+
+		CHECK(p->nsamples == 2 && profile_total(p, 0) == 5 + 7 + 128,
+		      "their values: three samples, the first two merged (one stack, one thread): %lld",
+		      (long long)profile_total(p, 0));
+		for (size_t i = 0; i < p->nthreads; i++)
+			if (p->threads[i].tid == 42)
+				worker = (uint32_t)i;
+		CHECK(worker != UINT32_MAX && !strcmp(p->threads[worker].name, "worker"),
+		      "the labels' thread: 42, worker");
+		CHECK(p->nstacks == 2 && p->stacks[1].depth == 2,
+		      "a packed location id twice: two frames");
+	}
+	profile_free(p);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		p = NULL;
+		r = read_with_samples(bad[i].bytes, bad[i].n, false, &d, &p);
+		CHECK(r == -EBADMSG && !p && strstr(d.msg, "does not parse"),
+		      "%s is refused: %s", bad[i].what, d.msg);
+	}
 }
 
 int main(void)
@@ -357,5 +468,6 @@ int main(void)
 	profile_free(p);
 
 	test_bad_input();
+	test_wire_samples();
 	return test_done();
 }
