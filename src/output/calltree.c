@@ -223,6 +223,35 @@ static uint32_t key_at(const struct stack_order *so,
 	return d < x->depth ? so->funcs[x->first + d] + 1 : 0;
 }
 
+/* Sorts a few stacks that share their first d functions, by insertion:
+ * the multikey quicksort's last step, where qsort_r's calls to
+ * compare_stacks (from depth 0, through a pointer, after a merge sort's
+ * setup) cost three times as much as the rest of the sort. */
+static void sort_few(const struct stack_order *so, struct sorted_stack *a,
+		     size_t n, uint32_t d)
+{
+	for (size_t i = 1; i < n; i++) {
+		struct sorted_stack x = a[i];
+		const uint32_t *fx = so->funcs + x.first;
+		size_t j = i;
+
+		while (j > 0) {
+			const struct sorted_stack *y = &a[j - 1];
+			const uint32_t *fy = so->funcs + y->first;
+			uint32_t k = d;
+
+			while (k < x.depth && k < y->depth && fx[k] == fy[k])
+				k++;
+			/* Stop at the first not after x: y <= x. */
+			if (k < x.depth && k < y->depth ? fy[k] < fx[k] : y->depth <= x.depth)
+				break;
+			a[j] = a[j - 1];
+			j--;
+		}
+		a[j] = x;
+	}
+}
+
 static uint32_t median3(uint32_t a, uint32_t b, uint32_t c)
 {
 	if (a > b) {
@@ -251,7 +280,11 @@ static void sort_stacks(const struct stack_order *so, struct sorted_stack *a,
 		size_t lt = 0, i = 0, gt = n;
 		uint32_t pivot;
 
-		if (n < 16 || !rounds--) {
+		if (n < 16) {
+			sort_few(so, a, n, d);
+			return;
+		}
+		if (!rounds--) {
 			qsort_r(a, n, sizeof(*a), compare_stacks, (void *)so);
 			return;
 		}
