@@ -4,8 +4,10 @@
  * overflow before the model adds them. */
 #include "output/pprof.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -27,6 +29,99 @@ bool pprof_is_gzip(const void *data, size_t len)
 	const uint8_t *b = data;
 
 	return len >= 2 && b[0] == 0x1f && b[1] == 0x8b;
+}
+
+/* libdeflate, when the host has it, inflates a whole buffer in about 0.4
+ * of zlib's time (bench/convert-speed's 4.3 MB profile: 22 ms against 55
+ * here), a tenth of a conversion. It is dlopen()ed by the readers that
+ * use it, not linked: every nprof command would load it
+ * (tests/integration/cli_libs.allow). Its ABI, declared here (no build
+ * dependency), has been stable since 1.0. */
+struct libdeflate_decompressor;
+enum { LIBDEFLATE_SUCCESS = 0, LIBDEFLATE_INSUFFICIENT_SPACE = 3 };
+
+static struct {
+	struct libdeflate_decompressor *(*alloc)(void);
+	void (*free)(struct libdeflate_decompressor *d);
+	int (*gzip)(struct libdeflate_decompressor *d, const void *in,
+		    size_t in_len, void *out, size_t out_avail,
+		    size_t *ret_in_used, size_t *ret_out_len);
+} libdeflate; /* written once, under libdeflate_once */
+static pthread_once_t libdeflate_once = PTHREAD_ONCE_INIT;
+
+static void libdeflate_load(void)
+{
+	void *h = dlopen("libdeflate.so.0", RTLD_NOW | RTLD_LOCAL);
+
+	if (!h)
+		return;
+	libdeflate.alloc = (struct libdeflate_decompressor *(*)(void))
+		dlsym(h, "libdeflate_alloc_decompressor");
+	libdeflate.free = (void (*)(struct libdeflate_decompressor *))
+		dlsym(h, "libdeflate_free_decompressor");
+	libdeflate.gzip = (int (*)(struct libdeflate_decompressor *, const void *,
+				   size_t, void *, size_t, size_t *, size_t *))
+		dlsym(h, "libdeflate_gzip_decompress_ex");
+	if (!libdeflate.alloc || !libdeflate.free || !libdeflate.gzip) {
+		libdeflate.gzip = NULL;
+		dlclose(h);
+	}
+}
+
+/* The first gzip member of in[0..len) through libdeflate, into a buffer
+ * sized by the trailer's length (a hint: libdeflate checks the data, and
+ * the CRC). Returns 0, -EFBIG (diag set), or -ENOTSUP when gunzip should
+ * do it (no libdeflate, bad data: zlib then says what is wrong). */
+static int gunzip_libdeflate(const uint8_t *in, size_t len, uint8_t **ret_buf,
+			     size_t *ret_len, struct diag *d)
+{
+	struct libdeflate_decompressor *dec;
+	uint8_t *buf = NULL;
+	size_t cap, in_used, got = 0;
+	int lr, r = -ENOTSUP;
+
+	pthread_once(&libdeflate_once, libdeflate_load);
+	if (!libdeflate.gzip || len < 18) /* a header and a trailer */
+		return -ENOTSUP;
+	cap = (size_t)in[len - 4] | (size_t)in[len - 3] << 8 |
+	      (size_t)in[len - 2] << 16 | (size_t)in[len - 1] << 24;
+	/* Deflate expands 1,032 times at most: a hint past that, or below
+	 * the input's size, is not believed. */
+	if (cap < len || cap / 1032 > len)
+		cap = len * 4;
+	if (cap > PPROF_MAX_DECOMPRESSED)
+		cap = PPROF_MAX_DECOMPRESSED;
+	dec = libdeflate.alloc();
+	if (!dec)
+		return -ENOTSUP;
+	for (;;) {
+		free(buf);
+		buf = malloc(cap);
+		if (!buf) {
+			r = -ENOMEM;
+			break;
+		}
+		lr = libdeflate.gzip(dec, in, len, buf, cap, &in_used, &got);
+		if (lr == LIBDEFLATE_SUCCESS) {
+			*ret_buf = buf;
+			*ret_len = got;
+			buf = NULL;
+			r = 0;
+			break;
+		}
+		if (lr != LIBDEFLATE_INSUFFICIENT_SPACE)
+			break;
+		if (cap >= PPROF_MAX_DECOMPRESSED) {
+			r = diag_set(d, -EFBIG,
+				     "the profile decompresses to more than %llu MiB",
+				     PPROF_MAX_DECOMPRESSED >> 20);
+			break;
+		}
+		cap = cap > PPROF_MAX_DECOMPRESSED / 2 ? PPROF_MAX_DECOMPRESSED : cap * 2;
+	}
+	libdeflate.free(dec);
+	free(buf);
+	return r;
 }
 
 /* Inflates a gzip (or zlib) stream into a malloc'ed buffer, at most
@@ -983,7 +1078,9 @@ int pprof_read(const void *data, size_t len, struct profile **ret_p,
 		goto out;
 	}
 	if (pprof_is_gzip(data, len)) {
-		r = gunzip(data, len, &raw, &raw_len, d);
+		r = gunzip_libdeflate(data, len, &raw, &raw_len, d);
+		if (r == -ENOTSUP)
+			r = gunzip(data, len, &raw, &raw_len, d);
 		if (r < 0)
 			goto out;
 		bytes = raw;

@@ -463,6 +463,25 @@ int main(void)
 		CHECK(r == -EBADMSG && !cut,
 		      "a truncated file is refused: %s", d.msg);
 	}
+	/* A second gzip member after the profile is not read. Its trailer,
+	 * the file's last bytes, says 500 bytes, fewer than the first
+	 * member's: libdeflate sizes its buffer by it, then grows it. */
+	{
+		static const uint8_t one_x[] = { 0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 0xab, 0xa8,
+						 0x18, 5, 0x23, 0x0d, 0, 0, 0x51, 0xce, 0xb2,
+						 0x0a, 0xf4, 1, 0, 0 };
+		uint8_t *two = malloc(gz_len + sizeof(one_x));
+		struct profile *first = NULL;
+
+		memcpy(two, gz, gz_len);
+		memcpy(two + gz_len, one_x, sizeof(one_x));
+		diag_clear(&d);
+		r = pprof_read(two, gz_len + sizeof(one_x), &first, &d);
+		CHECK(r == 0 && first && first->nsamples == 3,
+		      "a file of two gzip members reads as its first: %s", d.msg);
+		profile_free(first);
+		free(two);
+	}
 	free(gz);
 	profile_free(back);
 	profile_free(p);
