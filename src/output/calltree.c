@@ -315,21 +315,18 @@ static void sort_stacks(const struct stack_order *so, struct sorted_stack *a,
 	}
 }
 
-/* Every node's totals, its self and its children's totals (the also
- * values hold the selfs until then): nodes come in pre-order, after their
- * parent, so one pass from the last adds each subtree to its parent
+/* Every node's totals, its self and its children's totals (totals and
+ * also values hold the selfs until then): nodes come in pre-order, after
+ * their parent, so one pass from the last adds each subtree to its parent
  * complete. (Adding a stack's value to each node it passes through costs
  * its depth; this, one step per node.) */
 static void sum_totals(struct calltree *t)
 {
 	const size_t w = t->nalso;
 
-	for (size_t i = t->nnodes; i-- > 0;) {
-		struct calltree_node *n = &t->nodes[i];
+	for (size_t i = t->nnodes; i-- > 1;) {
+		const struct calltree_node *n = &t->nodes[i];
 
-		n->total += n->self;
-		if (!i)
-			break;
 		t->nodes[n->parent].total += n->total;
 		for (size_t k = 0; k < w; k++)
 			t->also[n->parent * w + k] += t->also[i * w + k];
@@ -427,7 +424,6 @@ int calltree_build_also(const struct profile *p, unsigned v,
 
 	t->nodes[0] = (struct calltree_node){ .func = CALLTREE_NONE,
 					      .parent = CALLTREE_NONE,
-					      .first_child = CALLTREE_NONE,
 					      .next_sibling = CALLTREE_NONE };
 	t->nnodes = 1;
 	/* path[d] is the node at depth d + 1 of the previous stack; path_len
@@ -463,21 +459,21 @@ int calltree_build_also(const struct profile *p, unsigned v,
 			n = &t->nodes[id];
 			n->func = stack_func(&so, s, d);
 			n->parent = node;
-			n->first_child = n->next_sibling = CALLTREE_NONE;
+			n->next_sibling = CALLTREE_NONE;
 			n->depth = d + 1;
-			n->total = n->self = 0;
+			n->total = 0;
 			/* The previous stack's node at this depth, when it
-			 * hangs from the same parent, is the previous sibling. */
+			 * hangs from the same parent, is the previous sibling;
+			 * else this is the first child, the node after its
+			 * parent. */
 			if (d == common && d < path_len)
 				t->nodes[path[d]].next_sibling = id;
-			else
-				t->nodes[node].first_child = id;
 			if (d + 1 > t->max_depth)
 				t->max_depth = d + 1;
 			path[d] = id;
 			node = id;
 		}
-		t->nodes[node].self += value;
+		t->nodes[node].total += value;
 		t->stack_node[s] = node;
 		for (unsigned j = 0; j < nalso; j++)
 			t->also[(size_t)node * nalso + j] += av[j];
@@ -660,7 +656,7 @@ static void write_nodes(const struct calltree *t, const uint32_t *func_out,
 
 		if (!written(t, i, min_total, &skip_below))
 			continue;
-		for (uint32_t c = nd->first_child; c != CALLTREE_NONE;
+		for (uint32_t c = calltree_first_child(t, (uint32_t)i); c != CALLTREE_NONE;
 		     c = t->nodes[c].next_sibling) {
 			if (t->nodes[c].total >= min_total)
 				kids++;
@@ -707,7 +703,8 @@ static int write_stacks(const struct calltree *t, const uint32_t *func_out,
 		const struct calltree_node *nd = &t->nodes[i];
 		int64_t left_out = 0, left_also[PROFILE_MAX_VALUES] = { 0 };
 		int64_t self[PROFILE_MAX_VALUES];
-		bool kids = false, cut = false, ends = nd->self != 0;
+		int64_t own = nd->total; /* less its children's: its self */
+		bool kids = false, cut = false, ends;
 
 		if (!written(t, i, min_total, &skip_below))
 			continue;
@@ -715,9 +712,11 @@ static int write_stacks(const struct calltree *t, const uint32_t *func_out,
 			chain[nchain++] = (uint32_t)i;
 		for (unsigned k = 0; k < t->nalso; k++)
 			self[k] = t->also[i * t->nalso + k];
-		for (uint32_t c = nd->first_child; c != CALLTREE_NONE;
+		for (uint32_t c = calltree_first_child(t, (uint32_t)i); c != CALLTREE_NONE;
 		     c = t->nodes[c].next_sibling) {
 			const int64_t *a = &t->also[(size_t)c * t->nalso];
+
+			own -= t->nodes[c].total;
 
 			for (unsigned k = 0; k < t->nalso; k++)
 				self[k] -= a[k];
@@ -730,6 +729,7 @@ static int write_stacks(const struct calltree *t, const uint32_t *func_out,
 			for (unsigned k = 0; k < t->nalso; k++)
 				left_also[k] += a[k];
 		}
+		ends = own != 0;
 		for (unsigned k = 0; k < t->nalso; k++)
 			ends = ends || self[k];
 		/* Any other node is followed by its first child. */

@@ -37,14 +37,17 @@ struct calltree_func {
 	enum frame_kind kind;
 };
 
+/* Nodes are in pre-order: a node's first child, when it has one, is the
+ * node after it (calltree_first_child), and its self is its total less
+ * its children's (calltree_self). 24 bytes: a 100,000-stack profile
+ * makes over a million nodes, and the 40 of a node that also held both
+ * were a third of a flame graph's memory, each page of it a fault. */
 struct calltree_node {
 	uint32_t func;	       /* index into funcs; CALLTREE_NONE for the root */
 	uint32_t parent;       /* CALLTREE_NONE for the root */
-	uint32_t first_child;  /* CALLTREE_NONE when a leaf */
 	uint32_t next_sibling; /* CALLTREE_NONE for the last child */
 	uint32_t depth;	       /* 0 for the root */
 	int64_t total;
-	int64_t self;
 };
 
 struct calltree {
@@ -66,6 +69,23 @@ struct calltree {
 	uint32_t *stack_node;
 	size_t nstacks;
 };
+
+/* Node i's first child; CALLTREE_NONE for a leaf. */
+static inline uint32_t calltree_first_child(const struct calltree *t, uint32_t i)
+{
+	return i + 1 < t->nnodes && t->nodes[i + 1].parent == i ? i + 1 : CALLTREE_NONE;
+}
+
+/* The value of the samples that end at node i (or were cut there). */
+static inline int64_t calltree_self(const struct calltree *t, uint32_t i)
+{
+	int64_t self = t->nodes[i].total;
+
+	for (uint32_t c = calltree_first_child(t, i); c != CALLTREE_NONE;
+	     c = t->nodes[c].next_sibling)
+		self -= t->nodes[c].total;
+	return self;
+}
 
 /* Merges value v of every sample of p. reverse builds the tree from
  * leaf-first stacks (the hot functions at the base, their callers above).
