@@ -194,13 +194,6 @@ struct stack_order {
 	uint32_t *funcs;
 };
 
-/* The function at depth d of stack s. */
-static inline uint32_t stack_func(const struct stack_order *so, uint32_t s,
-				  uint32_t d)
-{
-	return so->funcs[so->p->stacks[s].first + d];
-}
-
 /* Stacks in the lexicographic order of their function ids, a prefix
  * first: the order of a depth-first walk of the tree they make. */
 static int compare_stacks(const void *a, const void *b, void *ctx)
@@ -350,7 +343,8 @@ int calltree_build_also(const struct profile *p, unsigned v,
 	struct calltree *t = calloc(1, sizeof(*t));
 	struct stack_order so = { .p = p };
 	struct sorted_stack *order = NULL;
-	uint32_t *frame_func = NULL, *path = NULL, path_len = 0, prev = 0;
+	uint32_t *frame_func = NULL, *path = NULL, path_len = 0;
+	const uint32_t *prev_fs = NULL;
 	int64_t *by_stack = NULL, *also_by_stack = NULL;
 	size_t cap, norder = 0;
 	uint32_t max_depth = 0;
@@ -429,21 +423,28 @@ int calltree_build_also(const struct profile *p, unsigned v,
 	/* path[d] is the node at depth d + 1 of the previous stack; path_len
 	 * of them exist (fewer than its depth when it was cut). */
 	for (size_t k = 0; k < norder; k++) {
-		uint32_t s = order[k].stack, depth = p->stacks[s].depth, common = 0;
+		/* Its functions and depth from order[k], read in sequence, not
+		 * through p->stacks[s], a miss at each stack. */
+		uint32_t s = order[k].stack, depth = order[k].depth, common = 0;
+		const uint32_t *fs = so.funcs + order[k].first;
 		int64_t value = order[k].value;
 		const int64_t *av = nalso ? &also_by_stack[(size_t)s * nalso] : NULL;
 		uint32_t node = 0, d;
 
-		/* The stacks are in tree order, not in memory order: the next
-		 * one's functions and values are fetched while this one is
-		 * added, not waited for. */
-		if (k + 1 < norder) {
-			__builtin_prefetch(&so.funcs[order[k + 1].first]);
+		/* The stacks are in tree order, not in memory order: the
+		 * functions and values of those a few ahead are fetched while
+		 * this one is added, not waited for (a stack's functions are
+		 * about 100 bytes: two cache lines). */
+		if (k + 4 < norder) {
+			const uint32_t *ahead = so.funcs + order[k + 4].first;
+
+			__builtin_prefetch(ahead);
+			if (order[k + 4].depth > 16)
+				__builtin_prefetch(ahead + 16);
 			if (nalso)
-				__builtin_prefetch(&also_by_stack[(size_t)order[k + 1].stack * nalso]);
+				__builtin_prefetch(&also_by_stack[(size_t)order[k + 4].stack * nalso]);
 		}
-		while (k && common < path_len && common < depth &&
-		       stack_func(&so, s, common) == stack_func(&so, prev, common))
+		while (k && common < path_len && common < depth && fs[common] == prev_fs[common])
 			common++;
 		if (common)
 			node = path[common - 1];
@@ -457,7 +458,7 @@ int calltree_build_also(const struct profile *p, unsigned v,
 			}
 			id = (uint32_t)t->nnodes++;
 			n = &t->nodes[id];
-			n->func = stack_func(&so, s, d);
+			n->func = fs[d];
 			n->parent = node;
 			n->next_sibling = CALLTREE_NONE;
 			n->depth = d + 1;
@@ -478,7 +479,7 @@ int calltree_build_also(const struct profile *p, unsigned v,
 		for (unsigned j = 0; j < nalso; j++)
 			t->also[(size_t)node * nalso + j] += av[j];
 		path_len = d;
-		prev = s;
+		prev_fs = fs;
 	}
 	sum_totals(t);
 	r = 0;
