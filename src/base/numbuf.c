@@ -1,5 +1,7 @@
 #include "base/numbuf.h"
 
+#include <string.h>
+
 void numbuf_flush(struct numbuf *b)
 {
 	fwrite(b->buf, 1, b->n, b->out);
@@ -12,6 +14,17 @@ const char numbuf_pairs[200] =
 	"4041424344454647484950515253545556575859"
 	"6061626364656667686970717273747576777879"
 	"8081828384858687888990919293949596979899";
+
+void numbuf_text_make(struct numbuf_text *t, char sep, int64_t x)
+{
+	struct numbuf b;
+
+	b.n = 0; /* the rest is not read: at most 21 bytes are written */
+	numbuf_put(&b, sep, x);
+	memset(t->text, 0, sizeof(t->text));
+	memcpy(t->text, b.buf, b.n);
+	t->len = b.n;
+}
 
 void numbuf_put_packed(struct numbuf *b, uint64_t x)
 {

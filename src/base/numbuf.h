@@ -63,6 +63,26 @@ static inline void numbuf_put(struct numbuf *b, char sep, int64_t x)
 		p[-1] = (char)('0' + u);
 }
 
+/* A number made into text once, to be written many times: len bytes of
+ * text (a separator, a sign and 19 digits at most). */
+struct numbuf_text {
+	char text[24];
+	size_t len;
+};
+
+/* Makes sep (0 for none) and x in decimal into a numbuf_text. */
+void numbuf_text_make(struct numbuf_text *t, char sep, int64_t x);
+
+/* Writes t: a copy of all of text, whatever its length, then the
+ * buffer's end moves by len. */
+static inline void numbuf_put_text(struct numbuf *b, const struct numbuf_text *t)
+{
+	if (b->n + sizeof(t->text) > sizeof(b->buf))
+		numbuf_flush(b);
+	__builtin_memcpy(b->buf + b->n, t->text, sizeof(t->text));
+	b->n += t->len;
+}
+
 /* Packed numbers, for data too big for a JSON array (a diff's flame
  * graph): x in base 32, least significant digit first, each digit one
  * character of NUMBUF_PACKED_DIGITS: from its first half for a number's

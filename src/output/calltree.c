@@ -646,11 +646,19 @@ static bool written(const struct calltree *t, size_t i, int64_t min_total,
  * root), total, number of children written. When children were left out
  * the count is written as -(count + 1) and a fourth number follows, their
  * value, so self stays exact: total - children - left out. */
-static void write_nodes(const struct calltree *t, const uint32_t *func_out,
-			int64_t min_total, struct numbuf *nb)
+static int write_nodes(const struct calltree *t, const uint32_t *func_out,
+		       int64_t min_total, struct numbuf *nb)
 {
+	/* Each written function's number, with its comma, made once: a
+	 * million nodes name twenty thousand functions. */
+	struct numbuf_text *fnum = malloc((t->nfuncs ? t->nfuncs : 1) * sizeof(*fnum));
 	uint32_t skip_below = UINT32_MAX;
 
+	if (!fnum)
+		return -ENOMEM;
+	for (size_t f = 0; f < t->nfuncs; f++)
+		if (func_out[f] != UINT32_MAX)
+			numbuf_text_make(&fnum[f], ',', func_out[f]);
 	for (size_t i = 0; i < t->nnodes; i++) {
 		const struct calltree_node *nd = &t->nodes[i];
 		int64_t kids = 0, left_out = 0;
@@ -664,12 +672,17 @@ static void write_nodes(const struct calltree *t, const uint32_t *func_out,
 			else
 				left_out += t->nodes[c].total;
 		}
-		numbuf_put(nb, i ? ',' : 0, i ? (int64_t)func_out[nd->func] : -1);
+		if (i)
+			numbuf_put_text(nb, &fnum[nd->func]);
+		else
+			numbuf_put(nb, 0, -1);
 		numbuf_put(nb, ',', nd->total);
 		numbuf_put(nb, ',', left_out ? -(kids + 1) : kids);
 		if (left_out)
 			numbuf_put(nb, ',', left_out);
 	}
+	free(fnum);
+	return 0;
 }
 
 /* stacks: a tree with also values (a diff) instead of nodes, to be drawn
@@ -897,10 +910,8 @@ int calltree_write_json(const struct calltree *t, const struct profile *p,
 
 	fputs(t->nalso ? ",\"stacks\":\"" : ",\"nodes\":[", out);
 	r = 0;
-	if (t->nalso)
-		r = write_stacks(t, func_out, min_total, nb);
-	else
-		write_nodes(t, func_out, min_total, nb);
+	r = t->nalso ? write_stacks(t, func_out, min_total, nb) :
+		       write_nodes(t, func_out, min_total, nb);
 	numbuf_flush(nb);
 	if (r < 0)
 		goto out;

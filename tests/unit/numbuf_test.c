@@ -121,6 +121,30 @@ int main(void)
 		free(text);
 	}
 	{
+		/* Numbers made into text once, written many times, across
+		 * flushes: as numbuf_put writes them. */
+		struct numbuf *nb = malloc(sizeof(*nb));
+		struct numbuf_text t[3];
+		char *out = NULL;
+		size_t len = 0;
+		int ok = 1;
+
+		numbuf_text_make(&t[0], ',', INT64_MIN);
+		numbuf_text_make(&t[1], 0, 0);
+		numbuf_text_make(&t[2], ',', 4294967295);
+		nb->n = 0;
+		nb->out = open_memstream(&out, &len);
+		for (int k = 0; k < 9000; k++)
+			numbuf_put_text(nb, &t[k % 3]);
+		numbuf_flush(nb);
+		fclose(nb->out);
+		free(nb);
+		for (int k = 0; ok && k < 3000; k++)
+			ok = !memcmp(out + k * 33, ",-9223372036854775808" "0" ",4294967295", 33);
+		CHECK(ok && len == 3000 * 33, "text made once, written 9,000 times (%zu bytes)", len);
+		free(out);
+	}
+	{
 		struct numbuf *nb = malloc(sizeof(*nb));
 		char *out = NULL;
 		size_t len = 0;
