@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/clock.h"
@@ -137,26 +136,6 @@ void api_release(struct daemon *d)
 	d->last_scan = NULL;
 }
 
-uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-const char *iso_time(uint64_t ms, char *buf, size_t len)
-{
-	time_t t = (time_t)(ms / 1000);
-	struct tm tm;
-
-	gmtime_r(&t, &tm);
-	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03uZ", tm.tm_year + 1900,
-		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-		 (unsigned)(ms % 1000));
-	return buf;
-}
-
 /* The cache key of rq's reply: who asks (what they may see differs),
  * what and how; false when the query is too long to be one. */
 static bool cache_key(const struct request *rq, char *key, size_t len)
@@ -187,11 +166,6 @@ void api_keep(struct daemon *d, const struct request *rq, struct reply *rp, uint
 	if (d->replies && rp->status == 200 && rp->json && cache_key(rq, key, sizeof(key)) &&
 	    reply_render(rp))
 		reply_cache_put(d->replies, key, version, rp->body, rp->body_len);
-}
-
-bool user_may_see(const struct user *u, uid_t owner)
-{
-	return u->admin || u->uid == owner;
 }
 
 bool api_path(const char *path, const char *prefix, const char *suffix, char *seg, size_t len)

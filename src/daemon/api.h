@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "daemon/daemon.h"
+#include "daemon/wall_time.h" /* every handler dates what it writes */
 
 /* Whether path is "PREFIX/SEG" or "PREFIX/SEG/SUFFIX" (suffix NULL: the
  * former); SEG (one path segment, at most len - 1 bytes) into seg. */

@@ -99,6 +99,8 @@ struct reply {
 	char result[256];		/* a short result for the audit log */
 };
 
+/* The reply's functions (reply.c), below every handler and door. */
+
 /* 400 etc.: {"error": MESSAGE, "field": FIELD} (field NULL: none). */
 __attribute__((format(printf, 4, 5)))
 void reply_error(struct reply *rp, unsigned status, const char *field, const char *fmt, ...);
@@ -112,6 +114,8 @@ bool request_args_add(char *args, size_t size, size_t *len, const char *key, con
 /* Renders rp->json into rp->body (JSON text and a newline): false when
  * out of memory. */
 bool reply_render(struct reply *rp);
+
+/* The user's (user.c). */
 
 /* Fills name, gid and admin for u->uid (u->via set: root is an admin on
  * the socket only); false when the uid has no account. */
@@ -130,9 +134,5 @@ void api_handle(struct daemon *d, const struct request *rq, struct reply *rp);
  * rq->user names who tried, for the audit log; tls: the cookie is Secure. */
 void api_signin(struct daemon *d, struct request *rq, struct reply *rp, const char *addr,
 		const char *peer, bool tls);
-
-/* Milliseconds since the epoch; "2026-11-25T16:31:22.123Z" for one. */
-uint64_t now_ms(void);
-const char *iso_time(uint64_t ms, char *buf, size_t len);
 
 #endif

@@ -4,7 +4,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <malloc.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
@@ -19,7 +18,6 @@
 #include <unistd.h>
 
 #include "base/clock.h"
-#include "base/utf8.h"
 #include "daemon/api.h"
 #include "daemon/cluster_auth.h"
 #include "daemon/daemon.h"
@@ -31,6 +29,7 @@
 #include "daemon/server.h"
 #include "daemon/tokens.h"
 #include "daemon/ui.h"
+#include "daemon/wall_time.h"
 
 /* A connection's thread needs little: no large buffers on the stack. */
 #define CONNECTION_STACK (512u << 10)
@@ -216,41 +215,6 @@ static int listen_unix(const char *path, char *err, size_t errlen)
 
 /* ---- who is asking ---------------------------------------------------- */
 
-static bool in_admin_group(const struct daemon *d, const char *name, gid_t gid)
-{
-	struct group gr, *g = NULL;
-	char buf[4096];
-	gid_t groups[256];
-	int n = 256;
-
-	if (!d->cfg.admin_group[0] ||
-	    getgrnam_r(d->cfg.admin_group, &gr, buf, sizeof(buf), &g) != 0 || !g)
-		return false;
-	if (getgrouplist(name, gid, groups, &n) < 0)
-		return false;
-	for (int i = 0; i < n; i++)
-		if (groups[i] == g->gr_gid)
-			return true;
-	return false;
-}
-
-bool user_complete(const struct daemon *d, struct user *u)
-{
-	struct passwd pw, *p = NULL;
-	char buf[4096];
-
-	if (getpwuid_r(u->uid, &pw, buf, sizeof(buf), &p) != 0 || !p)
-		return false;
-	snprintf(u->name, sizeof(u->name), "%s", p->pw_name);
-	u->gid = p->pw_gid;
-	u->admin = (u->uid == 0 && !strcmp(u->via, "socket"));
-	for (size_t i = 0; !u->admin && i < d->cfg.n_admin_users; i++)
-		u->admin = !strcmp(d->cfg.admin_users[i], u->name);
-	if (!u->admin)
-		u->admin = in_admin_group(d, u->name, u->gid);
-	return true;
-}
-
 static bool peer_user(struct door *door, struct MHD_Connection *c, struct user *u)
 {
 	const union MHD_ConnectionInfo *ci =
@@ -337,36 +301,6 @@ static bool http_user(struct door *door, struct MHD_Connection *c, struct user *
 static const char *query_of(const struct request *rq, const char *key)
 {
 	return MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND, key);
-}
-
-bool reply_render(struct reply *rp)
-{
-	char *body = json_dumps(rp->json, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(6));
-	size_t len = body ? strlen(body) : 0;
-	char *nl = body ? realloc(body, len + 2) : NULL;
-
-	if (!nl) {
-		free(body);
-		return false;
-	}
-	nl[len] = '\n';
-	nl[len + 1] = '\0';
-	free(rp->body);
-	rp->body = nl;
-	rp->body_len = len + 1;
-	return true;
-}
-
-bool request_args_add(char *args, size_t size, size_t *len, const char *key, const char *value)
-{
-	int n = value ? snprintf(args + *len, size - *len, "%zu:%s=%zu:%s;", strlen(key), key,
-				 strlen(value), value)
-		      : snprintf(args + *len, size - *len, "%zu:%s;", strlen(key), key);
-
-	if (n < 0 || (size_t)n >= size - *len)
-		return false;
-	*len += (size_t)n;
-	return true;
 }
 
 struct args {
@@ -546,26 +480,6 @@ static bool large(const struct reply *rp)
 		if (json_array_size(v) > 200)
 			return true;
 	return false;
-}
-
-void reply_error(struct reply *rp, unsigned status, const char *field, const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	/* A message echoes what the client sent (a path, a key), which may
-	 * be neither text nor UTF-8, or be cut inside a character by a
-	 * "%.200s"; jansson takes only UTF-8, and would leave no body. */
-	utf8_clean(msg);
-	json_decref(rp->json);
-	rp->status = status;
-	rp->json = json_pack("{ss}", "error", msg);
-	if (rp->json && field)
-		json_object_set_new(rp->json, "field", json_string(field));
-	snprintf(rp->result, sizeof(rp->result), "%.255s", msg);
 }
 
 /* What is worth a line in the audit log: everything that acts or
