@@ -62,6 +62,9 @@ struct user {
 	char csrf[64];			/* the session's CSRF token */
 };
 
+/* The most {parameters} a route's path has (route.h). */
+#define REQUEST_PARAMS 2
+
 struct request {
 	const char *method;		/* "GET", "POST", "DELETE" */
 	const char *path;		/* without the query */
@@ -71,6 +74,13 @@ struct request {
 	const char *args;		/* every query argument, unambiguously; NULL: too many */
 	void *conn;			/* the connection, for query() */
 	struct user user;
+	/* The path's {parameters} (route.h), in its pattern's order; NULL
+	 * past them. */
+	const char *param[REQUEST_PARAMS];
+	/* For the sign-in, by the HTTP door: the client's address, its
+	 * peer key (peer.h) and whether over TLS; NULL, false otherwise. */
+	const char *addr, *peer;
+	bool tls;
 };
 
 struct reply {
@@ -93,6 +103,7 @@ struct reply {
 	bool inline_view;		/* shown in the browser, not saved: sandboxed */
 	bool ui_page;			/* a file of the web UI: its Content-Security-Policy */
 	char set_cookie[256];		/* a Set-Cookie header; "" none */
+	char allow[32];			/* a 405's Allow header, "GET, POST"; "" none */
 	char cluster_nonce[33];		/* a request another daemon signed: its nonce, which
 					   the reply's signature names; "" otherwise */
 	char worker[WORKER_ID_MAX];	/* the worker acted on, for the audit log */
@@ -124,15 +135,8 @@ bool user_complete(const struct daemon *d, struct user *u);
 /* The request's user and the worker's owner: may they see it? */
 bool user_may_see(const struct user *u, uid_t owner);
 
-/* Runs the API (api.c): fills rp. */
+/* Runs the API for a request of a known user (route.c): matches it in
+ * the route table and dispatches it as route_dispatch does; fills rp. */
 void api_handle(struct daemon *d, const struct request *rq, struct reply *rp);
-
-/* POST /api/v1/session (api_session.c), before anyone is known: checks
- * the password with PAM (failures limited per name and address, per
- * address, and at the door for peer, who failed: signin_limit.h; addr is
- * the client's address, peer its peer_key()) and makes a session.
- * rq->user names who tried, for the audit log; tls: the cookie is Secure. */
-void api_signin(struct daemon *d, struct request *rq, struct reply *rp, const char *addr,
-		const char *peer, bool tls);
 
 #endif
