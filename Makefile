@@ -398,7 +398,8 @@ run:
 # Every bench runs even when one before it fails; the status says whether any did.
 bench: all
 	bench/record-overhead $(BUILD); s=$$?; bench/dwarf-overhead $(BUILD) || s=1; \
-	bench/agent-overhead $(BUILD) || s=1; bench/alloc-overhead $(BUILD) || s=1; bench/daemon $(BUILD) || s=1; exit $$s
+	bench/agent-overhead $(BUILD) || s=1; bench/alloc-overhead $(BUILD) || s=1; bench/daemon $(BUILD) || s=1; \
+	bench/compare $(BUILD) || s=1; exit $$s
 
 clean:
 	rm -rf $(BUILD)

@@ -50,12 +50,12 @@ static struct {
  * through the C API) are not the program's: not sampled. */
 static void quiet_begin(void)
 {
-	mem_self.busy++;
+	mem_quiet_begin();
 }
 
 static void quiet_end(void)
 {
-	mem_self.busy--;
+	mem_quiet_end();
 }
 
 static void *map(size_t bytes)
@@ -75,9 +75,8 @@ static int map_tables(struct diag *d)
 	mem.stacks = map(MEM_STACKS * sizeof(struct mem_stack));
 	mem.ips = map(MEM_STACK_IPS * sizeof(uint64_t));
 	mem.live = map(MEM_LIVE * sizeof(struct mem_live));
-	mem.filter = map(MEM_FILTER * sizeof(atomic_uint));
 	mem.used = map(MEM_STACKS * sizeof(*mem.used));
-	if (!mem.stacks || !mem.ips || !mem.live || !mem.filter || !mem.used)
+	if (!mem.stacks || !mem.ips || !mem.live || !mem.used)
 		return diag_set(d, -ENOMEM, "cannot map the allocation sample tables: %s",
 				strerror(errno));
 	H.mapped = true;
@@ -112,7 +111,7 @@ static void reset_stacks(void)
 static void reset_live(void)
 {
 	zero(mem.live, MEM_LIVE * sizeof(struct mem_live));
-	zero(mem.filter, MEM_FILTER * sizeof(atomic_uint));
+	memset(mem_filter, 0, sizeof(mem_filter)); /* .bss: not madvise's */
 	atomic_store(&mem.stats.live_blocks, 0);
 	atomic_store(&mem.stats.live_bytes, 0);
 	atomic_store(&mem.stats.live_full, 0);
@@ -251,7 +250,7 @@ static int heap_enable_locked(uint64_t interval, bool per_thread, struct diag *d
 	H.heap_samples0 = atomic_load(&mem.stats.samples);
 	H.heap_per_thread = per_thread;
 	set_per_thread();
-	atomic_fetch_or(&mem.gate, MEM_GATE_HEAP);
+	mem_gate_change(MEM_GATE_HEAP, 0);
 	agent_control_wake(); /* it ticks while heap is on (modules) */
 	return 0;
 }
@@ -272,7 +271,7 @@ static int heap_disable_locked(struct diag *d)
 {
 	if (!(gate() & MEM_GATE_HEAP))
 		return diag_set(d, -EALREADY, "heap profiling is already off");
-	atomic_fetch_and(&mem.gate, ~(unsigned)MEM_GATE_HEAP);
+	mem_gate_change(0, MEM_GATE_HEAP);
 	quiesce();
 	return 0;
 }
@@ -517,12 +516,12 @@ int agent_mem_session_start(const struct agent_options *o, struct diag *d)
 		fresh(C_ALLOC);
 		if (!(gate() & MEM_GATE_HEAP))
 			mem.interval = o->interval_bytes ? o->interval_bytes : MEM_DEFAULT_INTERVAL;
-		atomic_fetch_or(&mem.gate, MEM_GATE_ALLOC);
+		mem_gate_change(MEM_GATE_ALLOC, 0);
 		break;
 	case EVENT_LOCK:
 		fresh(C_LOCK);
 		mem.lock_interval_ns = o->interval_text[0] ? o->interval_ns : MEM_DEFAULT_LOCK_NS;
-		atomic_fetch_or(&mem.gate, MEM_GATE_LOCK);
+		mem_gate_change(MEM_GATE_LOCK, 0);
 		break;
 	case EVENT_HEAP:
 		/* A heap session: heap profiling on for its length (unless it
@@ -545,7 +544,7 @@ out:
 void agent_mem_session_stop(void)
 {
 	pthread_mutex_lock(&H.lock);
-	atomic_fetch_and(&mem.gate, ~(unsigned)(MEM_GATE_ALLOC | MEM_GATE_LOCK));
+	mem_gate_change(0, MEM_GATE_ALLOC | MEM_GATE_LOCK);
 	quiesce();
 	H.session_stopped = true;
 	H.session_per_thread = false;

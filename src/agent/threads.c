@@ -53,6 +53,7 @@ void agent_thread_mark_own(void)
 	if (hot_self.blocked)
 		return; /* already (a thread wrapped twice) */
 	hot_self.blocked = 1;
+	mem_self.fast = 0; /* its allocations: the slow path, never counted */
 	sigemptyset(&set);
 	sigaddset(&set, HOT_SIGNAL);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);

@@ -19,6 +19,7 @@
 #include "agent/hot/hot.h"
 #include "base/clock.h"
 #include "base/hash.h"
+#include "base/proc.h"
 #include "base/units.h"
 
 /* A thread that used less CPU than this since the handler last ran on it
@@ -66,39 +67,17 @@ static struct {
 	bool have_stats;
 } W;
 
-/* The thread's state letter, 0 when it is gone; and whether a SIGPROF
- * waits in its own pending set. /proc/self/task/TID/stat: "tid (comm) S
- * ..." (the comm may hold spaces and parentheses), the state field 3,
- * the thread's pending signals field 31. */
+/* The thread's state letter, 0 when it is gone; and whether the agent's
+ * signal waits in its own pending set (its stat's fields 3 and 31). */
 static char thread_state(pid_t tid, bool *ret_sigprof)
 {
-	char path[64], buf[1024], *p, *end;
-	unsigned long long pending;
-	ssize_t n;
-	int fd;
+	struct proc_stat st;
 
 	*ret_sigprof = false;
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (proc_stat_read(0, tid, &st) < 0)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (!p || p[1] != ' ')
-		return 0;
-	p += 2;
-	end = p;
-	for (int field = 3; field < 31 && end; field++)
-		end = strchr(end + 1, ' ');
-	if (end) {
-		pending = strtoull(end + 1, NULL, 10);
-		*ret_sigprof = pending >> (HOT_SIGNAL - 1) & 1;
-	}
-	return p[0];
+	*ret_sigprof = st.pending >> (HOT_SIGNAL - 1) & 1;
+	return st.state;
 }
 
 /* Brings the slot table in line with /proc/self/task. */

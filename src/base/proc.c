@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +73,102 @@ int proc_comm(pid_t pid, pid_t tid, char *buf, size_t len)
 	name[strcspn(name, "\n")] = '\0';
 	snprintf(buf, len, "%s", name);
 	return 0;
+}
+
+/* The number at *p (a decimal; fields such as tpgid and nice may be
+ * negative), past the spaces before it, into *ret and *neg; *p left
+ * past it. false when there is none, or it does not fit 64 bits. */
+static bool stat_field(const char **p, uint64_t *ret, bool *neg)
+{
+	const char *s = *p;
+	uint64_t v = 0;
+
+	while (*s == ' ')
+		s++;
+	*neg = *s == '-';
+	if (*neg)
+		s++;
+	if (*s < '0' || *s > '9')
+		return false;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		unsigned digit = (unsigned)(*s - '0');
+
+		if (v > (UINT64_MAX - digit) / 10)
+			return false;
+		v = v * 10 + digit;
+	}
+	if (*s && *s != ' ' && *s != '\n')
+		return false;
+	*p = s;
+	*ret = v;
+	return true;
+}
+
+int proc_stat_parse(const char *text, struct proc_stat *ret)
+{
+	const char *open = strchr(text, '('), *close = strrchr(text, ')'), *p;
+	struct proc_stat st = { .comm = "" };
+	size_t comm_len;
+
+	if (!open || !close || close < open || close[1] != ' ' || !close[2])
+		return -EBADMSG;
+	comm_len = (size_t)(close - open - 1);
+	if (comm_len >= sizeof(st.comm))
+		comm_len = sizeof(st.comm) - 1;
+	memcpy(st.comm, open + 1, comm_len);
+	st.comm[comm_len] = '\0';
+	st.state = close[2];
+	p = close + 3;
+	for (int field = 4; field <= 31; field++) {
+		uint64_t v;
+		bool neg;
+
+		if (!stat_field(&p, &v, &neg)) {
+			if (field > 22)
+				break; /* an old or cut line: what follows is 0 */
+			return -EBADMSG;
+		}
+		switch (field) {
+		case 4: st.ppid = (pid_t)v; break;
+		case 5: st.pgrp = (pid_t)v; break;
+		case 6: st.session = (pid_t)v; break;
+		case 9: st.flags = (unsigned)v; break;
+		case 14: st.utime = v; break;
+		case 15: st.stime = v; break;
+		case 19: st.nice = v > 40 ? 0 : neg ? -(long)v : (long)v; break;
+		case 20: st.threads = v > UINT32_MAX ? UINT32_MAX : (unsigned)v; break;
+		case 22: st.start_ticks = v; break;
+		case 31: st.pending = v; break;
+		default: break;
+		}
+	}
+	*ret = st;
+	return 0;
+}
+
+int proc_stat_read_at(int dirfd, const char *path, struct proc_stat *ret)
+{
+	char buf[1024];
+	ssize_t n = read_small(dirfd, path, buf, sizeof(buf), true);
+
+	if (n < 0)
+		return (int)n;
+	return proc_stat_parse(buf, ret);
+}
+
+int proc_stat_read(pid_t pid, pid_t tid, struct proc_stat *ret)
+{
+	char path[64];
+
+	if (pid && tid)
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	else if (tid)
+		snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	else if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/stat");
+	return proc_stat_read_at(AT_FDCWD, path, ret);
 }
 
 int proc_tasks(pid_t pid, size_t max, pid_t **ret, size_t *ret_n)

@@ -1,9 +1,10 @@
 /* proc: the /proc readers every part shares — a small file, a process's
- * or a thread's name, and a process's threads. */
+ * or a thread's name and stat, and a process's threads. */
 #ifndef NPROF_BASE_PROC_H
 #define NPROF_BASE_PROC_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* Reads the small file path (a /proc or /sys file) into buf (len bytes,
@@ -23,6 +24,35 @@ ssize_t proc_read_small_at(int dirfd, const char *path, char *buf, size_t len);
  * newline dropped); pid 0 is this process, tid 0 the process itself. 0,
  * or -errno with buf unchanged (the thread is gone, say). */
 int proc_comm(pid_t pid, pid_t tid, char *buf, size_t len);
+
+/* The fields of a /proc/PID/stat or /proc/PID/task/TID/stat line that
+ * nprof reads (proc(5) numbers them from 1). */
+struct proc_stat {
+	char comm[64];		/* 2: between the first '(' and the last ')' */
+	char state;		/* 3: R, S, D, T, t, Z, ... */
+	pid_t ppid, pgrp, session; /* 4, 5, 6 */
+	unsigned flags;		/* 9: the kernel's PF_* */
+	uint64_t utime, stime;	/* 14, 15: clock ticks */
+	long nice;		/* 19 */
+	unsigned threads;	/* 20 */
+	uint64_t start_ticks;	/* 22: clock ticks after boot */
+	uint64_t pending;	/* 31: pending signals, bit N-1 for signal N (a
+				 * task's stat: the thread's own); 0 when the
+				 * line stops before it */
+};
+
+/* Parses a stat line (NUL-terminated): 0, or -EBADMSG when it is not
+ * one (the name may hold spaces and parentheses: it ends at the last
+ * ')'; a field from 3 to 22 is missing or not a number). */
+int proc_stat_parse(const char *text, struct proc_stat *ret);
+
+/* Reads and parses the stat of thread tid of process pid (tid 0: the
+ * process's own; pid 0: this process): 0, or -errno (-ENOENT: gone). */
+int proc_stat_read(pid_t pid, pid_t tid, struct proc_stat *ret);
+
+/* The same for path relative to the directory open as dirfd (a
+ * process's /proc/PID/task: "TID/stat"), in one read. */
+int proc_stat_read_at(int dirfd, const char *path, struct proc_stat *ret);
 
 /* The threads of process pid (0: this one) as /proc/PID/task lists them,
  * at most max, into a malloc'd *ret (free it). 0 or -errno. */

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/proc.h"
 #include "capture/tracee.h"
 #include "symbolize/procfs.h"
 
@@ -248,21 +249,20 @@ static void read_facts(pid_t pid, struct proc_facts *f)
 
 	f->pid = pid;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (procfs_read_file(path, 4096, &buf, &len) == 0) {
-		const char *open = strchr(buf, '('), *close = strrchr(buf, ')');
+	{
+		struct proc_stat st;
 
-		if (open && close && close > open) {
-			size_t n = (size_t)(close - open - 1);
-
-			memcpy(f->comm, open + 1, n < sizeof(f->comm) - 1 ? n : sizeof(f->comm) - 1);
-			/* state ppid pgrp session tty tpgid flags ... nice (19) */
-			sscanf(close + 2, "%c %ld %ld %ld %*d %*d %ld %*u %*u %*u %*u %*u %*u %*d %*d %*d %ld",
-			       &f->state, &f->ppid, &f->pgrp, &f->sid, &f->flags, &f->nice);
+		if (proc_stat_read(pid, 0, &st) == 0) {
+			/* the note's pr_fname: 16 bytes, as the kernel's comm */
+			snprintf(f->comm, sizeof(f->comm), "%.*s", (int)sizeof(f->comm) - 1, st.comm);
+			f->state = st.state;
+			f->ppid = st.ppid;
+			f->pgrp = st.pgrp;
+			f->sid = st.session;
+			f->flags = (long)st.flags;
+			f->nice = st.nice;
 		}
 	}
-	free(buf);
-	buf = NULL;
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	if (procfs_read_file(path, 65536, &buf, &len) == 0) {
 		const char *u = strstr(buf, "\nUid:"), *g = strstr(buf, "\nGid:");
@@ -294,18 +294,12 @@ static void read_facts(pid_t pid, struct proc_facts *f)
 
 static void thread_times(pid_t pid, struct cd_thread *t)
 {
-	char path[96], *buf = NULL;
-	size_t len;
+	struct proc_stat st;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)t->tid);
-	if (procfs_read_file(path, 4096, &buf, &len) == 0) {
-		const char *close = strrchr(buf, ')');
-
-		if (close)
-			sscanf(close + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %ld %ld",
-			       &t->utime, &t->stime);
+	if (proc_stat_read(pid, t->tid, &st) == 0) {
+		t->utime = (long)st.utime;
+		t->stime = (long)st.stime;
 	}
-	free(buf);
 }
 
 static void ticks_to_tv(long ticks, struct timeval *tv)

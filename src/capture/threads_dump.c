@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/proc.h"
 #include "capture/tracee.h"
 #include "symbolize/maps.h"
 #include "symbolize/procfs.h"
@@ -438,15 +439,11 @@ int thread_dump_take(pid_t pid, const struct thread_dump_options *opts,
 	if (!td || !x.stack || !x.ips)
 		goto out;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	{
-		char *sbuf = NULL;
-		size_t n = 0;
-		int r = procfs_read_file(path, 4096, &sbuf, &n);
-		const char *p = r == 0 ? memrchr(sbuf, ')', n) : NULL;
-		bool zombie = p && (size_t)(p - sbuf) + 2 < n && p[2] == 'Z';
+		struct proc_stat st;
+		int r = proc_stat_read(pid, 0, &st);
+		bool zombie = r == 0 && st.state == 'Z';
 
-		free(sbuf);
 		if (r < 0 || (zombie && tracee_list_tids(pid, &tids, &ntids) < 0) ||
 		    thread_dump_read_process(td) < 0) {
 			err = diag_set(d, -ESRCH, "no process with PID %d", (int)pid);

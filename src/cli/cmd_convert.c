@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "cli/output_args.h"
 #include "cli/profile_input.h"
+#include "cli/progress.h"
 #include "help/nprof-convert.h"
 #include "output/output.h"
 #include "profile/transform.h"
@@ -125,6 +126,10 @@ int cmd_convert(int argc, char **argv)
 		return ret;
 	diag_clear(&d);
 
+	/* A big profile takes seconds to read and write: the terminal is
+	 * told which step it is in (a small one clears the line at once). */
+	if (progress_wanted())
+		progress_step("converting %s: reading", a.input);
 	ret = cli_read_profile("convert", a.input, &p);
 	if (ret != EXIT_OK)
 		goto out;
@@ -132,8 +137,12 @@ int cmd_convert(int argc, char **argv)
 	ret = output_args_apply(&a.tr, &p);
 	if (ret != EXIT_OK)
 		goto out;
+	if (progress_wanted())
+		progress_step("converting %s: writing %s (%zu stacks, %zu frames)", a.input,
+			      a.output, p->nstacks, p->nframes);
 	ret = write_output(p, &a, format);
 out:
+	progress_clear();
 	profile_free(p);
 	return ret;
 }

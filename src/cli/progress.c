@@ -19,23 +19,17 @@ bool progress_wanted(void)
 	return isatty(STDERR_FILENO);
 }
 
-void progress_show(const char *fmt, ...)
+static void show(uint64_t now, const char *fmt, va_list ap)
 {
 	struct winsize ws;
-	uint64_t now = clock_ns(CLOCK_MONOTONIC);
 	size_t width = 80;
 	char line[512];
-	va_list ap;
 	int n;
 
-	if (P.shown && now - P.last_ns < (uint64_t)PROGRESS_PERIOD_MS * 1000000)
-		return;
 	if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 8)
 		width = ws.ws_col;
 	n = snprintf(line, sizeof(line), "nprof: ");
-	va_start(ap, fmt);
 	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
-	va_end(ap);
 	/* One line, always: longer would wrap, and \r would not bring the
 	 * cursor back to its start. */
 	if (width - 1 < sizeof(line))
@@ -44,6 +38,27 @@ void progress_show(const char *fmt, ...)
 	fflush(stderr);
 	P.shown = true;
 	P.last_ns = now;
+}
+
+void progress_show(const char *fmt, ...)
+{
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	va_list ap;
+
+	if (P.shown && now - P.last_ns < (uint64_t)PROGRESS_PERIOD_MS * 1000000)
+		return;
+	va_start(ap, fmt);
+	show(now, fmt, ap);
+	va_end(ap);
+}
+
+void progress_step(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	show(clock_ns(CLOCK_MONOTONIC), fmt, ap);
+	va_end(ap);
 }
 
 void progress_clear(void)

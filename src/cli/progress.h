@@ -20,6 +20,10 @@ bool progress_wanted(void);
  * unless the last was written less than PROGRESS_PERIOD_MS ago. */
 void progress_show(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Writes the line at once: a new step of the work, which the last
+ * line must not go on naming. */
+void progress_step(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* Clears the line, if one is shown. */
 void progress_clear(void);
 

@@ -1,10 +1,9 @@
-/* api: routing /api/v1 and the workers resource. */
+/* api: the workers resource, and what the handlers share. */
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/clock.h"
@@ -137,26 +136,6 @@ void api_release(struct daemon *d)
 	d->last_scan = NULL;
 }
 
-uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-const char *iso_time(uint64_t ms, char *buf, size_t len)
-{
-	time_t t = (time_t)(ms / 1000);
-	struct tm tm;
-
-	gmtime_r(&t, &tm);
-	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03uZ", tm.tm_year + 1900,
-		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-		 (unsigned)(ms % 1000));
-	return buf;
-}
-
 /* The cache key of rq's reply: who asks (what they may see differs),
  * what and how; false when the query is too long to be one. */
 static bool cache_key(const struct request *rq, char *key, size_t len)
@@ -187,11 +166,6 @@ void api_keep(struct daemon *d, const struct request *rq, struct reply *rp, uint
 	if (d->replies && rp->status == 200 && rp->json && cache_key(rq, key, sizeof(key)) &&
 	    reply_render(rp))
 		reply_cache_put(d->replies, key, version, rp->body, rp->body_len);
-}
-
-bool user_may_see(const struct user *u, uid_t owner)
-{
-	return u->admin || u->uid == owner;
 }
 
 bool api_path(const char *path, const char *prefix, const char *suffix, char *seg, size_t len)
@@ -493,9 +467,10 @@ static bool filter_takes(const struct request *rq, const struct worker *w, const
 	return true;
 }
 
-/* cache: the rendered reply is kept, and taken from the cache, under
- * rq's user and query. */
-static void workers_list(struct daemon *d, const struct request *rq, struct reply *rp, bool cache)
+/* The rendered reply is kept, and taken from the cache, under rq's user
+ * and query; asked by api_cluster_list for this host's share, rq->args
+ * is NULL: neither from nor into the cache. */
+void api_workers_list(struct daemon *d, struct request *rq, struct reply *rp)
 {
 	struct worker_list *all;
 	struct capabilities caps = { .n = 0 };
@@ -520,7 +495,7 @@ static void workers_list(struct daemon *d, const struct request *rq, struct repl
 		reply_error(rp, 500, NULL, "cannot read /proc: %s", strerror(-r));
 		return;
 	}
-	if (cache && all->number && api_cached(d, rq, rp, all->number)) {
+	if (all->number && api_cached(d, rq, rp, all->number)) {
 		worker_list_put(d, all);
 		return;
 	}
@@ -536,19 +511,14 @@ static void workers_list(struct daemon *d, const struct request *rq, struct repl
 	}
 	capabilities_release(&caps);
 	rp->json = json_pack("{so}", "workers", list);
-	if (cache && all->number)
+	if (all->number)
 		api_keep(d, rq, rp, all->number);
 	worker_list_put(d, all);
 }
 
-void api_workers_local(struct daemon *d, const struct request *rq, struct reply *rp)
+void api_worker_get(struct daemon *d, struct request *rq, struct reply *rp)
 {
-	workers_list(d, rq, rp, false);
-}
-
-static void worker_one(struct daemon *d, const struct request *rq, struct reply *rp,
-		       const char *id)
-{
+	const char *id = rq->param[0];
 	struct capabilities caps = { .n = 0 };
 	struct worker w;
 	int pidfd;
@@ -564,7 +534,7 @@ static void worker_one(struct daemon *d, const struct request *rq, struct reply 
 	capabilities_release(&caps);
 }
 
-static void whoami(struct daemon *d, const struct request *rq, struct reply *rp)
+void api_whoami(struct daemon *d, struct request *rq, struct reply *rp)
 {
 	char host[256] = "";
 
@@ -572,64 +542,4 @@ static void whoami(struct daemon *d, const struct request *rq, struct reply *rp)
 	rp->json = json_pack("{ss si sb ss ss ss?}", "user", rq->user.name, "uid", (int)rq->user.uid,
 			     "admin", rq->user.admin, "via", rq->user.via, "host", host,
 			     "http", d->http_url[0] ? d->http_url : NULL);
-}
-
-/* "/api/v1/workers/ID/ACTION...": the id into seg, *ret_action past it. */
-static bool worker_action(const char *path, char *seg, size_t len, const char **ret_action)
-{
-	const char *id = path + 16, *slash;
-
-	if (strncmp(path, "/api/v1/workers/", 16) || !(slash = strchr(id, '/')) || slash == id ||
-	    (size_t)(slash - id) >= len || !slash[1])
-		return false;
-	memcpy(seg, id, (size_t)(slash - id));
-	seg[slash - id] = '\0';
-	*ret_action = slash + 1;
-	return true;
-}
-
-void api_handle(struct daemon *d, const struct request *rq, struct reply *rp)
-{
-	const char *p = rq->path, *action, *host = rq->query(rq, "host");
-	char seg[128];
-	bool get = !strcmp(rq->method, "GET"), post = !strcmp(rq->method, "POST");
-
-	bool list = get && (!strcmp(p, "/api/v1/workers") || !strcmp(p, "/api/v1/instances") ||
-			    !strcmp(p, "/api/v1/artifacts"));
-
-	if (host && list)
-		api_cluster_list(d, rq, rp, host);
-	else if (host && strcmp(p, "/api/v1/hosts") && !strncmp(p, "/api/v1/", 8) &&
-		 !api_cluster_is_self(d, host))
-		api_cluster_forward(d, rq, rp, host);
-	else if (!strcmp(p, "/api/v1/workers") && get)
-		workers_list(d, rq, rp, true);
-	else if (api_path(p, "/api/v1/workers", NULL, seg, sizeof(seg)) && get)
-		worker_one(d, rq, rp, seg);
-	else if (post && worker_action(p, seg, sizeof(seg), &action))
-		api_actions(d, rq, rp, seg, action);
-	else if (!strcmp(p, "/api/v1/commands") && get)
-		api_commands(d, rq, rp);
-	else if (!strncmp(p, "/api/v1/instances", 17) && (p[17] == '\0' || p[17] == '/'))
-		api_instances(d, rq, rp);
-	else if (!strncmp(p, "/api/v1/artifacts", 17) && (p[17] == '\0' || p[17] == '/'))
-		api_artifacts(d, rq, rp);
-	else if (!strncmp(p, "/api/v1/tokens", 14) && (p[14] == '\0' || p[14] == '/'))
-		api_tokens(d, rq, rp);
-	else if (!strcmp(p, "/api/v1/audit") && get)
-		api_audit(d, rq, rp);
-	else if (!strcmp(p, "/api/v1/diff") && get)
-		api_diff(d, rq, rp);
-	else if (!strcmp(p, "/api/v1/host") && get)
-		api_host(d, rq, rp);
-	else if (!strcmp(p, "/api/v1/hosts") && get)
-		api_hosts(d, rq, rp);
-	else if (!strcmp(p, "/api/v1/session"))
-		api_session(d, rq, rp);
-	else if (!strcmp(p, "/api/v1/whoami") && get)
-		whoami(d, rq, rp);
-	else if (!strncmp(p, "/api/v1/", 8))
-		reply_error(rp, 404, NULL, "no %s %.200s in the API; see docs/api.md", rq->method, p);
-	else
-		reply_error(rp, 404, NULL, "no %.200s here; the API is under /api/v1/", p);
 }

@@ -1,7 +1,10 @@
-/* api: the handlers of /api/v1 (docs/api.md), one file per resource:
- * api.c routes and serves workers, api_instances.c profiling instances
- * and point-in-time actions, api_artifacts.c the files they produced,
- * api_tokens.c API tokens and the audit log. */
+/* api: the handlers of /api/v1 (docs/api.md), one file per resource —
+ * api.c workers, api_actions.c point-in-time actions, api_instances.c
+ * profiling instances, api_artifacts.c the files they produced,
+ * api_tokens.c API tokens and the audit log, api_session.c signing in,
+ * api_host.c and api_cluster.c this host and the others — and what
+ * they share. route.c's table names which handler serves which method
+ * and path; a handler finds the path's {parameters} in rq->param. */
 #ifndef NPROF_DAEMON_API_H
 #define NPROF_DAEMON_API_H
 
@@ -9,9 +12,12 @@
 #include <stddef.h>
 
 #include "daemon/daemon.h"
+#include "daemon/route.h"
+#include "daemon/wall_time.h" /* every handler dates what it writes */
 
 /* Whether path is "PREFIX/SEG" or "PREFIX/SEG/SUFFIX" (suffix NULL: the
- * former); SEG (one path segment, at most len - 1 bytes) into seg. */
+ * former); SEG (one path segment, at most len - 1 bytes) into seg. (The
+ * table matches requests; this is for callers that test a path.) */
 bool api_path(const char *path, const char *prefix, const char *suffix, char *seg, size_t len);
 
 /* The worker named id, pinned (its pidfd into *ret_pidfd; close it) and
@@ -80,43 +86,75 @@ json_t *instance_by_id(struct daemon *d, int64_t id);
 char **command_argv(const char *run, pid_t pid, uint64_t seconds, const char *output);
 void command_argv_free(char **argv);
 
-void api_instances(struct daemon *d, const struct request *rq, struct reply *rp);
-
 /* A worker changed in a way the last scan of /proc missed (its agent
  * loaded or detached): the next request scans again. */
 void api_workers_changed(struct daemon *d);
 
 /* At exit: what the API keeps between requests. */
 void api_release(struct daemon *d);
-void api_actions(struct daemon *d, const struct request *rq, struct reply *rp,
-		 const char *worker_id, const char *action);
-void api_commands(struct daemon *d, const struct request *rq, struct reply *rp);
-void api_artifacts(struct daemon *d, const struct request *rq, struct reply *rp);
-/* GET /api/v1/diff?before=ID&after=ID[&format=flamegraph|flat|collapsed]:
- * two profile artifacts compared by nprof diff, run as their owner. */
-void api_diff(struct daemon *d, const struct request *rq, struct reply *rp);
-void api_tokens(struct daemon *d, const struct request *rq, struct reply *rp);
-void api_audit(struct daemon *d, const struct request *rq, struct reply *rp);
 
-/* GET /api/v1/host: the host's name, kernel, CPUs, and what its perf,
- * ptrace and agent settings allow the user. */
-void api_host(struct daemon *d, const struct request *rq, struct reply *rp);
-/* GET /api/v1/hosts (api_cluster.c): the hosts registered in etcd, or
+/* ---- the handlers of route.c's table (route_fn) ---- */
+
+/* api.c: GET /api/v1/workers, /api/v1/workers/{id}, /api/v1/whoami */
+void api_workers_list(struct daemon *d, struct request *rq, struct reply *rp);
+void api_worker_get(struct daemon *d, struct request *rq, struct reply *rp);
+void api_whoami(struct daemon *d, struct request *rq, struct reply *rp);
+/* api_actions.c: POST /api/v1/workers/{id}/{action} and
+ * /api/v1/workers/{id}/commands/{name}; GET /api/v1/commands */
+void api_worker_act(struct daemon *d, struct request *rq, struct reply *rp);
+void api_worker_command(struct daemon *d, struct request *rq, struct reply *rp);
+void api_commands(struct daemon *d, struct request *rq, struct reply *rp);
+/* api_instances.c: /api/v1/instances, /api/v1/instances/{id}[/stop] */
+void api_instances_list(struct daemon *d, struct request *rq, struct reply *rp);
+void api_instance_create(struct daemon *d, struct request *rq, struct reply *rp);
+void api_instance_get(struct daemon *d, struct request *rq, struct reply *rp);
+void api_instance_stop(struct daemon *d, struct request *rq, struct reply *rp);
+/* api_artifacts.c: /api/v1/artifacts, /api/v1/artifacts/{id}, and
+ * GET /api/v1/diff?before=ID&after=ID[&format=flamegraph|flat|collapsed]:
+ * two profile artifacts compared by nprof diff, run as their owner. */
+void api_artifacts_list(struct daemon *d, struct request *rq, struct reply *rp);
+void api_artifact_get(struct daemon *d, struct request *rq, struct reply *rp);
+void api_artifact_delete(struct daemon *d, struct request *rq, struct reply *rp);
+void api_diff(struct daemon *d, struct request *rq, struct reply *rp);
+/* api_tokens.c: /api/v1/tokens, /api/v1/tokens/{id}, /api/v1/audit */
+void api_token_create(struct daemon *d, struct request *rq, struct reply *rp);
+void api_tokens_list(struct daemon *d, struct request *rq, struct reply *rp);
+void api_token_revoke(struct daemon *d, struct request *rq, struct reply *rp);
+void api_audit(struct daemon *d, struct request *rq, struct reply *rp);
+/* api_session.c: POST /api/v1/session, the sign-in (ROUTE_PUBLIC):
+ * before anyone is known (rq->user.via NULL) it checks the password with
+ * PAM (failures limited per name and address, per address, and at the
+ * door for rq->peer, who failed: signin_limit.h; rq->addr is the
+ * client's address) and makes a session (its cookie Secure with
+ * rq->tls); rq->user then names who tried, for the audit log. A user
+ * the door knew already has nothing to sign in to (400). GET: the
+ * session's user and CSRF token; DELETE: signing out. */
+void api_signin(struct daemon *d, struct request *rq, struct reply *rp);
+void api_session_get(struct daemon *d, struct request *rq, struct reply *rp);
+void api_session_end(struct daemon *d, struct request *rq, struct reply *rp);
+/* api_host.c: GET /api/v1/host: the host's name, kernel, CPUs, and what
+ * its perf, ptrace and agent settings allow the user. */
+void api_host(struct daemon *d, struct request *rq, struct reply *rp);
+/* api_cluster.c: GET /api/v1/hosts: the hosts registered in etcd, or
  * this one alone. */
-void api_hosts(struct daemon *d, const struct request *rq, struct reply *rp);
-/* GET /api/v1/{workers,instances,artifacts}?host=NAME|*: the list of
- * another host, or of every host (in batches: batch=N, after=NAME), asked
- * of their daemons for rq's user, each item with its host. */
-void api_cluster_list(struct daemon *d, const struct request *rq, struct reply *rp,
-		      const char *host);
+void api_hosts(struct daemon *d, struct request *rq, struct reply *rp);
+
+/* ---- several hosts (api_cluster.c), as route_dispatch asks ---- */
+
+/* A list route's ?host=NAME|* (ROUTE_FANOUT): the list of another host,
+ * or of every host (in batches: batch=N, after=NAME), asked of their
+ * daemons for rq's user, each item with its host; this host's from
+ * local, the route's handler. */
+void api_cluster_list(struct daemon *d, struct request *rq, struct reply *rp,
+		      const char *host, route_fn *local);
 /* Whether host names this daemon. */
 bool api_cluster_is_self(struct daemon *d, const char *host);
 /* This host's name: its name in the cluster, else the host name (buf,
  * len bytes, holds the latter). */
 const char *api_cluster_self(struct daemon *d, char *buf, size_t len);
-/* Any request with ?host=NAME of another host (but the lists, which
- * api_cluster_list fans out): passed to that host's daemon,
- * signed for rq's user, and its reply passed back as it came. */
+/* Any other route's ?host=NAME of another host (ROUTE_FORWARD): passed
+ * to that host's daemon, signed for rq's user, and its reply passed
+ * back as it came. */
 void api_cluster_forward(struct daemon *d, const struct request *rq, struct reply *rp,
 			 const char *host);
 /* A profile artifact id of another host for rq's user (a comparison of
@@ -125,14 +163,6 @@ void api_cluster_forward(struct daemon *d, const struct request *rq, struct repl
  * into; NULL after replying the error, naming query argument key. */
 json_t *api_cluster_artifact(struct daemon *d, const struct request *rq, struct reply *rp,
 			     const char *host, const char *id, const char *key, int *ret_fd);
-/* GET /api/v1/workers on this host alone, as JSON (not from the reply
- * cache, whatever the query): what api_cluster_list adds its own
- * host's from. */
-void api_workers_local(struct daemon *d, const struct request *rq, struct reply *rp);
-
-/* GET and DELETE /api/v1/session: the session's user and CSRF token;
- * signing out. */
-void api_session(struct daemon *d, const struct request *rq, struct reply *rp);
 
 /* Instances that were running when nprofd last stopped: FAILED, their
  * partial files kept when they hold something, removed otherwise. */

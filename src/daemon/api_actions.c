@@ -391,7 +391,7 @@ out:
 	json_decref(body);
 }
 
-void api_commands(struct daemon *d, const struct request *rq, struct reply *rp)
+void api_commands(struct daemon *d, struct request *rq, struct reply *rp)
 {
 	json_t *list = json_array();
 
@@ -488,8 +488,10 @@ static void agent_switch(struct daemon *d, const struct request *rq, struct repl
 
 /* ---- POST /api/v1/workers/ID/ACTION ---------------------------------------------- */
 
-void api_actions(struct daemon *d, const struct request *rq, struct reply *rp,
-		 const char *worker_id, const char *action)
+/* action: of stacks, heapdump, coredump, restart, heap, attach, detach,
+ * commands/NAME. */
+static void act(struct daemon *d, const struct request *rq, struct reply *rp,
+		const char *worker_id, const char *action)
 {
 	struct launch l = { .time_limit_ns = ACTION_TIME_LIMIT_NS };
 	const struct command_config *c = NULL;
@@ -549,4 +551,19 @@ void api_actions(struct daemon *d, const struct request *rq, struct reply *rp,
 	else
 		instance_launch(d, rq, rp, &w, pidfd, &l);
 	close(pidfd);
+}
+
+/* POST /api/v1/workers/{id}/{action} */
+void api_worker_act(struct daemon *d, struct request *rq, struct reply *rp)
+{
+	act(d, rq, rp, rq->param[0], rq->param[1]);
+}
+
+/* POST /api/v1/workers/{id}/commands/{name} */
+void api_worker_command(struct daemon *d, struct request *rq, struct reply *rp)
+{
+	char action[ROUTE_PARAM_MAX + 16];
+
+	snprintf(action, sizeof(action), "commands/%s", rq->param[1]);
+	act(d, rq, rp, rq->param[0], action);
 }

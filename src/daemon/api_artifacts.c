@@ -461,7 +461,7 @@ static void download(struct daemon *d, const struct request *rq, struct reply *r
 	reply_file(rp, fd, want, base, inl);
 }
 
-static void artifacts_list(struct daemon *d, const struct request *rq, struct reply *rp)
+void api_artifacts_list(struct daemon *d, struct request *rq, struct reply *rp)
 {
 	const char *worker = rq->query(rq, "worker"), *inst = rq->query(rq, "instance");
 	uint64_t generation = db_generation(d->db);
@@ -529,7 +529,7 @@ static json_t *diff_side(struct daemon *d, const struct request *rq, struct repl
 	return diff_input(d, rq, rp, key, id, ret_fd);
 }
 
-void api_diff(struct daemon *d, const struct request *rq, struct reply *rp)
+void api_diff(struct daemon *d, struct request *rq, struct reply *rp)
 {
 	const char *format = rq->query(rq, "format"), *inl = rq->query(rq, "inline");
 	json_t *before = NULL, *after = NULL;
@@ -583,34 +583,33 @@ out:
 	json_decref(after);
 }
 
-void api_artifacts(struct daemon *d, const struct request *rq, struct reply *rp)
+/* GET /api/v1/artifacts/ID: the file, converted to ?format=; with
+ * ?info=1 its JSON. */
+void api_artifact_get(struct daemon *d, struct request *rq, struct reply *rp)
 {
-	char seg[32];
-	json_t *row;
+	json_t *row = find_artifact(d, rq, rp, rq->param[0]);
 
-	if (!strcmp(rq->path, "/api/v1/artifacts") && !strcmp(rq->method, "GET")) {
-		artifacts_list(d, rq, rp);
+	if (!row)
 		return;
-	}
-	if (!api_path(rq->path, "/api/v1/artifacts", NULL, seg, sizeof(seg)) ||
-	    (strcmp(rq->method, "GET") && strcmp(rq->method, "DELETE"))) {
-		reply_error(rp, 404, NULL, "no %s %.200s in the API; see docs/api.md", rq->method,
-			    rq->path);
+	if (rq->query(rq, "info"))
+		rp->json = artifact_json(row);
+	else
+		download(d, rq, rp, row);
+	json_decref(row);
+}
+
+void api_artifact_delete(struct daemon *d, struct request *rq, struct reply *rp)
+{
+	const char *seg = rq->param[0], *file;
+	char path[PATH_MAX * 2];
+	json_t *row = find_artifact(d, rq, rp, seg);
+
+	if (!row)
 		return;
-	}
-	if (!(row = find_artifact(d, rq, rp, seg)))
-		return;
-	if (!strcmp(rq->method, "GET")) {
-		if (rq->query(rq, "info"))
-			rp->json = artifact_json(row);
-		else
-			download(d, rq, rp, row);
-	} else if (json_integer_value(json_object_get(row, "complete")) == 0) {
+	if (json_integer_value(json_object_get(row, "complete")) == 0) {
 		reply_error(rp, 409, "id", "artifact %s is still being written", seg);
 	} else {
-		const char *file = json_string_value(json_object_get(row, "file"));
-		char path[PATH_MAX * 2];
-
+		file = json_string_value(json_object_get(row, "file"));
 		if (file && !strchr(file, '/')) {
 			snprintf(path, sizeof(path), "%s/%s", d->artifacts_dir, file);
 			unlink(path);

@@ -32,7 +32,7 @@ static json_t *self_record(struct daemon *d, const char *name)
 			 "self", 1);
 }
 
-void api_hosts(struct daemon *d, const struct request *rq, struct reply *rp)
+void api_hosts(struct daemon *d, struct request *rq, struct reply *rp)
 {
 	char buf[256], err[768];
 	const char *self = api_cluster_self(d, buf, sizeof(buf));
@@ -231,8 +231,8 @@ static void sort_newest_first(json_t *list)
 	free(items);
 }
 
-void api_cluster_list(struct daemon *d, const struct request *rq, struct reply *rp,
-		      const char *host)
+void api_cluster_list(struct daemon *d, struct request *rq, struct reply *rp,
+		      const char *host, route_fn *local_list)
 {
 	static const char *const skip[] = { "batch", "after", NULL };
 	bool has_value[FORWARD_ARGS];
@@ -325,12 +325,7 @@ void api_cluster_list(struct daemon *d, const struct request *rq, struct reply *
 		struct request here = *rq;
 
 		here.args = NULL;
-		if (!strcmp(f.list_key, "workers"))
-			api_workers_local(d, &here, &mine);
-		else if (!strcmp(f.list_key, "instances"))
-			api_instances(d, &here, &mine);
-		else
-			api_artifacts(d, &here, &mine);
+		local_list(d, &here, &mine);
 		if (mine.status == 200 && json_is_array(json_object_get(mine.json, f.list_key))) {
 			json_array_extend(list, json_object_get(mine.json, f.list_key));
 			json_array_append_new(answered, json_string(self));

@@ -48,7 +48,7 @@ static const char *ptrace_words(long scope, bool admin)
 	       "without the agent, no core files";
 }
 
-void api_host(struct daemon *d, const struct request *rq, struct reply *rp)
+void api_host(struct daemon *d, struct request *rq, struct reply *rp)
 {
 	struct utsname u;
 	char host[256] = "", lib[PATH_MAX], dir[PATH_MAX], agent_means[PATH_MAX + 256];

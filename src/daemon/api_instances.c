@@ -374,7 +374,7 @@ static bool known_body_keys(json_t *body, struct reply *rp)
 	return true;
 }
 
-static void instance_create(struct daemon *d, const struct request *rq, struct reply *rp)
+void api_instance_create(struct daemon *d, struct request *rq, struct reply *rp)
 {
 	json_error_t jerr;
 	json_t *body = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES, &jerr);
@@ -478,7 +478,7 @@ out:
 
 /* ---- GET and stop -------------------------------------------------------- */
 
-static void instances_list(struct daemon *d, const struct request *rq, struct reply *rp)
+void api_instances_list(struct daemon *d, struct request *rq, struct reply *rp)
 {
 	const char *worker = rq->query(rq, "worker"), *status = rq->query(rq, "status"),
 		   *limit_text = rq->query(rq, "limit");
@@ -515,9 +515,9 @@ static void instances_list(struct daemon *d, const struct request *rq, struct re
  * it is no longer RUNNING, or after SECONDS (at most WAIT_MAX_S) if it
  * still is: a client waiting for the end learns it as it happens rather
  * than at its next poll. */
-static void instance_get(struct daemon *d, const struct request *rq, struct reply *rp,
-			 const char *seg)
+void api_instance_get(struct daemon *d, struct request *rq, struct reply *rp)
 {
+	const char *seg = rq->param[0];
 	const char *wait_text = rq->query(rq, "wait");
 	uint64_t until = clock_ns(CLOCK_MONOTONIC);
 	json_t *row;
@@ -549,39 +549,24 @@ static void instance_get(struct daemon *d, const struct request *rq, struct repl
 	json_decref(row);
 }
 
-void api_instances(struct daemon *d, const struct request *rq, struct reply *rp)
+/* POST /api/v1/instances/ID/stop */
+void api_instance_stop(struct daemon *d, struct request *rq, struct reply *rp)
 {
-	char seg[32];
-	json_t *row;
+	const char *seg = rq->param[0];
+	json_t *row = find_instance(d, rq, rp, seg);
 
-	if (!strcmp(rq->path, "/api/v1/instances")) {
-		if (!strcmp(rq->method, "GET"))
-			instances_list(d, rq, rp);
-		else if (!strcmp(rq->method, "POST"))
-			instance_create(d, rq, rp);
-		else
-			reply_error(rp, 405, NULL, "use GET or POST on /api/v1/instances");
-	} else if (api_path(rq->path, "/api/v1/instances", NULL, seg, sizeof(seg)) &&
-		   !strcmp(rq->method, "GET")) {
-		instance_get(d, rq, rp, seg);
-	} else if (api_path(rq->path, "/api/v1/instances", "stop", seg, sizeof(seg)) &&
-		   !strcmp(rq->method, "POST")) {
-		if (!(row = find_instance(d, rq, rp, seg)))
-			return;
-		if (strcmp(json_string_value(json_object_get(row, "status")), "RUNNING") ||
-		    jobs_stop(d->jobs, json_integer_value(json_object_get(row, "id"))) < 0) {
-			reply_error(rp, 409, "id", "instance %s is not running (it is %s)", seg,
-				    json_string_value(json_object_get(row, "status")));
-		} else {
-			rp->status = 202;
-			rp->json = instance_shown(d, row);
-			snprintf(rp->result, sizeof(rp->result), "stop asked");
-		}
-		json_decref(row);
+	if (!row)
+		return;
+	if (strcmp(json_string_value(json_object_get(row, "status")), "RUNNING") ||
+	    jobs_stop(d->jobs, json_integer_value(json_object_get(row, "id"))) < 0) {
+		reply_error(rp, 409, "id", "instance %s is not running (it is %s)", seg,
+			    json_string_value(json_object_get(row, "status")));
 	} else {
-		reply_error(rp, 404, NULL, "no %s %.200s in the API; see docs/api.md", rq->method,
-			    rq->path);
+		rp->status = 202;
+		rp->json = instance_shown(d, row);
+		snprintf(rp->result, sizeof(rp->result), "stop asked");
 	}
+	json_decref(row);
 }
 
 /* ---- how instances end ---------------------------------------------------- */

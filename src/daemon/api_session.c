@@ -75,12 +75,20 @@ static void refuse(const struct daemon *d, struct reply *rp, const char *name, c
 					 : "the door's rate of failures, and this client failed");
 }
 
-void api_signin(struct daemon *d, struct request *rq, struct reply *rp, const char *addr,
-		const char *peer, bool tls)
+/* A request of a user the door knew: there is nothing to sign in to, nor
+ * a session to show or end. */
+static void not_a_session(const struct request *rq, struct reply *rp, unsigned status)
 {
-	json_t *body = json_loads(rq->body, 0, NULL);
-	json_t *name_v = json_object_get(body, "user"), *pw_v = json_object_get(body, "password");
-	const char *name = json_string_value(name_v), *pw = json_string_value(pw_v);
+	reply_error(rp, status, NULL, "this request is not signed in with a session (you are %s by "
+		    "%s); a browser signs in with POST /api/v1/session over HTTP", rq->user.name,
+		    rq->user.via);
+}
+
+void api_signin(struct daemon *d, struct request *rq, struct reply *rp)
+{
+	const char *addr = rq->addr, *peer = rq->peer;
+	json_t *body = NULL, *name_v, *pw_v;
+	const char *name, *pw;
 	char why[256], token[TOKEN_LEN + 1], csrf[TOKEN_LEN + 1];
 	uint64_t wait_s, delay_us = 0, ttl_ms = d->cfg.session_lifetime_ns / 1000000;
 	struct signin_attempt attempt;
@@ -89,6 +97,15 @@ void api_signin(struct daemon *d, struct request *rq, struct reply *rp, const ch
 	char buf[4096];
 	int64_t id;
 
+	if (rq->user.via) {
+		not_a_session(rq, rp, 400);
+		return;
+	}
+	body = json_loads(rq->body, 0, NULL);
+	name_v = json_object_get(body, "user");
+	pw_v = json_object_get(body, "password");
+	name = json_string_value(name_v);
+	pw = json_string_value(pw_v);
 	rq->user.via = "session";
 	rq->user.uid = (uid_t)-1; /* no one yet: the audit log says -1 */
 	if (!json_is_object(body) || !name || !pw) {
@@ -139,30 +156,32 @@ void api_signin(struct daemon *d, struct request *rq, struct reply *rp, const ch
 		reply_error(rp, 500, NULL, "cannot write the session to the index (see nprofd's log)");
 		goto out;
 	}
-	set_cookie(rp, token, ttl_ms / 1000, tls);
+	set_cookie(rp, token, ttl_ms / 1000, rq->tls);
 	rp->json = session_json(&rq->user, csrf, now_ms() + ttl_ms);
 	snprintf(rp->result, sizeof(rp->result), "signed in: session %lld", (long long)id);
 out:
 	json_decref(body);
 }
 
-void api_session(struct daemon *d, const struct request *rq, struct reply *rp)
+void api_session_get(struct daemon *d, struct request *rq, struct reply *rp)
+{
+	(void)d;
+	if (!rq->user.session)
+		not_a_session(rq, rp, 404);
+	else
+		rp->json = session_json(&rq->user, rq->user.csrf, rq->user.session_expires_ms);
+}
+
+void api_session_end(struct daemon *d, struct request *rq, struct reply *rp)
 {
 	if (!rq->user.session) {
-		reply_error(rp, strcmp(rq->method, "POST") ? 404 : 400, NULL,
-			    "this request is not signed in with a session (you are %s by %s); a "
-			    "browser signs in with POST /api/v1/session over HTTP", rq->user.name,
-			    rq->user.via);
-	} else if (!strcmp(rq->method, "GET")) {
-		rp->json = session_json(&rq->user, rq->user.csrf, rq->user.session_expires_ms);
-	} else if (!strcmp(rq->method, "DELETE")) {
-		token_revoke(d->db, rq->user.session);
-		snprintf(rp->set_cookie, sizeof(rp->set_cookie),
-			 "%s=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict", SESSION_COOKIE);
-		rp->json = json_pack("{sb}", "signed_out", 1);
-		snprintf(rp->result, sizeof(rp->result), "signed out: session %lld",
-			 (long long)rq->user.session);
-	} else {
-		reply_error(rp, 405, NULL, "use GET or DELETE on /api/v1/session (POST signs in)");
+		not_a_session(rq, rp, 404);
+		return;
 	}
+	token_revoke(d->db, rq->user.session);
+	snprintf(rp->set_cookie, sizeof(rp->set_cookie),
+		 "%s=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict", SESSION_COOKIE);
+	rp->json = json_pack("{sb}", "signed_out", 1);
+	snprintf(rp->result, sizeof(rp->result), "signed out: session %lld",
+		 (long long)rq->user.session);
 }

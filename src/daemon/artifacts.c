@@ -10,6 +10,7 @@
 #include "daemon/artifacts.h"
 #include "daemon/db.h"
 #include "daemon/log.h"
+#include "daemon/wall_time.h"
 
 int artifacts_create(struct daemon *d, const char *name, uid_t uid)
 {

@@ -19,6 +19,7 @@
 #include "daemon/daemon.h"
 #include "daemon/etcd.h"
 #include "daemon/log.h"
+#include "daemon/wall_time.h"
 
 #ifndef NPROF_VERSION
 #define NPROF_VERSION "0.1.0"

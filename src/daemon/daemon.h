@@ -62,6 +62,9 @@ struct user {
 	char csrf[64];			/* the session's CSRF token */
 };
 
+/* The most {parameters} a route's path has (route.h). */
+#define REQUEST_PARAMS 2
+
 struct request {
 	const char *method;		/* "GET", "POST", "DELETE" */
 	const char *path;		/* without the query */
@@ -71,6 +74,13 @@ struct request {
 	const char *args;		/* every query argument, unambiguously; NULL: too many */
 	void *conn;			/* the connection, for query() */
 	struct user user;
+	/* The path's {parameters} (route.h), in its pattern's order; NULL
+	 * past them. */
+	const char *param[REQUEST_PARAMS];
+	/* For the sign-in, by the HTTP door: the client's address, its
+	 * peer key (peer.h) and whether over TLS; NULL, false otherwise. */
+	const char *addr, *peer;
+	bool tls;
 };
 
 struct reply {
@@ -93,11 +103,14 @@ struct reply {
 	bool inline_view;		/* shown in the browser, not saved: sandboxed */
 	bool ui_page;			/* a file of the web UI: its Content-Security-Policy */
 	char set_cookie[256];		/* a Set-Cookie header; "" none */
+	char allow[32];			/* a 405's Allow header, "GET, POST"; "" none */
 	char cluster_nonce[33];		/* a request another daemon signed: its nonce, which
 					   the reply's signature names; "" otherwise */
 	char worker[WORKER_ID_MAX];	/* the worker acted on, for the audit log */
 	char result[256];		/* a short result for the audit log */
 };
+
+/* The reply's functions (reply.c), below every handler and door. */
 
 /* 400 etc.: {"error": MESSAGE, "field": FIELD} (field NULL: none). */
 __attribute__((format(printf, 4, 5)))
@@ -113,6 +126,8 @@ bool request_args_add(char *args, size_t size, size_t *len, const char *key, con
  * out of memory. */
 bool reply_render(struct reply *rp);
 
+/* The user's (user.c). */
+
 /* Fills name, gid and admin for u->uid (u->via set: root is an admin on
  * the socket only); false when the uid has no account. */
 bool user_complete(const struct daemon *d, struct user *u);
@@ -120,19 +135,8 @@ bool user_complete(const struct daemon *d, struct user *u);
 /* The request's user and the worker's owner: may they see it? */
 bool user_may_see(const struct user *u, uid_t owner);
 
-/* Runs the API (api.c): fills rp. */
+/* Runs the API for a request of a known user (route.c): matches it in
+ * the route table and dispatches it as route_dispatch does; fills rp. */
 void api_handle(struct daemon *d, const struct request *rq, struct reply *rp);
-
-/* POST /api/v1/session (api_session.c), before anyone is known: checks
- * the password with PAM (failures limited per name and address, per
- * address, and at the door for peer, who failed: signin_limit.h; addr is
- * the client's address, peer its peer_key()) and makes a session.
- * rq->user names who tried, for the audit log; tls: the cookie is Secure. */
-void api_signin(struct daemon *d, struct request *rq, struct reply *rp, const char *addr,
-		const char *peer, bool tls);
-
-/* Milliseconds since the epoch; "2026-11-25T16:31:22.123Z" for one. */
-uint64_t now_ms(void);
-const char *iso_time(uint64_t ms, char *buf, size_t len);
 
 #endif

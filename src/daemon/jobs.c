@@ -238,6 +238,41 @@ static bool target_runs(int pidfd)
 	return syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0 || errno != ESRCH;
 }
 
+/* Writes the NULL-terminated strings to fd in one line. Async-signal-safe. */
+static void child_say(int fd, const char *const *parts)
+{
+	char line[512];
+	size_t n = 0;
+
+	for (; *parts; parts++)
+		for (const char *c = *parts; *c && n < sizeof(line) - 1; c++)
+			line[n++] = *c;
+	line[n++] = '\n';
+	(void)!write(fd, line, n);
+}
+
+/* errno's text: strerrordesc_np indexes a constant table (strerror may
+ * translate, which is not async-signal-safe). */
+static const char *child_errno_text(int err)
+{
+	const char *text = strerrordesc_np(err);
+
+	return text ? text : "unknown error";
+}
+
+/* A step of the set-up before exec failed: which one and errno's text on
+ * the job's stderr (fd: the pipe's end, 2 once it is there), which the
+ * instance's message shows, instead of a bare status 126 (systemd's
+ * EXIT_* codes, in words). */
+static void __attribute__((noreturn)) child_failed(int fd, const char *step)
+{
+	const char *why = child_errno_text(errno);
+
+	child_say(fd, (const char *const[]){ "nprofd could not start the job: ", step, ": ", why,
+					     NULL });
+	_exit(126);
+}
+
 /* In the child, between fork and exec: async-signal-safe calls only. */
 static void __attribute__((noreturn))
 child(const struct job_spec *s, int err_w, pid_t parent, char *const envp[])
@@ -256,12 +291,18 @@ child(const struct job_spec *s, int err_w, pid_t parent, char *const envp[])
 	for (int sig = 1; sig < NSIG; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP)
 			signal(sig, SIG_DFL);
-	if (null < 0 || dup2(s->stdin_fd >= 0 ? s->stdin_fd : null, 0) < 0 || dup2(s->stdout_fd >= 0 ? s->stdout_fd : null, 1) < 0 ||
-	    dup2(err_w, 2) < 0 || (s->has_target && target < 0))
-		_exit(126);
+	if (null < 0)
+		child_failed(err_w, "opening /dev/null");
+	if (dup2(err_w, 2) < 0)
+		child_failed(err_w, "making the pipe to nprofd its standard error");
+	if (dup2(s->stdin_fd >= 0 ? s->stdin_fd : null, 0) < 0 ||
+	    dup2(s->stdout_fd >= 0 ? s->stdout_fd : null, 1) < 0)
+		child_failed(2, "setting up its standard input and output");
+	if (s->has_target && target < 0)
+		child_failed(2, "keeping the worker's pidfd");
 	/* dup2 of an fd onto itself would keep its close-on-exec */
 	if (s->has_fd3 && (s->fd3 == 3 ? fcntl(3, F_SETFD, 0) : dup2(s->fd3, 3)) < 0)
-		_exit(126);
+		child_failed(2, "handing it descriptor 3");
 	if (target >= 0) {
 		syscall(SYS_close_range, first, (unsigned)target - 1, 0u);
 		syscall(SYS_close_range, (unsigned)target + 1, ~0u, 0u);
@@ -272,14 +313,18 @@ child(const struct job_spec *s, int err_w, pid_t parent, char *const envp[])
 	/* An nprofd run by a user (not root) runs its children as itself. */
 	if (getuid() == 0 && (setgroups(1, &s->gid) < 0 || setresgid(s->gid, s->gid, s->gid) < 0 ||
 			      setresuid(s->uid, s->uid, s->uid) < 0))
-		_exit(126);
-	if (getuid() != s->uid)
-		_exit(126);
+		child_failed(2, "taking the user and group it runs as");
+	if (getuid() != s->uid) {
+		errno = EPERM; /* an nprofd run by a user, asked to run as another */
+		child_failed(2, "running as another user than nprofd's own");
+	}
 	/* After the change of user, which clears it; then check that the
 	 * daemon did not die before it was set. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
-		_exit(126);
+	if (getppid() != parent) {
+		errno = ESRCH;
+		child_failed(2, "nprofd ended before it started");
+	}
 	/* The last thing before exec: what remains is the program's own
 	 * start until it uses the pid, which the worker would have to exit
 	 * and the kernel give to another process within. */
@@ -287,8 +332,11 @@ child(const struct job_spec *s, int err_w, pid_t parent, char *const envp[])
 		(void)!write(2, gone, sizeof(gone) - 1);
 		_exit(JOBS_TARGET_GONE);
 	}
+	int exec_err = ENOENT;
+
 	if (strchr(s->argv[0], '/')) {
 		execve(s->argv[0], s->argv, envp);
+		exec_err = errno;
 	} else {
 		/* An operator's command by name: the PATH children get. */
 		static const char *const dirs[] = { "/usr/local/sbin", "/usr/local/bin", "/usr/sbin",
@@ -304,8 +352,14 @@ child(const struct job_spec *s, int err_w, pid_t parent, char *const envp[])
 			path[dl] = '/';
 			memcpy(path + dl + 1, s->argv[0], nl + 1);
 			execve(path, s->argv, envp);
+			/* as execvp: a program found but refused is the
+			 * reason, not the directories without it */
+			if (errno != ENOENT && errno != ENOTDIR)
+				exec_err = errno;
 		}
 	}
+	child_say(2, (const char *const[]){ "cannot run ", s->argv[0], ": ",
+					    child_errno_text(exec_err), NULL });
 	_exit(127);
 }
 

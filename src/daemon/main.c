@@ -25,8 +25,9 @@
 #include "daemon/jobs.h"
 #include "daemon/log.h"
 #include "daemon/reply_cache.h"
-#include "daemon/signin_limit.h"
 #include "daemon/server.h"
+#include "daemon/signin_limit.h"
+#include "daemon/wall_time.h"
 #include "help/nprofd.h"
 
 #ifndef NPROF_VERSION

@@ -18,6 +18,7 @@
 #include "daemon/cluster_auth.h"
 #include "daemon/curl_body.h"
 #include "daemon/daemon.h"
+#include "daemon/wall_time.h"
 
 #define URL_MAX 4096
 

@@ -4,7 +4,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <malloc.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
@@ -19,7 +18,6 @@
 #include <unistd.h>
 
 #include "base/clock.h"
-#include "base/utf8.h"
 #include "daemon/api.h"
 #include "daemon/cluster_auth.h"
 #include "daemon/daemon.h"
@@ -28,9 +26,11 @@
 #include "daemon/gate.h"
 #include "daemon/log.h"
 #include "daemon/peer.h"
+#include "daemon/route.h"
 #include "daemon/server.h"
 #include "daemon/tokens.h"
 #include "daemon/ui.h"
+#include "daemon/wall_time.h"
 
 /* A connection's thread needs little: no large buffers on the stack. */
 #define CONNECTION_STACK (512u << 10)
@@ -66,8 +66,11 @@ struct server {
 	size_t n_host_names;
 };
 
-/* Per request: the body as it arrives. */
+/* Per request: its route, matched when it begins, and the body as it
+ * arrives. */
 struct pending {
+	struct route_match match;
+	size_t max_body;		/* what its route may be sent */
 	char *body;
 	size_t len;
 	bool too_big;
@@ -216,41 +219,6 @@ static int listen_unix(const char *path, char *err, size_t errlen)
 
 /* ---- who is asking ---------------------------------------------------- */
 
-static bool in_admin_group(const struct daemon *d, const char *name, gid_t gid)
-{
-	struct group gr, *g = NULL;
-	char buf[4096];
-	gid_t groups[256];
-	int n = 256;
-
-	if (!d->cfg.admin_group[0] ||
-	    getgrnam_r(d->cfg.admin_group, &gr, buf, sizeof(buf), &g) != 0 || !g)
-		return false;
-	if (getgrouplist(name, gid, groups, &n) < 0)
-		return false;
-	for (int i = 0; i < n; i++)
-		if (groups[i] == g->gr_gid)
-			return true;
-	return false;
-}
-
-bool user_complete(const struct daemon *d, struct user *u)
-{
-	struct passwd pw, *p = NULL;
-	char buf[4096];
-
-	if (getpwuid_r(u->uid, &pw, buf, sizeof(buf), &p) != 0 || !p)
-		return false;
-	snprintf(u->name, sizeof(u->name), "%s", p->pw_name);
-	u->gid = p->pw_gid;
-	u->admin = (u->uid == 0 && !strcmp(u->via, "socket"));
-	for (size_t i = 0; !u->admin && i < d->cfg.n_admin_users; i++)
-		u->admin = !strcmp(d->cfg.admin_users[i], u->name);
-	if (!u->admin)
-		u->admin = in_admin_group(d, u->name, u->gid);
-	return true;
-}
-
 static bool peer_user(struct door *door, struct MHD_Connection *c, struct user *u)
 {
 	const union MHD_ConnectionInfo *ci =
@@ -337,36 +305,6 @@ static bool http_user(struct door *door, struct MHD_Connection *c, struct user *
 static const char *query_of(const struct request *rq, const char *key)
 {
 	return MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND, key);
-}
-
-bool reply_render(struct reply *rp)
-{
-	char *body = json_dumps(rp->json, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(6));
-	size_t len = body ? strlen(body) : 0;
-	char *nl = body ? realloc(body, len + 2) : NULL;
-
-	if (!nl) {
-		free(body);
-		return false;
-	}
-	nl[len] = '\n';
-	nl[len + 1] = '\0';
-	free(rp->body);
-	rp->body = nl;
-	rp->body_len = len + 1;
-	return true;
-}
-
-bool request_args_add(char *args, size_t size, size_t *len, const char *key, const char *value)
-{
-	int n = value ? snprintf(args + *len, size - *len, "%zu:%s=%zu:%s;", strlen(key), key,
-				 strlen(value), value)
-		      : snprintf(args + *len, size - *len, "%zu:%s;", strlen(key), key);
-
-	if (n < 0 || (size_t)n >= size - *len)
-		return false;
-	*len += (size_t)n;
-	return true;
 }
 
 struct args {
@@ -526,6 +464,8 @@ static enum MHD_Result send_reply(struct daemon *d, struct MHD_Connection *c, st
 	}
 	if (rp->set_cookie[0])
 		MHD_add_response_header(r, MHD_HTTP_HEADER_SET_COOKIE, rp->set_cookie);
+	if (rp->allow[0])
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, rp->allow);
 	if (rp->status == MHD_HTTP_UNAUTHORIZED)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"nprofd\"");
 	ret = MHD_queue_response(c, rp->status, r);
@@ -546,26 +486,6 @@ static bool large(const struct reply *rp)
 		if (json_array_size(v) > 200)
 			return true;
 	return false;
-}
-
-void reply_error(struct reply *rp, unsigned status, const char *field, const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	/* A message echoes what the client sent (a path, a key), which may
-	 * be neither text nor UTF-8, or be cut inside a character by a
-	 * "%.200s"; jansson takes only UTF-8, and would leave no body. */
-	utf8_clean(msg);
-	json_decref(rp->json);
-	rp->status = status;
-	rp->json = json_pack("{ss}", "error", msg);
-	if (rp->json && field)
-		json_object_set_new(rp->json, "field", json_string(field));
-	snprintf(rp->result, sizeof(rp->result), "%.255s", msg);
 }
 
 /* What is worth a line in the audit log: everything that acts or
@@ -733,8 +653,9 @@ static bool csrf_ok(struct MHD_Connection *c, const struct user *u)
  * accounts, under this host's rules; refused (and audited) when the
  * signature does not hold or is not for this host, whatever else the
  * request carries. The reply to one that holds is signed. */
-static void signed_request(struct server *s, struct MHD_Connection *c, struct request *rq,
-			   struct reply *rp, const char *header)
+static void signed_request(struct server *s, struct MHD_Connection *c,
+			   const struct route_match *m, struct request *rq, struct reply *rp,
+			   const char *header)
 {
 	struct daemon *d = s->d;
 	struct args args = { .len = 0 };
@@ -777,7 +698,7 @@ static void signed_request(struct server *s, struct MHD_Connection *c, struct re
 		return;
 	}
 	rq->args = args.text;
-	api_handle(d, rq, rp);
+	route_dispatch(d, m, rq, rp);
 }
 
 /* The connection's place in its door's limits (door_limit.h), or NULL. */
@@ -800,6 +721,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	struct reply rp = { .status = 200, .fd = -1 };
 	enum MHD_Result ret;
 	const char *signed_by;
+	char addr[INET6_ADDRSTRLEN], peer[PEER_KEY_MAX]; /* the sign-in's rq.addr, rq.peer */
 	struct door_slot *slot;
 	bool trim;
 
@@ -811,13 +733,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		if (!p)
 			return MHD_NO;
 		*state = p;
+		route_match(method, url, &p->match);
+		p->max_body = route_max_body(&p->match, d->cfg.max_body);
 		/* Refuse an announced oversize body before reading it. */
-		if (cl && strtoull(cl, NULL, 10) > d->cfg.max_body)
+		if (cl && strtoull(cl, NULL, 10) > p->max_body)
 			p->too_big = true;
 		return MHD_YES;
 	}
 	if (*upload_size) {
-		if (!p->too_big && p->len + *upload_size > d->cfg.max_body) {
+		if (!p->too_big && p->len + *upload_size > p->max_body) {
 			p->too_big = true;
 			free(p->body);
 			p->body = NULL;
@@ -841,7 +765,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	door_limit_received(door->gate.limit, slot);
 	rq.body = p->body ? p->body : "";
 	rq.body_len = p->len;
-	if (p->too_big) {
+	if (p->too_big && p->max_body < d->cfg.max_body) {
+		reply_error(&rp, 413, NULL, "the request body is larger than the %zu bytes %s %s "
+			    "takes", p->max_body, method, p->match.route->pattern);
+	} else if (p->too_big) {
 		reply_error(&rp, 413, NULL, "the request body is larger than max_body = %llu bytes",
 			    (unsigned long long)d->cfg.max_body);
 	} else if (strlen(url) > 1024 || memchr(rq.body, '\0', rq.body_len)) {
@@ -864,16 +791,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			    MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin"));
 	} else if (!door->is_unix &&
 		   (signed_by = MHD_lookup_connection_value(c, MHD_HEADER_KIND, CLUSTER_HEADER))) {
-		signed_request(door->srv, c, &rq, &rp, signed_by);
-	} else if (!door->is_unix && !strcmp(url, "/api/v1/session") && !strcmp(method, "POST")) {
-		char addr[INET6_ADDRSTRLEN], peer[PEER_KEY_MAX];
-
+		signed_request(door->srv, c, &p->match, &rq, &rp, signed_by);
+	} else if (!door->is_unix && p->match.route && p->match.route->who == ROUTE_PUBLIC) {
+		/* the sign-in: before anyone is known */
 		client_address(c, addr, sizeof(addr));
 		if (slot)
 			snprintf(peer, sizeof(peer), "%s", door_slot_peer(slot));
 		else
 			snprintf(peer, sizeof(peer), "ip:%s", addr);
-		api_signin(d, &rq, &rp, addr, peer, door->tls);
+		rq.addr = addr;
+		rq.peer = peer;
+		rq.tls = door->tls;
+		route_call(d, &p->match, &rq, &rp);
 	} else if (!(door->is_unix ? peer_user(door, c, &rq.user) : http_user(door, c, &rq.user))) {
 		memset(&rq.user, 0, sizeof(rq.user));
 		reply_error(&rp, 401, NULL, door->is_unix
@@ -889,7 +818,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
 		MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, add_arg, &args);
 		rq.args = args.too_long ? NULL : args.text;
-		api_handle(d, &rq, &rp);
+		route_dispatch(d, &p->match, &rq, &rp);
 	}
 	if (!rp.json && !rp.body && rp.fd < 0 && !rp.content_type[0])
 		rp.json = json_object();

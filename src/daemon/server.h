@@ -2,7 +2,8 @@
  * connect to (who they are is the kernel's word: SO_PEERCRED) and the
  * HTTP listener (loopback unless TLS is configured; who they are is an
  * API token's owner) — both HTTP/1.1 served by libmicrohttpd, both
- * handing each request to api_handle() and auditing what it did. */
+ * matching each request in the route table (route.h) and auditing
+ * what it did. */
 #ifndef NPROF_DAEMON_SERVER_H
 #define NPROF_DAEMON_SERVER_H
 

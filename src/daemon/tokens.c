@@ -8,6 +8,7 @@
 #include "base/hex.h"
 #include "daemon/db.h"
 #include "daemon/tokens.h"
+#include "daemon/wall_time.h"
 
 static void hash_hex(const char *token, char out[65])
 {

@@ -76,14 +76,6 @@ struct scan_ctx {
 };
 
 /* The fields of /proc/PID/stat a worker needs. */
-struct pid_stat {
-	char comm[64];
-	pid_t ppid;
-	unsigned flags;
-	uint64_t cpu_ticks;
-	unsigned threads;
-	uint64_t start_ticks;
-};
 
 struct worker_scanner *worker_scanner_new(void)
 {
@@ -138,76 +130,23 @@ static ssize_t pid_read(const char *root, pid_t pid, const char *file, char *buf
 	return n == -ENOENT ? -ESRCH : n;
 }
 
-/* Fields are counted as proc(5) does; comm (field 2) is everything
- * between the first '(' and the last ')', since it may hold both. */
-static int stat_parse(const char *buf, struct pid_stat *ret)
-{
-	const char *open = strchr(buf, '('), *close = strrchr(buf, ')'), *p;
-	struct pid_stat st = { 0 };
-	size_t comm_len;
-
-	if (!open || !close || close < open)
-		return -EBADMSG;
-	comm_len = (size_t)(close - open - 1);
-	if (comm_len >= sizeof(st.comm))
-		comm_len = sizeof(st.comm) - 1;
-	memcpy(st.comm, open + 1, comm_len);
-	st.comm[comm_len] = '\0';
-
-	p = close + 1;
-	for (int field = 3; field <= 22; field++) {
-		const char *tok;
-		uint64_t v = 0;
-
-		while (*p == ' ')
-			p++;
-		tok = p;
-		while (*p && *p != ' ' && *p != '\n')
-			p++;
-		if (p == tok)
-			return -EBADMSG;
-		switch (field) {
-		case 4: case 9: case 14: case 15: case 20: case 22:
-			if (parse_u64(tok, (size_t)(p - tok), &v) < 0)
-				return -EBADMSG;
-			break;
-		default:
-			continue;
-		}
-		if (field == 4) {
-			if (v > INT_MAX)
-				return -EBADMSG;
-			st.ppid = (pid_t)v;
-		} else if (field == 9) {
-			st.flags = (unsigned)v;
-		} else if (field == 14 || field == 15) {
-			st.cpu_ticks += v;
-		} else if (field == 20) {
-			st.threads = v > UINT_MAX ? UINT_MAX : (unsigned)v;
-		} else {
-			st.start_ticks = v;
-		}
-	}
-	*ret = st;
-	return 0;
-}
-
-static int stat_read(const char *root, pid_t pid, struct pid_stat *ret)
+/* pid's stat, through root (a /proc, or a test's copy of one). */
+static int stat_read(const char *root, pid_t pid, struct proc_stat *ret)
 {
 	char buf[2048];
 	ssize_t n = pid_read(root, pid, "stat", buf, sizeof(buf));
 
 	if (n < 0)
 		return (int)n;
-	return stat_parse(buf, ret);
+	return proc_stat_parse(buf, ret);
 }
 
 /* PF_KTHREAD is the kernel's own answer. Pid 2 and its children are
  * kthreadd's only in the root pid namespace: in a container pid 2 is an
  * ordinary process, so the fallback asks whether pid 2 is kthreadd. */
-static bool is_kernel_thread(const char *root, pid_t pid, const struct pid_stat *st)
+static bool is_kernel_thread(const char *root, pid_t pid, const struct proc_stat *st)
 {
-	struct pid_stat two;
+	struct proc_stat two;
 
 	if (st->flags & PF_KTHREAD)
 		return true;
@@ -567,7 +506,7 @@ static int worker_load(struct worker_scanner *s, const struct scan_ctx *ctx, pid
 		       struct worker *ret, struct cpu_seen *ret_seen)
 {
 	struct worker w;
-	struct pid_stat st;
+	struct proc_stat st;
 	uint64_t seen, started, life, hz = (uint64_t)ctx->hz;
 	int64_t now;
 	char buf[256];
@@ -614,12 +553,12 @@ static int worker_load(struct worker_scanner *s, const struct scan_ctx *ctx, pid
 	 * to start in the future. */
 	w.uptime_ns = now > 0 && (uint64_t)now > started ? (uint64_t)now - started : 0;
 	life = w.uptime_ns;
-	w.cpu_percent = life ? (double)st.cpu_ticks * 1e9 / (double)hz / (double)life * 100.0 : 0.0;
+	w.cpu_percent = life ? (double)(st.utime + st.stime) * 1e9 / (double)hz / (double)life * 100.0 : 0.0;
 	w.agent = has_agent(ctx, pid);
 
 	*ret = w;
 	*ret_seen = (struct cpu_seen){ .pid = pid, .start_ticks = st.start_ticks,
-				       .cpu_ticks = st.cpu_ticks, .seen_ns = seen };
+				       .cpu_ticks = st.utime + st.stime, .seen_ns = seen };
 	err = 0;
 out:
 	return err == -ENOENT ? -ESRCH : err;
@@ -818,7 +757,7 @@ int worker_id_parse(const char *id, pid_t *ret_pid, uint64_t *ret_start_ticks)
 
 int worker_pin(const char *proc_root, const char *id)
 {
-	struct pid_stat st;
+	struct proc_stat st;
 	uint64_t start;
 	pid_t pid;
 	int fd, err;

@@ -148,38 +148,18 @@ int thread_dump_read_process(struct thread_dump *td)
 int thread_info_read_stat_at(int task_dir, struct thread_info *t)
 {
 	char path[32], buf[1024];
-	const char *open, *p;
-	ssize_t n;
+	struct proc_stat st;
+	long hz;
+	int r;
 
 	snprintf(path, sizeof(path), "%d/stat", (int)t->tid);
-	n = proc_read_small_at(task_dir, path, buf, sizeof(buf));
-	if (n < 0)
-		return n == -ENOENT ? -ESRCH : (int)n;
-	/* "TID (COMM) S ...": the name is what the comm file holds (it may
-	 * itself hold ") "), so it ends at the last ')'. */
-	open = strchr(buf, '(');
-	p = strrchr(buf, ')');
-	if (!open || !p || p < open || !p[1] || !p[2])
-		return -ESRCH;
-	snprintf(t->name, sizeof(t->name), "%.*s", (int)(p - open - 1 < 63 ? p - open - 1 : 63),
-		 open + 1);
-	t->state = p[2];
-	{
-		/* utime and stime: fields 14 and 15; field 3 is the state. */
-		unsigned long long ut = 0, st = 0;
-		int field = 3;
-		const char *q = p + 2;
-
-		while (*q && field < 14) {
-			if (*q++ == ' ')
-				field++;
-		}
-		if (sscanf(q, "%llu %llu", &ut, &st) == 2) {
-			long hz = sysconf(_SC_CLK_TCK);
-
-			t->cpu_ns = (ut + st) * (1000000000ull / (unsigned long long)(hz > 0 ? hz : 100));
-		}
-	}
+	r = proc_stat_read_at(task_dir, path, &st);
+	if (r < 0)
+		return r == -ENOENT || r == -EBADMSG ? -ESRCH : r;
+	snprintf(t->name, sizeof(t->name), "%s", st.comm);
+	t->state = st.state;
+	hz = sysconf(_SC_CLK_TCK);
+	t->cpu_ns = (st.utime + st.stime) * (1000000000ull / (unsigned long long)(hz > 0 ? hz : 100));
 	/* schedstat's first field is the exact time on CPU, in ns. */
 	snprintf(path, sizeof(path), "%d/schedstat", (int)t->tid);
 	if (proc_read_small_at(task_dir, path, buf, sizeof(buf)) > 0) {

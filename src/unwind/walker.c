@@ -237,7 +237,8 @@ int unwind_read_stack_copy(void *ctx, uint64_t addr, void *dst, size_t len)
 void unwind_self_reader_init(struct unwind_self_reader *r, uint64_t safe_lo,
 			     uint64_t safe_hi)
 {
-	r->pid = getpid();
+	r->pid = 0; /* looked up at the first read that needs it: a system call
+		       (glibc keeps no copy), one per allocation sample else */
 	r->safe_lo = safe_lo;
 	r->safe_hi = safe_lo < safe_hi ? safe_hi : safe_lo;
 	r->syscalls = 0;
@@ -255,6 +256,8 @@ int unwind_read_self(void *ctx, uint64_t addr, void *dst, size_t len)
 		return 0;
 	}
 	r->syscalls++;
+	if (!r->pid)
+		r->pid = getpid();
 	got = process_vm_readv(r->pid, &local, 1, &remote, 1, 0);
 	errno = saved;
 	return got == (ssize_t)len ? 0 : -1;

@@ -90,8 +90,9 @@ int unwind_read_stack_copy(void *ctx, uint64_t addr, void *dst, size_t len);
  * [safe_lo, safe_hi) (the current thread's stack, known to be mapped)
  * are plain loads; anything else goes through process_vm_readv on our
  * own pid, which returns EFAULT for an unmapped address instead of
- * faulting (a syscall, so async-signal-safe). pid is cached at init: call
- * unwind_self_reader_init again in a forked child. */
+ * faulting (a syscall, so async-signal-safe). pid is looked up at the
+ * first such read and cached: call unwind_self_reader_init again in a
+ * forked child. */
 struct unwind_self_reader {
 	pid_t pid;
 	uint64_t safe_lo, safe_hi; /* 0, 0: no shortcut */

@@ -101,27 +101,20 @@ check "a missing file: one line naming it" eval 'one_error_line && err_says "/no
 
 # --- two real recordings -------------------------------------------------------------------
 # split burns CPU in burn_sixty, burn_thirty and burn_ten in a ratio given
-# on its command line, for as long as nprof records it: 1:1:1, then 6:1:1.
+# on its command line, for 5 s of CPU: 1:1:1, then 6:1:1.
 # burn_sixty's share goes from a third to three quarters (+42 points), the
 # two others' down by half as much: it must top the table, by a margin of
 # 21 points that needs only a few dozen samples to hold. Its change is
 # then held to split's own within 10 points: the difference of two shares
-# of 400 samples each has a standard deviation near 3 points, so 10 is
-# over three of them (at 136 samples, which a busy host gave once, it was
-# two).
+# of 500 samples each has a standard deviation near 3 points, so 10 is
+# over three of them.
 
-# record NAME RATIO: a 3 s cpu profile of split, again for 10 s when the
-# machine gave it fewer than 400 samples (then 100 will do: the diag says
-# how many).
+# record NAME RATIO: a cpu profile of split's whole run, which ends once
+# it has burnt 5 s of CPU: some 500 samples, however busy the host.
 record() {
-	local secs need=400
-	for secs in 3 10; do
-		run_nprof $((secs + 20)) record -d "$secs" -o collapsed -f "$TMP/$1.collapsed" -- \
-			"$PROGS/split" --seconds 60 --ratio "$2" --truth "$TMP/$1.truth"
-		[ "$NP_RC" -eq 0 ] && [ "$(total "$TMP/$1.collapsed")" -ge "$need" ] && return 0
-		need=100
-	done
-	return 1
+	run_nprof 600 record -d 0 -o collapsed -f "$TMP/$1.collapsed" -- \
+		"$PROGS/split" --cpu-seconds 5 --ratio "$2" --truth "$TMP/$1.truth"
+	[ "$NP_RC" -eq 0 ] && [ "$(total "$TMP/$1.collapsed")" -ge 300 ]
 }
 if record slow 1:1:1 && record fast 6:1:1; then
 	ok "split recorded twice ($(total "$TMP/slow.collapsed") and $(total "$TMP/fast.collapsed") samples)"

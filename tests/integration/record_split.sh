@@ -39,8 +39,9 @@ check_chains() {
 # --- by PID: nprof records 5 s of a running program ---------------------------
 # The truth is the program's own, for the same window: split writes a
 # snapshot of its per-function CPU time at each SIGUSR1, before and after
-# the recording. A profile with too few samples to judge (split_longer: a
-# loaded host leaves the program little CPU) is taken again, longer.
+# the recording. A profile with too few samples to judge (a loaded host
+# leaves the program little CPU) is taken again over a run that ends once
+# it has burnt 15 s of CPU.
 
 # record_window LABEL SECS: records $PID for SECS seconds into
 # $TMP/LABEL.collapsed and its window's truth into $TMP/LABEL.window.
@@ -65,13 +66,20 @@ if start_prog split "$PROGS/split" --seconds 120 --truth "$TMP/pid.truth"; then
 	fi
 	check "record -d 5 PID returns within 5 s + 1.5 s" less_than "$NP_SECS" 6.5
 	judged=pid
-	more=$(split_longer "$TMP/pid.collapsed" 5)
-	if [ -n "$more" ]; then
-		diag "$(total "$TMP/pid.collapsed") samples in 5 s: too few to judge 5 points; again for $more s"
-		record_window pid_longer "$more" && judged=pid_longer
-	fi
 	kill "$PID" 2>/dev/null
 	wait_pid "$PID" 10
+	if [ "$(total "$TMP/pid.collapsed")" -lt 1000 ]; then
+		# Again over a run that ends once it has burnt 15 s of CPU,
+		# recorded until it exits: ~1500 samples however busy the host.
+		diag "$(total "$TMP/pid.collapsed") samples in 5 s: too few to judge 5 points; again over 15 s of its CPU"
+		if start_prog split2 "$PROGS/split" --cpu-seconds 15 --truth "$TMP/pid2.truth"; then
+			truth_mark "$PID" "$TMP/pid2.truth" 1 &&
+				run_nprof 900 record -d 0 -o collapsed -f "$TMP/pid_cpu.collapsed" "$PID" &&
+				wait_pid "$PID" 30 && [ -s "$TMP/pid2.truth" ] &&
+				truth_window "$TMP/pid2.truth.1" "$TMP/pid2.truth" >"$TMP/pid_cpu.window" &&
+				judged=pid_cpu
+		fi
+	fi
 	if [ -s "$TMP/$judged.window" ] && [ -s "$TMP/$judged.collapsed" ]; then
 		check_shares "PID" "$TMP/$judged.collapsed" "$TMP/$judged.window"
 		check_chains "PID" "$TMP/$judged.collapsed"
@@ -95,11 +103,10 @@ else
 fi
 check "record -d 5 -- COMMAND returns within 5 s + 3 s (ending the command)" less_than "$NP_SECS" 8
 cmd=cmd
-more=$(split_longer "$TMP/cmd.collapsed" 5)
-if [ -n "$more" ]; then
-	diag "$(total "$TMP/cmd.collapsed") samples in 5 s: too few to judge 5 points; again for $more s"
-	run_nprof $((more + 20)) record -d "$more" -o collapsed -f "$TMP/cmd2.collapsed" -- \
-		"$PROGS/split" --seconds 60 --truth "$TMP/cmd2.truth"
+if [ "$(total "$TMP/cmd.collapsed")" -lt 1000 ]; then
+	diag "$(total "$TMP/cmd.collapsed") samples in 5 s: too few to judge 5 points; again over 15 s of its CPU"
+	run_nprof 900 record -d 0 -o collapsed -f "$TMP/cmd2.collapsed" -- \
+		"$PROGS/split" --cpu-seconds 15 --truth "$TMP/cmd2.truth"
 	[ -s "$TMP/cmd2.truth" ] && cmd=cmd2
 fi
 if [ -s "$TMP/$cmd.truth" ] && [ -s "$TMP/$cmd.collapsed" ]; then

@@ -1,10 +1,10 @@
 /* alloc_bench: an allocation-heavy loop for bench/alloc-overhead.
  *
- *   alloc_bench [--threads T] [--scale N]
+ *   alloc_bench [--threads T] [--scale N | --ops N]
  *
  * T threads (default 2) each keep a ring of 4096 live blocks and replace
  * them in turn (free, then malloc), 10 M operations per thread per
- * --scale. Sizes are mixed as in a service, drawn from a per-thread
+ * --scale, or exactly --ops per thread (bench/compare's smaller runs). Sizes are mixed as in a service, drawn from a per-thread
  * generator (so every run makes the same calls): half 16-128 B, 45 %
  * 128 B-4 KiB, 5 % 4-64 KiB (below glibc's mmap threshold: all from the
  * heap). Prints "wall W cpu C": its own measure of the work, in seconds,
@@ -78,17 +78,19 @@ NOINLINE static void *churn_main(void *arg)
 int main(int argc, char **argv)
 {
 	pthread_t t[MAX_THREADS];
-	unsigned long scale = 1;
+	unsigned long scale = 1, per_thread = 0;
 	int threads = 2;
 	double w0, c0;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--scale") && i + 1 < argc)
 			scale = strtoul(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--ops") && i + 1 < argc)
+			per_thread = strtoul(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
 			threads = atoi(argv[++i]);
 		else {
-			fprintf(stderr, "usage: alloc_bench [--threads T] [--scale N]\n");
+			fprintf(stderr, "usage: alloc_bench [--threads T] [--scale N | --ops N]\n");
 			return 2;
 		}
 	}
@@ -96,7 +98,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "alloc_bench: --threads 1..%d, --scale 1 or more\n", MAX_THREADS);
 		return 2;
 	}
-	ops = OPS_PER_SCALE * scale;
+	ops = per_thread ? per_thread : OPS_PER_SCALE * scale;
 	w0 = clock_s(CLOCK_MONOTONIC);
 	c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
 	for (int i = 0; i < threads; i++)

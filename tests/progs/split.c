@@ -1,7 +1,7 @@
 /* split: two threads burn CPU in three functions in a 60/30/10 split and
  * measure, per function, the CPU time they really spent there.
  *
- *   split [--seconds N] [--truth FILE] [--ratio A:B:C]
+ *   split [--seconds N | --cpu-seconds N] [--truth FILE] [--ratio A:B:C]
  *
  * The main thread (main -> run_main_thread -> burn_quantum -> burn_*) and a
  * second thread named "burner" (worker_main -> worker_loop -> burn_quantum
@@ -32,6 +32,10 @@
  * --ratio A:B:C changes the 6:3:1 (whole numbers, one of them at least 1):
  * `--ratio 1:1:1` then `--ratio 6:1:1` is a known change of profile, for
  * nprof diff's test.
+ *
+ * --cpu-seconds N ends the run once the two threads have burnt N seconds
+ * of CPU in the three functions, however long the host makes that take:
+ * a recording of the whole run then holds a known number of samples.
  *
  * "ready" is printed on stdout once both threads are burning. */
 #define _GNU_SOURCE
@@ -239,9 +243,19 @@ static int write_truth(const char *path, const uint64_t ns[NFN])
 }
 
 static const char *truth_path;
-static uint64_t run_ns;
+static uint64_t run_ns, run_cpu_ns;
 
-/* Ends the run after the requested wall time, from a third, idle thread,
+/* The CPU burnt in the three functions so far, both threads. */
+static uint64_t burnt_ns(void)
+{
+	uint64_t sum = 0;
+
+	for (int i = 0; i < NFN; i++)
+		sum += atomic_load(&fn_ns[i]);
+	return sum;
+}
+
+/* Ends the run after the requested wall time (or CPU time), from a third, idle thread,
  * so neither burner has to look at the wall clock. It also takes the
  * SIGUSR1s (blocked in every thread, so only its sigtimedwait sees them)
  * and writes each snapshot: no stdio in a signal handler. */
@@ -254,7 +268,7 @@ static void *timer_main(void *arg)
 	(void)arg;
 	sigemptyset(&usr1);
 	sigaddset(&usr1, SIGUSR1);
-	while (mono_ns() < end && !atomic_load(&stop)) {
+	while ((run_cpu_ns ? burnt_ns() < run_cpu_ns : mono_ns() < end) && !atomic_load(&stop)) {
 		struct timespec ts = { 0, 10000000 };
 		uint64_t now[NFN];
 		char path[4096];
@@ -277,6 +291,8 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
 			seconds = atof(argv[++i]);
+		else if (!strcmp(argv[i], "--cpu-seconds") && i + 1 < argc)
+			run_cpu_ns = (uint64_t)(atof(argv[++i]) * 1e9);
 		else if (!strcmp(argv[i], "--truth") && i + 1 < argc)
 			truth = argv[++i];
 		else if (!strcmp(argv[i], "--ratio") && i + 1 < argc &&
@@ -287,7 +303,8 @@ int main(int argc, char **argv)
 			 ratio[SIXTY] + ratio[THIRTY] + ratio[TEN] <= 100)
 			continue;
 		else {
-			fprintf(stderr, "usage: split [--seconds N] [--truth FILE] [--ratio A:B:C]\n");
+			fprintf(stderr, "usage: split [--seconds N | --cpu-seconds N] [--truth FILE] "
+				"[--ratio A:B:C]\n");
 			return 2;
 		}
 	}

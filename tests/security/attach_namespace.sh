@@ -140,16 +140,18 @@ chmod 755 "$D"
 SOCK=$D/nprofd.sock
 printf '[actions]\nattach = on\n' >"$D/nprofd.conf"
 start_daemon "$D/nprofd.conf" || bail "nprofd starts"
+# The agent's directory is hidden first: a checkout under /tmp is gone
+# from the user's view once /tmp is replaced, and still hidden then.
 AGENT_DIR=$(dirname "$AGENT")
 rm -f "$RO"/*
-start_as_user bind "mount --bind $RO /tmp && mount -t tmpfs tmpfs $AGENT_DIR &&
+start_as_user bind "mount -t tmpfs tmpfs $AGENT_DIR && mount --bind $RO /tmp &&
 	exec $VT/alloc_bind --seconds 60" || bail "the user's process runs with a root-only /tmp"
 api POST "/api/v1/workers/$(worker_of "$PID")/attach"
 found=$(ls -A "$RO")
 check "nprofd's attach for root, the user's /tmp bound to a root-only directory: 409, nothing written there (${found:-nothing})" \
 	bash -c "[ '$CODE' = 409 ] && [ -z '$found' ]"
 kill -KILL "$PID" 2>/dev/null
-start_as_user own "mount -t tmpfs tmpfs /tmp && mount -t tmpfs tmpfs $AGENT_DIR &&
+start_as_user own "mount -t tmpfs tmpfs $AGENT_DIR && mount -t tmpfs tmpfs /tmp &&
 	exec $VT/alloc_own --seconds 60" || bail "the user's process runs in a namespace of its own"
 W=$(worker_of "$PID")
 api POST "/api/v1/workers/$W/attach"

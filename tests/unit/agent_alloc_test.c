@@ -77,7 +77,6 @@ static void test_live(void)
 
 	live = calloc(MEM_LIVE, sizeof(*live));
 	mem.live = live;
-	mem.filter = calloc(MEM_FILTER, sizeof(*mem.filter));
 	CHECK(mem_live_insert(0x1000, 4099, 8000, 7), "insert");
 	CHECK(!mem_live_remove(0x2000, NULL), "an address never inserted is not found");
 	CHECK(mem_live_remove(0x1000, &got) && got.size == 4099 && got.bytes == 8000 &&
@@ -91,7 +90,6 @@ static void test_live(void)
 		mem_live_remove(a << 12, NULL);
 	CHECK(atomic_load(&mem.stats.live_blocks) == 2500, "2500 after freeing half");
 	mem.live = NULL;
-	mem.filter = NULL;
 }
 
 int main(void)

@@ -2,7 +2,9 @@
  * that process still runs right before the child's exec: with a target
  * that has exited and been reaped, the command is not run at all, the
  * child exits JOBS_TARGET_GONE saying so on stderr; with a live one it
- * runs, and the pidfd it was given is not left open in it. */
+ * runs, and the pidfd it was given is not left open in it. A child that
+ * cannot start says why on stderr: the program it could not run, or the
+ * step of its set-up that failed, with errno's text. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -39,6 +41,16 @@ static int run(const char *script, int target, char *err, size_t len)
 	struct job_spec s = { .argv = argv, .uid = getuid(), .gid = getgid(), .stdin_fd = -1,
 			      .stdout_fd = -1, .deadline_ns = clock_ns(CLOCK_MONOTONIC) + 20000000000ull,
 			      .has_target = true, .target_pidfd = target };
+
+	return jobs_run(&s, err, len);
+}
+
+/* Runs argv (no target), fd3 handed as descriptor 3 when >= 0. */
+static int run_argv(char **argv, int fd3, char *err, size_t len)
+{
+	struct job_spec s = { .argv = argv, .uid = getuid(), .gid = getgid(), .stdin_fd = -1,
+			      .stdout_fd = -1, .deadline_ns = clock_ns(CLOCK_MONOTONIC) + 20000000000ull,
+			      .has_fd3 = fd3 >= 0, .fd3 = fd3 };
 
 	return jobs_run(&s, err, len);
 }
@@ -88,6 +100,35 @@ int main(void)
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	close(pidfd);
+
+	{
+		char *missing[] = { "/nonexistent/nprof-prog", NULL };
+		char *by_name[] = { "nprof-no-such-program", NULL };
+		char *sh[] = { "/bin/sh", "-c", "exit 0", NULL };
+
+		r = run_argv(missing, -1, err, sizeof(err));
+		CHECK(r >= 0 && WIFEXITED(r) && WEXITSTATUS(r) == 127 &&
+		      strstr(err, "cannot run /nonexistent/nprof-prog: No such file or directory"),
+		      "a program that is not there: 127, named on stderr (%s)", err);
+		r = run_argv(by_name, -1, err, sizeof(err));
+		CHECK(r >= 0 && WIFEXITED(r) && WEXITSTATUS(r) == 127 &&
+		      strstr(err, "cannot run nprof-no-such-program: No such file or directory"),
+		      "a program by a name in no directory of the PATH: the same (%s)", err);
+		snprintf(script, sizeof(script), "%s/noexec", dir);
+		f = fopen(script, "w");
+		if (f)
+			fclose(f);
+		missing[0] = script;
+		r = run_argv(missing, -1, err, sizeof(err));
+		CHECK(r >= 0 && WIFEXITED(r) && WEXITSTATUS(r) == 127 &&
+		      strstr(err, ": Permission denied"),
+		      "a file that may not be run: its reason (%s)", err);
+		r = run_argv(sh, 1000, err, sizeof(err));
+		CHECK(r >= 0 && WIFEXITED(r) && WEXITSTATUS(r) == 126 &&
+		      strstr(err, "nprofd could not start the job: handing it descriptor 3: "
+				  "Bad file descriptor"),
+		      "a step of the set-up that fails: 126, the step and errno's text (%s)", err);
+	}
 
 	snprintf(script, sizeof(script), "rm -rf %s", dir);
 	return system(script) == 0 ? test_done() : 1;

@@ -557,7 +557,6 @@ static void test_real_proc(int argc, char **argv)
 		CHECK(p && p->cpu_percent >= lo && p->cpu_percent <= hi,
 		      "child's share %.1f%% in [%.1f, %.1f], from the kernel's counts",
 		      p ? p->cpu_percent : -1, lo, hi);
-		CHECK(p && p->cpu_percent > 20, "child's share over 20%% (%.1f%%)", p ? p->cpu_percent : -1);
 		free(v);
 
 		fd = worker_pin("/proc", id);

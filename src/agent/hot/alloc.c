@@ -9,7 +9,8 @@
  *
  * Re-entry: mem_self.busy is set while we are inside the real allocator,
  * so an entry point it calls itself (valloc -> memalign, ...) forwards
- * without counting again. */
+ * without counting again; mem_self.fast is 0 meanwhile, so that malloc
+ * and calloc take their slow path, which sees busy. */
 #include "agent/hot/alloc.h"
 
 #include <dlfcn.h>
@@ -30,7 +31,8 @@
 /* The bits that take an entry point off its fast path, and those that
  * make the slow path sample. */
 #define G_ALLOC (MEM_GATE_BOOT | MEM_GATE_ALLOC | MEM_GATE_HEAP | MEM_GATE_PROBE)
-#define G_FREE (MEM_GATE_BOOT | MEM_GATE_HEAP | MEM_GATE_PROBE)
+#define G_FREE (MEM_GATE_BOOT | MEM_GATE_HEAP | MEM_GATE_PROBE | MEM_GATE_POOL)
+#define G_REALLOC (G_ALLOC | MEM_GATE_POOL)
 #define G_SAMPLE (MEM_GATE_ALLOC | MEM_GATE_HEAP)
 #define PAGE 4096 /* x86-64, as the walker; valloc fallbacks only */
 
@@ -64,6 +66,9 @@ static inline unsigned gate(void)
 	return atomic_load_explicit(&mem.gate, memory_order_relaxed);
 }
 
+/* The bits that stop a thread from counting inline whatever it is doing. */
+#define G_UNSTEADY (MEM_GATE_BOOT | MEM_GATE_PROBE)
+
 /* --- the bootstrap pool ------------------------------------------------------
  * dlsym may allocate (its error state) before the real allocator is
  * known: those few blocks come from here and are never freed. Each block
@@ -92,6 +97,9 @@ static void *pool_alloc(size_t n, size_t align)
 	start = (off + 16 + align - 1) & ~(align - 1);
 	*(size_t *)(void *)(pool + start - 16) = n;
 	atomic_fetch_add_explicit(&mem.stats.pool_bytes, n, memory_order_relaxed);
+	/* Before the block is out: whoever frees it must look. */
+	if (!(gate() & MEM_GATE_POOL))
+		atomic_fetch_or_explicit(&mem.gate, MEM_GATE_POOL, memory_order_seq_cst);
 	return pool + start; /* .bss: already zero */
 full:
 	atomic_fetch_add_explicit(&mem.stats.pool_failed, 1, memory_order_relaxed);
@@ -116,37 +124,42 @@ static bool booting(void)
 
 /* --- sampling ------------------------------------------------------------------ */
 
-/* A new block p of size n, made by the interposer whose frame is frame. */
+/* A new block p of size n, made by the interposer whose frame is frame,
+ * with the gate g (which has ALLOC or HEAP). Called with busy set. */
 static void account(void *p, size_t n, void *frame, unsigned g)
 {
 	struct mem_thread *t = &mem_self;
+	unsigned steady = g & ~(unsigned)G_UNSTEADY;
 	double q;
-	uint64_t bytes, objects, mean;
+	uint64_t bytes, objects, mean = mem.interval;
 	uint32_t id;
 	int saved;
 
 	if (!p || !n || hot_self.blocked)
 		return;
-	t->left -= (int64_t)n;
-	if (LIKELY(t->left > 0 && t->mean == mem.interval))
-		return;
-	saved = errno;
-	mean = mem.interval;
-	/* First time, or the interval changed since this thread's countdown
-	 * was drawn (a session or enable with another interval): what is
+	/* First time, or the gate changed since this thread's countdown was
+	 * drawn (a session or enable, maybe with another interval): what is
 	 * left of a draw for another mean would bias the estimates (a
 	 * countdown drawn for 64 MiB, kept at 32 KiB, skips ~64 MiB), so
-	 * draw afresh; this allocation is then sampled with p(n) as any. */
-	if (t->mean != mean) {
+	 * draw afresh; this allocation is then sampled with p(n) as any.
+	 * (For the same mean the draw changes nothing: memoryless.) */
+	if (t->drawn != steady) {
+		saved = errno;
 		if (!t->init) {
 			mem_rng_seed(&t->rng);
 			t->init = 1;
 		}
-		t->mean = mean;
-		t->left = mem_draw_interval(&t->rng, mean) - (int64_t)n;
-		if (t->left > 0)
-			goto out;
+		t->drawn = steady;
+		t->left = mem_draw_interval(&t->rng, mean);
+		errno = saved;
 	}
+	/* As the fast path does (unsigned: left is positive here, and an
+	 * n past INT64_MAX ends the countdown). */
+	if ((uint64_t)t->left > n) {
+		t->left -= (int64_t)n;
+		return;
+	}
+	saved = errno;
 	t->left = mem_draw_interval(&t->rng, mean);
 	q = mem_one_minus_exp_neg((double)n / (double)mean);
 	if (q < 1e-300)
@@ -166,8 +179,27 @@ static void account(void *p, size_t n, void *frame, unsigned g)
 					  memory_order_relaxed);
 		mem_live_insert((uint64_t)(uintptr_t)p, n, bytes, id);
 	}
-out:
 	errno = saved;
+}
+
+/* A slow path that set busy is done: malloc and calloc may count inline
+ * again, under gate g, if this thread's countdown was drawn under it and
+ * nothing else needs the slow path. */
+static void done(unsigned g)
+{
+	struct mem_thread *t = &mem_self;
+
+	t->busy = 0;
+	if (!(g & G_UNSTEADY) && t->drawn == g && !hot_self.blocked)
+		t->fast = g;
+}
+
+/* A slow path enters the real allocator: nothing counted inline until
+ * done(). */
+static void enter(void)
+{
+	mem_self.busy = 1;
+	mem_self.fast = 0;
 }
 
 /* Takes p out of the live set before it goes back to the allocator (after,
@@ -203,25 +235,28 @@ SLOW static void *malloc_slow(size_t n, void *frame)
 	}
 	if (mem_self.busy || !(g & G_SAMPLE))
 		return mem_real.malloc(n);
-	mem_self.busy = 1;
+	enter();
 	p = mem_real.malloc(n);
 	account(p, n, frame, g);
-	mem_self.busy = 0;
+	done(g);
 	return p;
 }
 
 /* With alloc or heap on, most allocations only shorten this thread's
  * countdown: done here, inline, so that only the sampled few (and the
- * first, the busy, the blocked, and booting or probing) pay for the call
- * into the slow path, which does the same in account(). */
+ * first after a gate change, the busy, the agent's threads, booting or
+ * probing: mem_self.fast says) pay for the call into the slow path,
+ * which does the same in account(). One compare of a thread-local word
+ * with the gate already loaded, one of the countdown; unsigned, as
+ * account's: left is positive whenever fast is set. */
 static inline bool counted_down(unsigned g, size_t n)
 {
 	struct mem_thread *t = &mem_self;
+	uint64_t left = (uint64_t)t->left;
 
-	if (UNLIKELY(g & (MEM_GATE_BOOT | MEM_GATE_PROBE)) || t->busy || hot_self.blocked ||
-	    t->mean != mem.interval || t->left <= (int64_t)n || n == 0)
+	if (UNLIKELY(t->fast != g) || UNLIKELY(left <= n))
 		return false;
-	t->left -= (int64_t)n;
+	t->left = (int64_t)(left - n);
 	return true;
 }
 
@@ -250,11 +285,11 @@ SLOW static void *calloc_slow(size_t k, size_t n, void *frame)
 	g = gate();
 	if (mem_self.busy || !(g & G_SAMPLE))
 		return mem_real.calloc(k, n);
-	mem_self.busy = 1;
+	enter();
 	p = mem_real.calloc(k, n);
 	if (!__builtin_mul_overflow(k, n, &total))
 		account(p, total, frame, g);
-	mem_self.busy = 0;
+	done(g);
 	return p;
 }
 
@@ -285,9 +320,17 @@ SLOW static void free_slow(void *p)
 	mem_real.free(p);
 }
 
+/* With heap on, a block that was not sampled (nearly all) is told by
+ * one byte of mem_filter, read inline: the live set is looked up in the
+ * slow path only when that byte says a sampled block may be there. */
 EXPORT void free(void *p)
 {
-	if (LIKELY(!(gate() & G_FREE)) && LIKELY(!in_pool(p)))
+	unsigned g = gate();
+
+	if (LIKELY(!(g & G_FREE)) ||
+	    (LIKELY(!(g & (G_FREE & ~MEM_GATE_HEAP))) &&
+	     !atomic_load_explicit(&mem_filter[mem_filter_slot((uint64_t)(uintptr_t)p)],
+				   memory_order_relaxed)))
 		return mem_real.free(p);
 	free_slow(p);
 }
@@ -304,7 +347,7 @@ static void *realloc_common(void *p, size_t n, void *frame, void *(*real)(void *
 
 	if (mem_self.busy || !(g & G_SAMPLE))
 		return real(p, n);
-	mem_self.busy = 1;
+	enter();
 	if (g & MEM_GATE_HEAP)
 		moved = forget(p, &old);
 	q = real(p, n);
@@ -312,7 +355,7 @@ static void *realloc_common(void *p, size_t n, void *frame, void *(*real)(void *
 		mem_live_insert((uint64_t)(uintptr_t)p, old.size, old.bytes, old.stack);
 	else
 		account(q, n, frame, g);
-	mem_self.busy = 0;
+	done(g);
 	return q;
 }
 
@@ -342,7 +385,7 @@ SLOW static void *realloc_slow(void *p, size_t n, void *frame)
 
 EXPORT void *realloc(void *p, size_t n)
 {
-	if (LIKELY(!(gate() & G_ALLOC)) && LIKELY(!in_pool(p)))
+	if (LIKELY(!(gate() & G_REALLOC)))
 		return mem_real.realloc(p, n);
 	return realloc_slow(p, n, __builtin_frame_address(0));
 }
@@ -377,7 +420,7 @@ SLOW static void *reallocarray_slow(void *p, size_t k, size_t n, void *frame)
 	if (mem_self.busy || !(g & G_SAMPLE))
 		return mem_real.reallocarray ? mem_real.reallocarray(p, k, n)
 					     : reallocarray_by_realloc(p, k, n);
-	mem_self.busy = 1;
+	enter();
 	if (g & MEM_GATE_HEAP)
 		moved = forget(p, &old);
 	q = mem_real.reallocarray ? mem_real.reallocarray(p, k, n)
@@ -386,13 +429,13 @@ SLOW static void *reallocarray_slow(void *p, size_t k, size_t n, void *frame)
 		mem_live_insert((uint64_t)(uintptr_t)p, old.size, old.bytes, old.stack);
 	else
 		account(q, total, frame, g);
-	mem_self.busy = 0;
+	done(g);
 	return q;
 }
 
 EXPORT void *reallocarray(void *p, size_t k, size_t n)
 {
-	if (LIKELY(!(gate() & G_ALLOC)) && LIKELY(!in_pool(p)) && mem_real.reallocarray)
+	if (LIKELY(!(gate() & G_REALLOC)) && mem_real.reallocarray)
 		return mem_real.reallocarray(p, k, n);
 	return reallocarray_slow(p, k, n, __builtin_frame_address(0));
 }
@@ -440,10 +483,10 @@ SLOW static void *aligned_slow(enum aligned_kind kind, size_t align, size_t n, i
 	g = gate();
 	if (mem_self.busy || !(g & G_SAMPLE))
 		return aligned_real(kind, align, n, ret_err);
-	mem_self.busy = 1;
+	enter();
 	p = aligned_real(kind, align, n, ret_err);
 	account(p, n, frame, g);
-	mem_self.busy = 0;
+	done(g);
 	return p;
 }
 

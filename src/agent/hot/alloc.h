@@ -10,6 +10,14 @@
  * resolves the real functions with dlsym(RTLD_NEXT) (the allocation dlsym
  * itself makes is served from a static pool, never given back).
  *
+ * On, the common call is cheap too (docs/performance.md): malloc and
+ * calloc compare the gate with the one word mem_self.fast and shorten
+ * mem_self.left, nothing else; free, with heap on, reads one byte of
+ * mem_filter. Everything that needs more (the thread busy inside the
+ * agent, an agent thread, a countdown drawn under another gate, booting,
+ * probing) keeps mem_self.fast different from the gate, which sends the
+ * call to the slow path.
+ *
  * Rules (as for the signal path, STYLE 4-8): no malloc of our own, no
  * stdio, no blocking lock; a full table is a counted drop; re-entry is
  * guarded by an initial-exec TLS flag; errno is preserved.
@@ -39,13 +47,22 @@ enum mem_gate_bits {
 	MEM_GATE_LOCK = 8,	/* a lock session records */
 	MEM_GATE_PROBE = 16,	/* mem_hook.c asks whether a malloc ahead of the
 				   agent's calls it (mem_self.probing) */
+	MEM_GATE_POOL = 32,	/* the bootstrap pool gave out a block: free and
+				   realloc must tell its blocks apart (never
+				   cleared; dlsym seldom allocates) */
 };
+/* Above the bits, a generation that mem_gate_change() bumps: a thread's
+ * countdown drawn under one gate value is not used under another (an
+ * earlier session's interval), even when the bits are the same again. */
+#define MEM_GATE_GEN (1u << 8)
+#define MEM_GATE_BITS (MEM_GATE_GEN - 1)
 
 #define MEM_STACKS (1u << 16)		/* distinct sampled stacks */
 #define MEM_STACK_IPS (1u << 22)	/* addresses over all of them */
 #define MEM_LIVE (1u << 20)		/* live sampled blocks */
 #define MEM_LIVE_PROBES 64		/* longest probe of the live set */
-#define MEM_FILTER (1u << 16)		/* counting filter before the live set */
+#define MEM_FILTER_BITS 16
+#define MEM_FILTER (1u << MEM_FILTER_BITS)	/* counting filter before the live set: bytes */
 #define MEM_MAX_DEPTH 256		/* frames per sample, whatever asked */
 #define MEM_DEFAULT_DEPTH 128
 #define MEM_ONE 65536ull		/* fixed point for estimated counts */
@@ -112,19 +129,25 @@ struct mem_state {
 	_Atomic uint32_t *used;		/* control: MEM_STACKS, mapped once */
 	atomic_uint nused;		/* atomic: taken of used */
 	struct mem_live *live;		/* control: MEM_LIVE, mapped once */
-	atomic_uint *filter;		/* control: MEM_FILTER counters, mapped once */
 	struct mem_stats stats;		/* atomic */
 };
 
-/* Per thread. */
+/* Per thread, touched by that thread only. fast and left first: the
+ * common malloc reads both, in one cache line. */
 struct mem_thread {
+	/* The gate value under which malloc and calloc may count inline:
+	 * left was drawn under it, and the thread is not busy, not the
+	 * agent's, not probing. 0 (never a gate with a sampling bit): every
+	 * call takes the slow path, which sets it again when it may. */
+	unsigned fast;
 	int busy;		/* inside an interposer (or the agent's own work) */
+	int64_t left;		/* bytes until the next sample */
+	unsigned drawn;		/* the gate's value (bits and generation, less
+				   BOOT and PROBE) left was drawn under; 0: none */
 	int in_boot;		/* inside dlsym: allocations come from the pool */
 	int init;		/* rng seeded */
 	int probing;		/* mem_hook.c's probe runs on this thread... */
 	int probe_hit;		/* ...and reached the agent's malloc or free */
-	int64_t left;		/* bytes until the next sample */
-	uint64_t mean;		/* the interval left was drawn for; 0: none */
 	uint64_t rng;
 };
 
@@ -172,6 +195,39 @@ extern struct mem_real mem_real;
 extern const struct mem_hook mem_hooks[];
 extern const unsigned mem_nhooks;
 extern __thread struct mem_thread mem_self __attribute__((tls_model("initial-exec")));
+
+/* Counting filter before the live set, one byte per slot (mem_filter_slot
+ * of the address): a sampled block's slot is incremented when it enters
+ * the live set and decremented when it leaves; a slot at 255 stays there.
+ * 0: no live sampled block has that slot, so free need not look. 64 KiB,
+ * mostly in cache, where the live set (32 MiB) is not. Atomic; zeroed by
+ * heap.c with the live set. */
+extern _Atomic uint8_t mem_filter[MEM_FILTER];
+
+static inline uint32_t mem_filter_slot(uint64_t addr)
+{
+	/* Fibonacci hashing: the top bits of a multiply, so that blocks
+	 * aligned alike (pages, 1 MiB) spread over every slot. */
+	return (uint32_t)((addr * 0x9e3779b97f4a7c15ull) >> (64 - MEM_FILTER_BITS));
+}
+
+/* The gate's bits set and cleared, and its generation bumped (so that
+ * every thread draws its countdown afresh at its next allocation). For
+ * the cold side's ALLOC, HEAP and LOCK changes. */
+void mem_gate_change(unsigned set, unsigned clear);
+
+/* The agent's own allocations on a program thread (building a profile
+ * through the C API): not sampled. Nest. */
+static inline void mem_quiet_begin(void)
+{
+	mem_self.busy++;
+	mem_self.fast = 0;
+}
+
+static inline void mem_quiet_end(void)
+{
+	mem_self.busy--; /* fast stays 0: the next call's slow path sets it */
+}
 
 /* Resolves the slots of mem_real still empty with dlsym(RTLD_NEXT): the
  * definitions after the agent's (idempotent; on the first interposed

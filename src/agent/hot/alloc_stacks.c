@@ -16,6 +16,16 @@ struct mem_state mem = { .gate = MEM_GATE_BOOT, .interval = MEM_DEFAULT_INTERVAL
 			 .lock_interval_ns = MEM_DEFAULT_LOCK_NS,
 			 .max_depth = MEM_DEFAULT_DEPTH };
 __thread struct mem_thread mem_self __attribute__((tls_model("initial-exec")));
+_Atomic uint8_t mem_filter[MEM_FILTER];
+
+void mem_gate_change(unsigned set, unsigned clear)
+{
+	unsigned g = atomic_load(&mem.gate), want;
+
+	do
+		want = ((g | set) & ~clear & MEM_GATE_BITS) | ((g & ~MEM_GATE_BITS) + MEM_GATE_GEN);
+	while (!atomic_compare_exchange_weak(&mem.gate, &g, want));
+}
 
 /* --- maths ----------------------------------------------------------------- */
 
@@ -203,9 +213,17 @@ uint32_t mem_stack_here(void *frame)
 
 /* --- live set -------------------------------------------------------------- */
 
-static uint32_t filter_slot(uint64_t h)
+/* One slot of mem_filter up (delta 1) or down (-1), never past 0 or 255;
+ * 255 stays (too many blocks there to count: free looks them up). */
+static void filter_add(uint64_t addr, int delta)
 {
-	return (uint32_t)(h >> 48) & (MEM_FILTER - 1);
+	_Atomic uint8_t *f = &mem_filter[mem_filter_slot(addr)];
+	uint8_t c = atomic_load_explicit(f, memory_order_relaxed);
+
+	while (c != 255 && (delta > 0 || c) &&
+	       !atomic_compare_exchange_weak_explicit(f, &c, (uint8_t)(c + delta),
+						      memory_order_relaxed, memory_order_relaxed))
+		;
 }
 
 bool mem_live_insert(uint64_t addr, uint64_t size, uint64_t bytes, uint32_t stack)
@@ -228,7 +246,7 @@ bool mem_live_insert(uint64_t addr, uint64_t size, uint64_t bytes, uint32_t stac
 		e->size = size;
 		e->bytes = bytes;
 		e->stack = stack;
-		atomic_fetch_add_explicit(&mem.filter[filter_slot(h)], 1, memory_order_relaxed);
+		filter_add(addr, 1);
 		atomic_store_explicit(&e->addr, addr, memory_order_release);
 		atomic_fetch_add_explicit(&mem.stats.live_blocks, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&mem.stats.live_bytes, (long)bytes, memory_order_relaxed);
@@ -242,14 +260,11 @@ bool mem_live_remove(uint64_t addr, struct mem_live *ret)
 {
 	uint64_t h = hash_u64(addr);
 	struct mem_live *tab = mem.live;
-	atomic_uint *f;
-	unsigned c;
 
 	if (!tab)
 		return false;
-	f = &mem.filter[filter_slot(h)];
-	/* The common case: no sampled block hashes here. */
-	if (!atomic_load_explicit(f, memory_order_relaxed))
+	/* The common case: no sampled block has this slot. */
+	if (!atomic_load_explicit(&mem_filter[mem_filter_slot(addr)], memory_order_relaxed))
 		return false;
 	for (unsigned i = 0; i < MEM_LIVE_PROBES; i++) {
 		struct mem_live *e = &tab[(h + i) & (MEM_LIVE - 1)];
@@ -273,12 +288,7 @@ bool mem_live_remove(uint64_t addr, struct mem_live *ret)
 		atomic_fetch_sub_explicit(&mem.stats.live_bytes, (long)e->bytes,
 					  memory_order_relaxed);
 		atomic_fetch_add_explicit(&mem.stats.frees_matched, 1, memory_order_relaxed);
-		/* Never below zero, even across a reset. */
-		c = atomic_load_explicit(f, memory_order_relaxed);
-		while (c && !atomic_compare_exchange_weak_explicit(f, &c, c - 1,
-								   memory_order_relaxed,
-								   memory_order_relaxed))
-			;
+		filter_add(addr, -1); /* never below zero, even across a reset */
 		return true;
 	}
 	return false;
