@@ -1,9 +1,9 @@
 /* api: the handlers of /api/v1 (docs/api.md), one file per resource —
- * api.c workers, api_actions.c point-in-time actions, api_instances.c
+ * api_workers.c workers, api_actions.c point-in-time actions, api_instances.c
  * profiling instances, api_artifacts.c the files they produced,
  * api_tokens.c API tokens and the audit log, api_session.c signing in,
  * api_host.c and api_cluster.c this host and the others — and what
- * they share. route.c's table names which handler serves which method
+ * they share (api.c). route.c's table names which handler serves which method
  * and path; a handler finds the path's {parameters} in rq->param. */
 #ifndef NPROF_DAEMON_API_H
 #define NPROF_DAEMON_API_H
@@ -95,7 +95,7 @@ void api_release(struct daemon *d);
 
 /* ---- the handlers of route.c's table (route_fn) ---- */
 
-/* api.c: GET /api/v1/workers, /api/v1/workers/{id}, /api/v1/whoami */
+/* api_workers.c: GET /api/v1/workers, /api/v1/workers/{id}; api.c: GET /api/v1/whoami */
 void api_workers_list(struct daemon *d, struct request *rq, struct reply *rp);
 void api_worker_get(struct daemon *d, struct request *rq, struct reply *rp);
 void api_whoami(struct daemon *d, struct request *rq, struct reply *rp);
