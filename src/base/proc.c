@@ -52,6 +52,20 @@ ssize_t proc_read_small_at(int dirfd, const char *path, char *buf, size_t len)
 	return read_small(dirfd, path, buf, len, true);
 }
 
+/* The path of file of thread tid of process pid (tid 0: the process's
+ * own; pid 0: this process) into path (64 bytes). */
+static void task_file(char path[64], pid_t pid, pid_t tid, const char *file)
+{
+	if (pid && tid)
+		snprintf(path, 64, "/proc/%d/task/%d/%s", (int)pid, (int)tid, file);
+	else if (tid)
+		snprintf(path, 64, "/proc/self/task/%d/%s", (int)tid, file);
+	else if (pid)
+		snprintf(path, 64, "/proc/%d/%s", (int)pid, file);
+	else
+		snprintf(path, 64, "/proc/self/%s", file);
+}
+
 int proc_comm(pid_t pid, pid_t tid, char *buf, size_t len)
 {
 	char path[64], name[64];
@@ -59,14 +73,7 @@ int proc_comm(pid_t pid, pid_t tid, char *buf, size_t len)
 
 	if (!len)
 		return -EINVAL;
-	if (pid && tid)
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
-	else if (tid)
-		snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)tid);
-	else if (pid)
-		snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	else
-		snprintf(path, sizeof(path), "/proc/self/comm");
+	task_file(path, pid, tid, "comm");
 	n = proc_read_small(path, name, sizeof(name));
 	if (n < 0)
 		return (int)n;
@@ -160,14 +167,7 @@ int proc_stat_read(pid_t pid, pid_t tid, struct proc_stat *ret)
 {
 	char path[64];
 
-	if (pid && tid)
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-	else if (tid)
-		snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
-	else if (pid)
-		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	else
-		snprintf(path, sizeof(path), "/proc/self/stat");
+	task_file(path, pid, tid, "stat");
 	return proc_stat_read_at(AT_FDCWD, path, ret);
 }
 
