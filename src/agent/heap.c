@@ -38,7 +38,10 @@ static struct {
 	bool session_stopped;		/* agent_mem_session_stop ran: the next
 					   profile is the session's last */
 	uint64_t session_samples0;	/* mem.stats.samples at session start */
-	bool heap_per_thread, session_per_thread; /* asked for thread roots */
+	bool session_per_thread;	/* asked for thread roots; under the session's lock */
+	/* heap enable asked for them: set under lock, read by the control
+	 * thread's tick without it */
+	atomic_bool heap_per_thread;
 	struct symbolizer *syms;
 	uint8_t seen[MEM_STACKS / 8];	/* stack_next: ids visited */
 	/* mem_hook: what came before the agent, GOT slots redirected */
@@ -216,13 +219,13 @@ bool agent_heap_active(void)
 
 bool agent_heap_per_thread(void)
 {
-	return (gate() & MEM_GATE_HEAP) && H.heap_per_thread;
+	return (gate() & MEM_GATE_HEAP) && atomic_load(&H.heap_per_thread);
 }
 
 /* Stacks are kept per thread while heap profiling or a session asked. */
 static void set_per_thread(void)
 {
-	mem.per_thread = H.heap_per_thread || H.session_per_thread;
+	mem.per_thread = atomic_load(&H.heap_per_thread) || H.session_per_thread;
 }
 
 static int heap_enable_locked(uint64_t interval, bool per_thread, struct diag *d)
@@ -248,7 +251,7 @@ static int heap_enable_locked(uint64_t interval, bool per_thread, struct diag *d
 	H.heap_since_real_ns = clock_ns(CLOCK_REALTIME);
 	H.heap_since_mono_ns = clock_ns(CLOCK_MONOTONIC);
 	H.heap_samples0 = atomic_load(&mem.stats.samples);
-	H.heap_per_thread = per_thread;
+	atomic_store(&H.heap_per_thread, per_thread);
 	set_per_thread();
 	mem_gate_change(MEM_GATE_HEAP, 0);
 	agent_control_wake(); /* it ticks while heap is on (modules) */
@@ -461,7 +464,7 @@ static int build(enum event_id e, const struct agent_options *o, uint64_t start_
 			goto out;
 	}
 	add_notes(b.p, e);
-	if (o && o->per_thread && e == EVENT_HEAP && !H.heap_per_thread)
+	if (o && o->per_thread && e == EVENT_HEAP && !atomic_load(&H.heap_per_thread))
 		profile_add_note(b.p, "thread roots: heap profiling was enabled without thread "
 				 "(nprof heap PID enable -t), so its stacks were not kept apart "
 				 "per thread");
