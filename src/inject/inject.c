@@ -19,6 +19,7 @@
 #include "base/clock.h"
 #include "base/proc.h"
 #include "capture/tracee.h"
+#include "symbolize/procfs.h"
 
 #define RED_ZONE 128
 /* What a call may use of the thread's stack, at least (dlopen and the
@@ -27,6 +28,8 @@
 /* The frame nprof writes at most: red zone, FP state (11 KiB with
  * AVX-512 and AMX's), string, ucontext. */
 #define FRAME_ROOM (32u << 10)
+/* How many times a thread is stopped to find it at a safe point. */
+#define SAFE_TRIES 200
 #define XSTATE_MAX (64u << 10)
 #ifndef FP_XSTATE_MAGIC1 /* <sys/user.h>'s, when it has them */
 #define FP_XSTATE_MAGIC1 0x46505853u
@@ -73,6 +76,53 @@ static int rank(long sc)
 		if (sc == idle_syscalls[i])
 			return 0;
 	return 2;
+}
+
+/* The C library's and the dynamic loader's code in pid, where a thread
+ * may hold their locks (malloc's arenas, the loader's): up to max ranges
+ * into lo and hi, their number. */
+static size_t locked_code(pid_t pid, uint64_t *lo, uint64_t *hi, size_t max)
+{
+	char path[64], *buf = NULL, *line, *save = NULL;
+	size_t len = 0, n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	if (procfs_read_file(path, 1u << 22, &buf, &len) < 0)
+		return 0;
+	for (line = strtok_r(buf, "\n", &save); line && n < max; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long a, b;
+		char perms[8];
+		const char *file = strrchr(line, '/');
+
+		if (!file || sscanf(line, "%llx-%llx %7s", &a, &b, perms) != 3 || perms[2] != 'x')
+			continue;
+		if (!strncmp(file, "/libc.so.", 9) || !strncmp(file, "/libc-", 6) ||
+		    !strncmp(file, "/ld-linux", 9)) {
+			lo[n] = a;
+			hi[n++] = b;
+		}
+	}
+	free(buf);
+	return n;
+}
+
+/* Whether a thread stopped with regs may run the call: waiting in an idle
+ * system call or in futex (a lock it waits for is not one it holds), or
+ * stopped outside the C library and the loader. Anywhere else it may
+ * hold malloc's or the loader's lock, which the call (dlopen) takes:
+ * seen in a malloc-heavy program, its main thread stopped in brk inside
+ * malloc, then blocked for ever on its own arena's lock. */
+static bool safe_point(const struct user_regs_struct *regs, const uint64_t *lo,
+		       const uint64_t *hi, size_t nranges)
+{
+	long sc = (long long)regs->orig_rax >= 0 ? (long)regs->orig_rax : -1;
+
+	if (sc >= 0 && rank(sc) < 2)
+		return true;
+	for (size_t i = 0; i < nranges; i++)
+		if (regs->rip >= lo[i] && regs->rip < hi[i])
+			return false;
+	return true;
 }
 
 /* The threads to try, best first: waiting in an idle system call (the
@@ -493,32 +543,51 @@ static int inject_on_a_thread(pid_t pid, const struct inject_call *c, struct inj
 	uint64_t t0 = 0;
 	pid_t tid = 0; /* the thread chosen and stopped */
 
+	uint64_t lo[8], hi[8];
+	size_t nranges = locked_code(pid, lo, hi, 8);
+	bool busy = false; /* a thread was stopped inside the C library */
+
 	err = candidates(pid, &tids, &n);
 	if (err < 0)
 		return diag_set(d, err == -ENOENT ? -ESRCH : err, "process %d: %s", (int)pid,
 				err == -ENOENT || err == -ESRCH ? "no such process" : strerror(-err));
+	/* Each thread, best first, stopped up to SAFE_TRIES times, a
+	 * millisecond apart, until it is stopped at a safe point. */
 	for (size_t i = 0; i < n && !tid; i++) {
-		t0 = clock_ns(CLOCK_MONOTONIC);
-		err = tracee_stop(tids[i], &sig);
-		if (err == -ESRCH)
-			continue;
-		if (err < 0) {
-			free(tids);
-			return tracee_explain_access(pid, err, "an attach", d);
+		for (int try = 0; try < SAFE_TRIES && !tid; try++) {
+			t0 = clock_ns(CLOCK_MONOTONIC);
+			err = tracee_stop(tids[i], &sig);
+			if (err == -ESRCH)
+				break;
+			if (err < 0) {
+				free(tids);
+				return tracee_explain_access(pid, err, "an attach", d);
+			}
+			if (sig) {
+				/* Stopped with a signal to deliver: the next one. */
+				tracee_release(tids[i], sig);
+				break;
+			}
+			if (ptrace(PTRACE_GETREGS, tids[i], 0, &s.regs) < 0 ||
+			    !stack_fits(pid, s.regs.rsp)) {
+				tracee_release(tids[i], 0);
+				break;
+			}
+			if (!safe_point(&s.regs, lo, hi, nranges)) {
+				tracee_release(tids[i], 0);
+				busy = true;
+				nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+				continue;
+			}
+			tid = tids[i];
 		}
-		if (sig) {
-			/* Stopped with a signal to deliver: the next one. */
-			tracee_release(tids[i], sig);
-			continue;
-		}
-		if (ptrace(PTRACE_GETREGS, tids[i], 0, &s.regs) < 0 ||
-		    !stack_fits(pid, s.regs.rsp)) {
-			tracee_release(tids[i], 0);
-			continue;
-		}
-		tid = tids[i];
 	}
 	free(tids);
+	if (!tid && busy)
+		return diag_set(d, -EAGAIN,
+				"process %d: each thread was inside the C library (its locks may be "
+				"held there, which loading the agent takes) every time it was "
+				"stopped; try again", (int)pid);
 	if (!tid)
 		return diag_set(d, -EAGAIN,
 				"process %d: no thread could make the call (none with %u KiB of stack "

@@ -3,6 +3,7 @@
  * nothing. */
 #include "unwind/unwind_table.h"
 #include "base/array.h"
+#include "base/target_files.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -41,10 +42,12 @@ static int elf_src_open(const struct elf_input *in, struct elf_src *ret)
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOTSUP;
 	if (in->path || in->fd >= 0) {
-		s.fd = in->path ? open(in->path, O_RDONLY | O_CLOEXEC)
+		/* A regular file only: a FIFO at a module's path (its
+		 * owner may bind one there) would hold the open for ever. */
+		s.fd = in->path ? target_files_open_host(in->path, false)
 				: fcntl(in->fd, F_DUPFD_CLOEXEC, 0);
 		if (s.fd < 0)
-			return -errno;
+			return in->path ? s.fd : -errno;
 		s.elf = elf_begin(s.fd, ELF_C_READ_MMAP, NULL);
 	} else {
 		/* libelf takes char *; ELF_C_READ never writes through it. */

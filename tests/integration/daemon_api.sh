@@ -375,6 +375,9 @@ api POST "/api/v1/workers/$(worker_of "$EIGHT")/stacks"
 K3=$(json "$TMP/api.out" 'j["id"]')
 api POST "/api/v1/workers/$(worker_of "$SPIN")/coredump"
 K4=$(json "$TMP/api.out" 'j["id"]')
+# The daemon's own children, named before it dies (then they are init's,
+# and other tests running beside this one have nprof processes too).
+kids=$(pgrep -P "$DAEMON" | tr '\n' ' ')
 kill -KILL "$DAEMON"
 wait "$DAEMON" 2>/dev/null
 sleep 0.5
@@ -389,11 +392,20 @@ done
 check "after SIGKILL of nprofd: every target runs, none stopped or traced${bad}" [ -z "$bad" ]
 # SIGKILL reaches each child as the daemon dies (PR_SET_PDEATHSIG); a
 # loaded host may take a moment to run its end.
+# kids_left: those of its children still running nprof.
+kids_left() {
+	local k
+	for k in $kids; do
+		tr '\0' ' ' <"/proc/$k/cmdline" 2>/dev/null | grep -q "^$NPROF_BUILD/nprof " &&
+			echo "$k $(tr '\0' ' ' <"/proc/$k/cmdline" | cut -c1-100)"
+	done
+}
 for ((i = 0; i < 50; i++)); do
-	pgrep -f "$NPROF_BUILD/nprof (record|stacks|dump)" >/dev/null || break
+	[ -z "$(kids_left)" ] && break
 	sleep 0.1
 done
-left=$(pgrep -af "$NPROF_BUILD/nprof (record|stacks|dump)" | cut -c1-120)
+left=$(kids_left)
+diag "the killed daemon's children: ${kids:-none}"
 check "no nprof child of the killed daemon is left (5 s after)${left:+: $left}" [ -z "$left" ]
 # The agent's wall session (20 s) outlives the daemon and its nprof, and
 # ends by its own deadline (2 s past its duration): nothing samples on.

@@ -156,6 +156,7 @@ start_as_user own "mount -t tmpfs tmpfs $AGENT_DIR && mount -t tmpfs tmpfs /tmp 
 W=$(worker_of "$PID")
 api POST "/api/v1/workers/$W/attach"
 check "nprofd's attach for root on the user's process in its own namespace: 200" [ "$CODE" = 200 ]
+[ "$CODE" = 200 ] || { diag "POST attach: $CODE $(head -c 400 "$TMP/api.out")"; diag_file "$D/log" 20; }
 # The workers' agent column comes from nprofd's next look at /proc.
 for ((i = 0; i < 50; i++)); do
 	api GET "/api/v1/workers/$W"
