@@ -145,6 +145,7 @@ check "lock after attach: worker -> wait_on_a, the waiting function, on the stac
 run_nprof 30 detach "$LT"
 sites=$(sed -n 's/.* \([0-9][0-9]*\) call sites put back.*/\1/p' "$TMP/np.err")
 check "detach puts the redirected call sites back ($sites)" bash -c "[ $NP_RC -eq 0 ] && [ '${sites:-0}' -gt 0 ]"
+[ "${sites:-0}" -gt 0 ] || { np_diag; diag "lock_two: $(kill -0 "$LT" 2>/dev/null && echo running || echo ended)"; }
 wait_pid "$LT" 30
 wait "$LT"
 check "lock_two runs to its end and exits normally after detach (status $?)" [ $? -eq 0 ]
