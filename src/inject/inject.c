@@ -106,19 +106,27 @@ static size_t locked_code(pid_t pid, uint64_t *lo, uint64_t *hi, size_t max)
 	return n;
 }
 
-/* Whether a thread stopped with regs may run the call: waiting in an idle
- * system call or in futex (a lock it waits for is not one it holds), or
- * stopped outside the C library and the loader. Anywhere else it may
- * hold malloc's or the loader's lock, which the call (dlopen) takes:
- * seen in a malloc-heavy program, its main thread stopped in brk inside
- * malloc, then blocked for ever on its own arena's lock. */
+/* The system calls malloc and free make while they hold an arena's lock
+ * (growing, trimming, giving memory back). */
+static bool allocator_syscall(long sc)
+{
+	return sc == 9 /* mmap */ || sc == 10 /* mprotect */ || sc == 11 /* munmap */ ||
+	       sc == 12 /* brk */ || sc == 25 /* mremap */ || sc == 28 /* madvise */;
+}
+
+/* Whether a thread stopped with regs may run the call (dlopen, which
+ * takes malloc's and the loader's locks): in a system call other than
+ * the allocator's, or running outside the C library and the loader.
+ * In those it may hold the very lock the call would wait for: seen in a
+ * malloc-heavy program, its main thread stopped in brk inside malloc,
+ * then blocked for ever on its own arena's lock. */
 static bool safe_point(const struct user_regs_struct *regs, const uint64_t *lo,
 		       const uint64_t *hi, size_t nranges)
 {
 	long sc = (long long)regs->orig_rax >= 0 ? (long)regs->orig_rax : -1;
 
-	if (sc >= 0 && rank(sc) < 2)
-		return true;
+	if (sc >= 0)
+		return !allocator_syscall(sc);
 	for (size_t i = 0; i < nranges; i++)
 		if (regs->rip >= lo[i] && regs->rip < hi[i])
 			return false;
