@@ -141,9 +141,9 @@ static void test_session(const char *event)
 	 * tick with an overrun that the weight counts, so half the samples;
 	 * fewer on a busy host, where a signal still pending gathers the
 	 * expirations after it as overruns (30 samples weighing 396 ms seen
-	 * in CI): the weight is the measure, the count only needs to be
-	 * enough for the shares below. */
-	CHECK(profile_total(p, 1) >= 320000000 && profile_total(p, 0) >= 20,
+	 * in CI, 9 weighing 382 ms under two CPU hogs): the weight is the
+	 * measure, the count only needs to be enough for the shares below. */
+	CHECK(profile_total(p, 1) >= 320000000 && profile_total(p, 0) >= 5,
 	      "%s: >= 80%% of the 0.4 s of CPU burned accounted for (%lld samples, %lld ns)",
 	      event, (long long)profile_total(p, 0), (long long)profile_total(p, 1));
 	CHECK(share_of(p, "agent_test_burn") >= 90, "%s: >= 90%% in the burning function", event);
