@@ -145,36 +145,21 @@ int main(void)
 		free(out);
 	}
 	{
-		struct numbuf *nb = malloc(sizeof(*nb));
-		char *out = NULL;
-		size_t len = 0;
+		/* More than a buffer's worth, so flushed on the way: nothing
+		 * lost or doubled. -1 packed unsigned is UINT64_MAX. */
+		static int64_t many_min[20000], many_ones[20000];
+		char *dec, *pk;
 
-		nb->n = 0;
-		nb->out = open_memstream(&out, &len);
-		/* Decimal across flushes: nothing lost or doubled. */
 		for (int k = 0; k < 20000; k++)
-			numbuf_put(nb, ',', INT64_MIN);
-		numbuf_flush(nb);
-		fclose(nb->out);
-		free(nb);
-		CHECK(len == 20000 * 21, "decimal past a buffer's worth: every digit written (%zu)", len);
-		free(out);
-	}
-	{
-		struct numbuf *nb = malloc(sizeof(*nb));
-		char *out = NULL;
-		size_t len = 0;
-
-		nb->n = 0;
-		nb->out = open_memstream(&out, &len);
-		/* More than the buffer holds: flushed on the way. */
-		for (int k = 0; k < 20000; k++)
-			numbuf_put_packed(nb, UINT64_MAX);
-		numbuf_flush(nb);
-		fclose(nb->out);
-		free(nb);
-		CHECK(len == 20000 * 13, "a buffer's worth and more: every digit written (%zu)", len);
-		free(out);
+			many_min[k] = INT64_MIN, many_ones[k] = -1;
+		dec = decimal(many_min, 20000, ',');
+		pk = packed(many_ones, 20000, 0);
+		CHECK(dec && strlen(dec) == 20000 * 21,
+		      "decimal past a buffer's worth: every digit written (%zu)", dec ? strlen(dec) : 0);
+		CHECK(pk && strlen(pk) == 20000 * 13,
+		      "a buffer's worth and more: every digit written (%zu)", pk ? strlen(pk) : 0);
+		free(dec);
+		free(pk);
 	}
 	return test_done();
 }
