@@ -24,8 +24,6 @@
 #include "unwind/unwind_table.h"
 #include "unwind/walker.h"
 
-#define MAPS_MAX_BYTES (256u << 20)
-
 /* --- one thread ----------------------------------------------------------- */
 
 struct namer {

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
 #include <sys/user.h>
@@ -19,6 +20,7 @@
 #include "base/clock.h"
 #include "base/proc.h"
 #include "capture/tracee.h"
+#include "symbolize/maps.h"
 #include "symbolize/procfs.h"
 
 #define RED_ZONE 128
@@ -83,26 +85,28 @@ static int rank(long sc)
  * into lo and hi, their number. */
 static size_t locked_code(pid_t pid, uint64_t *lo, uint64_t *hi, size_t max)
 {
-	char path[64], *buf = NULL, *line, *save = NULL;
+	char path[64], *buf = NULL;
 	size_t len = 0, n = 0;
+	struct maps m;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	if (procfs_read_file(path, 1u << 22, &buf, &len) < 0)
+	if (procfs_read_file(path, MAPS_MAX_BYTES, &buf, &len) < 0)
 		return 0;
-	for (line = strtok_r(buf, "\n", &save); line && n < max; line = strtok_r(NULL, "\n", &save)) {
-		unsigned long long a, b;
-		char perms[8];
-		const char *file = strrchr(line, '/');
+	maps_init(&m);
+	maps_parse(&m, buf, len, 0);
+	free(buf);
+	for (size_t i = 0; i < m.n && n < max; i++) {
+		const char *file = strrchr(m.v[i].path, '/');
 
-		if (!file || sscanf(line, "%llx-%llx %7s", &a, &b, perms) != 3 || perms[2] != 'x')
+		if (!file || !(m.v[i].prot & PROT_EXEC))
 			continue;
 		if (!strncmp(file, "/libc.so.", 9) || !strncmp(file, "/libc-", 6) ||
 		    !strncmp(file, "/ld-linux", 9)) {
-			lo[n] = a;
-			hi[n++] = b;
+			lo[n] = m.v[i].start;
+			hi[n++] = m.v[i].end;
 		}
 	}
-	free(buf);
+	maps_release(&m);
 	return n;
 }
 

@@ -44,6 +44,10 @@ struct maps {
 	uint64_t skipped_lines;	/* malformed or too long; not fatal */
 };
 
+/* The most of a /proc/PID/maps file a reader takes (a process can map
+ * hundreds of thousands of regions). */
+#define MAPS_MAX_BYTES (256u << 20)
+
 void maps_init(struct maps *m);
 void maps_release(struct maps *m);
 

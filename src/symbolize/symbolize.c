@@ -36,7 +36,6 @@
 #include "symbolize/symcache.h"
 #include "symbolize/vdso.h"
 
-#define MAPS_MAX_BYTES (256u << 20)
 #define KALLSYMS_MAX_BYTES (256u << 20)
 #define PERFMAP_MAX_BYTES (1u << 30)
 #define NO_MODULE UINT32_MAX
