@@ -176,10 +176,9 @@ const startCpu = async (page, workers, instances) => page.evaluate(async ({ work
 		// --- RUNNING -> FINISHED in the instances table, without a reload --------------
 		await page.click('#nav a[data-view=instances]');
 		const row = page.locator(`#i-list tr[data-id="${K(inst)}"]`);
+		// (its RUNNING row and countdown are checked below, on a one-minute
+		// instance: a 3 s one can end before a loaded host draws the view)
 		await row.waitFor({ timeout: 10000 });
-		const st0 = await row.locator('.status').innerText();
-		ok(/RUNNING/.test(st0), `instance ${inst} shows RUNNING with a countdown: ${st0}`);
-		ok(/left/.test(st0), 'the countdown shows the time left');
 		await shot(page, 'instance running');
 		await page.waitForSelector(`#i-list tr[data-id="${K(inst)}"][data-status=FINISHED]`,
 			{ timeout: 17000 + SECS * 1000 });
@@ -372,6 +371,15 @@ const startCpu = async (page, workers, instances) => page.evaluate(async ({ work
 		const running = page.locator('#i-list tr[data-status=RUNNING]');
 		await running.first().waitFor({ timeout: 10000 });
 		const rid = await running.first().getAttribute('data-id');
+		const st0 = await running.first().locator('.status').innerText();
+		ok(/RUNNING/.test(st0), `instance ${rid} shows RUNNING with a countdown: ${st0}`);
+		ok(/left/.test(st0), 'the countdown shows the time left');
+		await page.waitForFunction(({ id, was }) => {
+			const s = document.querySelector(`#i-list tr[data-id="${id}"] .status`);
+			return s && s.textContent !== was;
+		}, { id: rid, was: st0 }, { timeout: 5000 }).catch(() => {});
+		const st1 = await page.locator(`#i-list tr[data-id="${rid}"] .status`).innerText();
+		ok(st1 !== st0 && /left/.test(st1), `the countdown ticks: ${st0} -> ${st1}`);
 		await running.first().locator('button', { hasText: 'Stop' }).click();
 		await page.waitForSelector(`#i-list tr[data-id="${rid}"][data-status=STOPPED]`, { timeout: 20000 });
 		ok(true, `Stop: instance ${rid} STOPPED`);
