@@ -8,6 +8,7 @@
 
 #include "base/proc.h"
 #include "daemon/api.h"
+#include "daemon/nouns.h"
 #include "daemon/reply_cache.h"
 
 /* The cache key of rq's reply: who asks (what they may see differs),
@@ -130,4 +131,12 @@ void api_whoami(struct daemon *d, struct request *rq, struct reply *rp)
 	rp->json = json_pack("{ss si sb ss ss ss?}", "user", rq->user.name, "uid", (int)rq->user.uid,
 			     "admin", rq->user.admin, "via", rq->user.via, "host", host,
 			     "http", d->http_url[0] ? d->http_url : NULL);
+}
+
+/* GET /api/v1/meta: what this daemon's nouns are (nouns.h). */
+void api_meta(struct daemon *d, struct request *rq, struct reply *rp)
+{
+	(void)d;
+	(void)rq;
+	rp->json = nouns_json();
 }

@@ -99,6 +99,7 @@ void api_release(struct daemon *d);
 void api_workers_list(struct daemon *d, struct request *rq, struct reply *rp);
 void api_worker_get(struct daemon *d, struct request *rq, struct reply *rp);
 void api_whoami(struct daemon *d, struct request *rq, struct reply *rp);
+void api_meta(struct daemon *d, struct request *rq, struct reply *rp);
 /* api_actions.c: POST /api/v1/workers/{id}/{action} and
  * /api/v1/workers/{id}/commands/{name}; GET /api/v1/commands */
 void api_worker_act(struct daemon *d, struct request *rq, struct reply *rp);

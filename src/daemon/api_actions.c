@@ -21,6 +21,7 @@
 #include "daemon/db.h"
 #include "daemon/jobs.h"
 #include "daemon/log.h"
+#include "daemon/nouns.h"
 #include "daemon/owner.h"
 
 #define ACTION_TIME_LIMIT_NS (120ull * 1000000000ull)
@@ -146,6 +147,7 @@ static void *restart_wait_thread(void *arg)
 	uint64_t end = clock_ns(CLOCK_MONOTONIC) + RESTART_WAIT_NS;
 	struct worker w;
 	char msg[512];
+	const char *state;
 	bool found;
 
 	while (!(found = find_successor(rw, &w)) && clock_ns(CLOCK_MONOTONIC) < end)
@@ -156,10 +158,11 @@ static void *restart_wait_thread(void *arg)
 		snprintf(msg, sizeof(msg), "the restart command succeeded, but no new process of %s "
 			 "appeared within %llu s", rw->target,
 			 (unsigned long long)(RESTART_WAIT_NS / 1000000000ull));
+	state = instance_state_name(found ? INSTANCE_FINISHED : INSTANCE_FAILED);
 	db_exec(rw->d->db, NULL, "UPDATE instances SET status = ?, message = ?, finished = ?, "
-		"new_worker = ? WHERE id = ?", "ttiti", found ? "FINISHED" : "FAILED", msg,
-		(int64_t)now_ms(), found ? w.id : NULL, rw->id);
-	log_info("instance %lld %s: %s", (long long)rw->id, found ? "FINISHED" : "FAILED", msg);
+		"new_worker = ? WHERE id = ?", "ttiti", state, msg, (int64_t)now_ms(),
+		found ? w.id : NULL, rw->id);
+	log_info("instance %lld %s: %s", (long long)rw->id, state, msg);
 	free(rw);
 	return NULL;
 }
@@ -494,32 +497,25 @@ static void act(struct daemon *d, const struct request *rq, struct reply *rp,
 		const char *worker_id, const char *action)
 {
 	struct launch l = { .time_limit_ns = ACTION_TIME_LIMIT_NS };
+	const struct action_def *a = action_find(action);
 	const struct command_config *c = NULL;
 	enum action_kind kind;
 	struct worker w;
 	char key[128];
 	int pidfd;
 
-	if (!strcmp(action, "stacks")) {
-		kind = ACTION_THREAD_DUMP;
-		l = (struct launch){ .kind = "stacks", .art_format = "threads", .art_ext = "json",
-				     .format = "text", .args = { "stacks", "--json", "PID" }, .nargs = 3 };
-	} else if (!strcmp(action, "heapdump")) {
-		kind = ACTION_HEAP_SNAPSHOT;
-		l = (struct launch){ .kind = "heapdump", .art_format = "pprof", .art_ext = "pb.gz",
-				     .format = "flamegraph",
-				     .args = { "heap", "PID", "dump", "-o", "pprof" }, .nargs = 5 };
-	} else if (!strcmp(action, "coredump")) {
-		kind = ACTION_CORE_FILE;
-		l = (struct launch){ .kind = "coredump", .art_format = "core", .art_ext = "core",
-				     .format = "core",
-				     .args = { "dump", "-f", "/proc/self/fd/1", "PID" }, .nargs = 4 };
-	} else if (!strcmp(action, "restart")) {
-		kind = ACTION_RESTART;
-	} else if (!strcmp(action, "heap")) {
-		kind = ACTION_HEAP_PROFILING;
-	} else if (!strcmp(action, "attach") || !strcmp(action, "detach")) {
-		kind = ACTION_ATTACH;
+	if (a) {
+		kind = a->kind;
+		if (a->art_format) {
+			l.kind = a->instance_kind;
+			l.art_format = a->art_format;
+			l.art_ext = a->art_ext;
+			l.format = a->view_format;
+			while (l.nargs < sizeof(a->args) / sizeof(a->args[0]) && a->args[l.nargs]) {
+				l.args[l.nargs] = a->args[l.nargs];
+				l.nargs++;
+			}
+		}
 	} else if (!strncmp(action, "commands/", 9)) {
 		kind = ACTION_COMMANDS;
 		if (!(c = find_command(d, action + 9))) {
@@ -528,8 +524,7 @@ static void act(struct daemon *d, const struct request *rq, struct reply *rp,
 			return;
 		}
 	} else {
-		reply_error(rp, 404, NULL, "no action %.64s; use stacks, heapdump, coredump, restart, "
-			    "heap, attach, detach or commands/NAME", action);
+		reply_error(rp, 404, NULL, "no action %.64s; use %s", action, action_list());
 		return;
 	}
 	if (!api_worker(d, rq, rp, worker_id, &w, &pidfd))
@@ -545,9 +540,9 @@ static void act(struct daemon *d, const struct request *rq, struct reply *rp,
 		agent_switch(d, rq, rp, &w, pidfd, action);
 	else if (kind == ACTION_COMMANDS)
 		command(d, rq, rp, &w, pidfd, c);
-	else if (kind == ACTION_HEAP_SNAPSHOT && !w.agent)
-		reply_error(rp, 400, NULL, "a heap snapshot needs nprof's agent in worker %s: start "
-			    "it with NPROF_START=1 LD_PRELOAD=libnprof.so", w.id);
+	else if (a->needs_agent && !w.agent)
+		reply_error(rp, 400, NULL, "%s needs nprof's agent in worker %s: start it with "
+			    "NPROF_START=1 LD_PRELOAD=libnprof.so, or attach it", a->name, w.id);
 	else
 		instance_launch(d, rq, rp, &w, pidfd, &l);
 	close(pidfd);

@@ -16,41 +16,11 @@
 #include "daemon/api.h"
 #include "daemon/db.h"
 #include "daemon/jobs.h"
-#include "output/output.h"
+#include "daemon/nouns.h"
 #include "threaddump/threaddump.h"
 
 #define CONVERT_TIME_LIMIT_NS (60ull * 1000000000ull)
 #define THREADS_JSON_MAX (64u << 20)
-
-/* What a download in format f is called and sent as. */
-static const struct download_kind {
-	const char *format, *ext, *type;
-} KINDS[] = {
-	{ "pprof", "pb.gz", "application/octet-stream" },
-	{ "jfr", "jfr", "application/octet-stream" },
-	{ "flamegraph", "html", "text/html; charset=utf-8" },
-	{ "tree", "html", "text/html; charset=utf-8" },
-	{ "svg", "svg", "image/svg+xml" },
-	{ "speedscope", "speedscope.json", "application/json" },
-	{ "collapsed", "collapsed", "text/plain; charset=utf-8" },
-	{ "dot", "dot", "text/vnd.graphviz; charset=utf-8" },
-	{ "summary", "txt", "text/plain; charset=utf-8" },
-	{ "traces", "txt", "text/plain; charset=utf-8" },
-	{ "flat", "txt", "text/plain; charset=utf-8" },
-	{ "threads", "json", "application/json" },
-	{ "json", "json", "application/json" },
-	{ "text", "txt", "text/plain; charset=utf-8" },
-	{ "core", "core", "application/octet-stream" },
-	{ "file", "", "application/octet-stream" },
-};
-
-static const struct download_kind *kind_of(const char *format)
-{
-	for (size_t i = 0; i < sizeof(KINDS) / sizeof(KINDS[0]); i++)
-		if (!strcmp(KINDS[i].format, format))
-			return &KINDS[i];
-	return NULL;
-}
 
 static json_t *artifact_json(json_t *row)
 {
@@ -373,26 +343,12 @@ static int convert(struct daemon *d, json_t *row, int stored, const char *format
 	return out;
 }
 
-static bool can_convert(const char *have, const char *want)
-{
-	if (!strcmp(have, want))
-		return true;
-	if (!strcmp(have, "threads"))
-		return !strcmp(want, "text") || !strcmp(want, "json");
-	if (!strcmp(have, "pprof")) {
-		enum output_format f;
-
-		return output_format_parse(want, &f) == 0;
-	}
-	return false;
-}
-
 /* Sends fd (owned) as a file in format, named base plus the format's
  * extension; shown in the browser (sandboxed) when inl says so. */
 static void reply_file(struct reply *rp, int fd, const char *format, const char *base,
 		       const char *inl)
 {
-	const struct download_kind *k = kind_of(format);
+	const struct format_def *k = format_find(format);
 	struct stat st;
 
 	fstat(fd, &st);
@@ -429,10 +385,11 @@ static void download(struct daemon *d, const struct request *rq, struct reply *r
 		want = have;
 	if (!inline_valid(inl, rp))
 		return;
-	if (!can_convert(have, want)) {
+	if (!format_converts(have, want)) {
+		char targets[256];
+
 		reply_error(rp, 400, "format", "a %s artifact converts to %s", have,
-			    !strcmp(have, "pprof") ? output_format_names()
-			    : !strcmp(have, "threads") ? "json or text" : "nothing else");
+			    format_targets(have, targets, sizeof(targets)));
 		return;
 	}
 	if (json_integer_value(json_object_get(row, "complete")) == 0) {
@@ -540,9 +497,11 @@ void api_diff(struct daemon *d, struct request *rq, struct reply *rp)
 	char base[96], title[256];
 
 	format = format ? format : "flamegraph";
-	if (strcmp(format, "flamegraph") && strcmp(format, "flat") && strcmp(format, "collapsed")) {
-		reply_error(rp, 400, "format", "format=%.32s: a diff is flamegraph, flat or collapsed",
-			    format);
+	if (!format_find(format) || !format_find(format)->diff) {
+		char names[128];
+
+		reply_error(rp, 400, "format", "format=%.32s: a diff is %s", format,
+			    format_diff_list(names, sizeof(names)));
 		return;
 	}
 	if (!inline_valid(inl, rp) || !(before = diff_side(d, rq, rp, "before", &fb, &remote_before)) ||

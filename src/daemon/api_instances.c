@@ -19,6 +19,7 @@
 #include "daemon/db.h"
 #include "daemon/jobs.h"
 #include "daemon/log.h"
+#include "daemon/nouns.h"
 #include "output/output.h"
 
 
@@ -100,6 +101,13 @@ static json_t *instance_shown(struct daemon *d, json_t *row)
 	json_decref(list);
 	json_decref(rows);
 	return o ? o : json_object();
+}
+
+/* Whether an instance's row says it runs. */
+static bool row_running(json_t *row)
+{
+	return instance_state_parse(json_string_value(json_object_get(row, "status")) ?: "") ==
+	       INSTANCE_RUNNING;
 }
 
 /* The instance id, visible to rq's user: its row (decref it), or NULL
@@ -486,10 +494,8 @@ void api_instances_list(struct daemon *d, struct request *rq, struct reply *rp)
 	uint64_t generation = db_generation(d->db);
 	json_t *rows, *list;
 
-	if (status && strcmp(status, "RUNNING") && strcmp(status, "FINISHED") &&
-	    strcmp(status, "STOPPED") && strcmp(status, "FAILED")) {
-		reply_error(rp, 400, "status", "status=%.32s: use RUNNING, FINISHED, STOPPED or FAILED",
-			    status);
+	if (status && instance_state_parse(status) < 0) {
+		reply_error(rp, 400, "status", "status=%.32s: use %s", status, instance_state_list());
 		return;
 	}
 	if (limit < 1 || limit > 10000) {
@@ -539,7 +545,7 @@ void api_instance_get(struct daemon *d, struct request *rq, struct reply *rp)
 		row = find_instance(d, rq, rp, seg);
 		if (!row)
 			return;
-		if (strcmp(json_string_value(json_object_get(row, "status")), "RUNNING") ||
+		if (!row_running(row) ||
 		    clock_ns(CLOCK_MONOTONIC) >= until ||
 		    !db_wait_change(d->db, generation, until))
 			break;
@@ -557,7 +563,7 @@ void api_instance_stop(struct daemon *d, struct request *rq, struct reply *rp)
 
 	if (!row)
 		return;
-	if (strcmp(json_string_value(json_object_get(row, "status")), "RUNNING") ||
+	if (!row_running(row) ||
 	    jobs_stop(d->jobs, json_integer_value(json_object_get(row, "id"))) < 0) {
 		reply_error(rp, 409, "id", "instance %s is not running (it is %s)", seg,
 			    json_string_value(json_object_get(row, "status")));
@@ -590,20 +596,20 @@ void instances_job_done(void *ctx, const struct job_end *end)
 {
 	struct daemon *d = ctx;
 	char said[512], msg[600];
-	const char *status;
+	enum instance_state status;
 	bool ok = WIFEXITED(end->status) && WEXITSTATUS(end->status) == 0;
 
 	last_line(end->stderr_text, said, sizeof(said));
 	if (end->timed_out) {
-		status = "FAILED";
+		status = INSTANCE_FAILED;
 		snprintf(msg, sizeof(msg), "did not end within its time limit plus [instances] grace; "
 			 "ended%s%s", said[0] ? ": " : "", said);
 	} else if (ok) {
-		status = end->stopped ? "STOPPED" : "FINISHED";
+		status = end->stopped ? INSTANCE_STOPPED : INSTANCE_FINISHED;
 		snprintf(msg, sizeof(msg), "%s", said[0] ? said : end->stopped ? "stopped early; "
 			 "what was recorded until then is kept" : "");
 	} else {
-		status = "FAILED";
+		status = INSTANCE_FAILED;
 		if (WIFSIGNALED(end->status))
 			snprintf(msg, sizeof(msg), "nprof was killed by signal %d%s%s",
 				 WTERMSIG(end->status), said[0] ? ": " : "", said);
@@ -620,8 +626,9 @@ void instances_job_done(void *ctx, const struct job_end *end)
 		return;
 	}
 	db_exec(d->db, NULL, "UPDATE instances SET status = ?, message = ?, finished = ? WHERE id = ?",
-		"ttii", status, msg, (int64_t)now_ms(), end->id);
-	log_info("instance %lld %s%s%s", (long long)end->id, status, msg[0] ? ": " : "", msg);
+		"ttii", instance_state_name(status), msg, (int64_t)now_ms(), end->id);
+	log_info("instance %lld %s%s%s", (long long)end->id, instance_state_name(status),
+		 msg[0] ? ": " : "", msg);
 	artifacts_retain(d);
 }
 

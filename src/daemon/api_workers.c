@@ -11,6 +11,7 @@
 #include "base/clock.h"
 #include "base/proc.h"
 #include "daemon/api.h"
+#include "daemon/nouns.h"
 
 #define WORKERS_MAX 65536
 /* A list of the host's processes is reused for this long: a page that
@@ -196,26 +197,20 @@ static void actions_json(struct daemon *d, const struct worker *w, bool admin,
 			 const struct service_config *svc, bool program_held, json_t *avail,
 			 json_t *unavail)
 {
-	static const struct { const char *name; enum action_kind kind; } ACTIONS[] = {
-		{ "stacks", ACTION_THREAD_DUMP }, { "heapdump", ACTION_HEAP_SNAPSHOT },
-		{ "heap", ACTION_HEAP_PROFILING }, { "coredump", ACTION_CORE_FILE },
-		{ "restart", ACTION_RESTART }, { "attach", ACTION_ATTACH },
-		{ "detach", ACTION_ATTACH },
-	};
 	char key[128], why[320];
 
-	for (size_t i = 0; i < sizeof(ACTIONS) / sizeof(ACTIONS[0]); i++) {
-		enum action_kind k = ACTIONS[i].kind;
+	for (size_t i = 0; i < action_count; i++) {
+		const struct action_def *a = &action_defs[i];
+		enum action_kind k = a->kind;
 
 		why[0] = '\0';
 		if (!config_action_allowed(&d->cfg, svc, k, key, sizeof(key)))
 			snprintf(why, sizeof(why), "disabled by the operator (%s in nprofd.conf)", key);
-		else if ((k == ACTION_HEAP_SNAPSHOT || k == ACTION_HEAP_PROFILING) && !w->agent)
-			snprintf(why, sizeof(why), "%s", no_agent_why(d, svc));
-		else if (k == ACTION_ATTACH && !strcmp(ACTIONS[i].name, "attach") && w->agent)
+		else if (a->needs_agent && !w->agent)
+			snprintf(why, sizeof(why), "%s", a->without_agent ? a->without_agent
+									   : no_agent_why(d, svc));
+		else if (a->refuses_agent && w->agent)
 			snprintf(why, sizeof(why), "nprof's agent is already loaded in the process");
-		else if (k == ACTION_ATTACH && !strcmp(ACTIONS[i].name, "detach") && !w->agent)
-			snprintf(why, sizeof(why), "no agent answers in the process to detach");
 		else if (k == ACTION_RESTART && !(svc && svc->restart[0]) &&
 			 !(access("/run/systemd/system", F_OK) == 0 && strstr(w->unit, ".service")))
 			snprintf(why, sizeof(why), "no supervisor to restart it through: not a systemd "
@@ -232,7 +227,7 @@ static void actions_json(struct daemon *d, const struct worker *w, bool admin,
 				 "by its program's path alone, a program another user could have put "
 				 "there (the operator can install it where only root can change it, or "
 				 "name the service's main process with pid_file)", svc->name);
-		add_action(avail, unavail, ACTIONS[i].name, why);
+		add_action(avail, unavail, a->name, why);
 	}
 	for (size_t i = 0; i < d->cfg.n_commands; i++) {
 		char name[CONFIG_NAME_MAX + 16];

@@ -19,6 +19,7 @@
 const struct route route_table[] = {
 	/* method  pattern                                   handler               who     ?host=   body */
 	{ "GET",    "/api/v1/whoami",                        api_whoami,           USER,   FORWARD, 0, NULL },
+	{ "GET",    "/api/v1/meta",                          api_meta,             USER,   FORWARD, 0, NULL },
 	{ "GET",    "/api/v1/host",                          api_host,             USER,   FORWARD, 0, NULL },
 	{ "GET",    "/api/v1/hosts",                         api_hosts,            USER,   HERE,    0, NULL },
 	{ "GET",    "/api/v1/workers",                       api_workers_list,     USER,   FANOUT,  0, NULL },
