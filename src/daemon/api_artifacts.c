@@ -29,7 +29,8 @@ static json_t *artifact_json(json_t *row)
 
 	json_object_set_new(o, "created", json_string(iso_time(
 		(uint64_t)json_integer_value(json_object_get(row, "created")), when, sizeof(when))));
-	json_object_set_new(o, "complete", json_boolean(json_integer_value(json_object_get(row, "complete")) == 1));
+	json_object_set_new(o, "complete", json_boolean(json_integer_value(
+		json_object_get(row, "complete")) == ARTIFACT_COMPLETE));
 	json_object_del(o, "file");
 	return o;
 }
@@ -392,7 +393,7 @@ static void download(struct daemon *d, const struct request *rq, struct reply *r
 			    format_targets(have, targets, sizeof(targets)));
 		return;
 	}
-	if (json_integer_value(json_object_get(row, "complete")) == 0) {
+	if (json_integer_value(json_object_get(row, "complete")) == ARTIFACT_WRITING) {
 		reply_error(rp, 409, "id", "artifact %lld is still being written; try again when its "
 			    "instance has ended", (long long)json_integer_value(json_object_get(row, "id")));
 		return;
@@ -450,7 +451,7 @@ static json_t *diff_input(struct daemon *d, const struct request *rq, struct rep
 	if (strcmp(json_string_value(json_object_get(row, "format")), "pprof")) {
 		reply_error(rp, 400, key, "artifact %.32s is a %s, not a profile: only profiles "
 			    "compare", id, json_string_value(json_object_get(row, "format")));
-	} else if (json_integer_value(json_object_get(row, "complete")) == 0) {
+	} else if (json_integer_value(json_object_get(row, "complete")) == ARTIFACT_WRITING) {
 		reply_error(rp, 409, key, "artifact %.32s is still being written; try again when "
 			    "its instance has ended", id);
 	} else if ((*ret_fd = open_stored(d, row)) < 0) {
@@ -565,7 +566,7 @@ void api_artifact_delete(struct daemon *d, struct request *rq, struct reply *rp)
 
 	if (!row)
 		return;
-	if (json_integer_value(json_object_get(row, "complete")) == 0) {
+	if (json_integer_value(json_object_get(row, "complete")) == ARTIFACT_WRITING) {
 		reply_error(rp, 409, "id", "artifact %s is still being written", seg);
 	} else {
 		file = json_string_value(json_object_get(row, "file"));

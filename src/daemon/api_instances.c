@@ -46,8 +46,8 @@ static json_t *artifacts_of(struct daemon *d, json_t *rows)
 		if (!(list = json_object_get(by, key)))
 			json_object_set_new(by, key, list = json_array());
 		json_object_del(a, "instance");
-		json_object_set_new(a, "complete",
-				    json_boolean(json_integer_value(json_object_get(a, "complete")) == 1));
+		json_object_set_new(a, "complete", json_boolean(json_integer_value(
+			json_object_get(a, "complete")) == ARTIFACT_COMPLETE));
 		json_array_append(list, a);
 	}
 	json_decref(arts);

@@ -10,6 +10,7 @@
 #include "daemon/artifacts.h"
 #include "daemon/db.h"
 #include "daemon/log.h"
+#include "daemon/nouns.h"
 #include "daemon/wall_time.h"
 
 int artifacts_create(struct daemon *d, const char *name, uid_t uid)
@@ -70,7 +71,7 @@ void artifacts_settle(struct daemon *d, int64_t id, bool ok)
 		/* A partial file of a failed job stays listed (complete false):
 		 * what it holds may still help, and it is never orphaned. */
 		db_exec(d->db, NULL, "UPDATE artifacts SET size = ?, complete = ? WHERE id = ?", "iii",
-			(int64_t)st.st_size, (int64_t)(ok ? 1 : 2),
+			(int64_t)st.st_size, (int64_t)(ok ? ARTIFACT_COMPLETE : ARTIFACT_PARTIAL),
 			(int64_t)json_integer_value(json_object_get(row, "id")));
 	}
 	json_decref(rows);

@@ -142,6 +142,41 @@ static const char *const MIGRATIONS[] = {
 	"UPDATE sqlite_sequence SET seq = MAX(seq,"
 	"  IFNULL((SELECT MAX(CAST(substr(path, 16) AS INTEGER)) FROM audit WHERE status < 400"
 	"    AND path LIKE '/api/v1/tokens/%'), 0)) WHERE name = 'tokens';",
+	/* 4 -> 5: the database holds only the states daemon/nouns.h names:
+	 * an instance's status, an artifact's completeness (0 being
+	 * written, 1 complete, 2 partial). Each table is copied into one
+	 * with the CHECK, its id sequence carried over (a removed row's id
+	 * stays used). */
+	"CREATE TABLE instances5("
+	"  id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, worker TEXT NOT NULL,"
+	"  pid INTEGER NOT NULL, worker_uid INTEGER NOT NULL, service TEXT,"
+	"  user TEXT NOT NULL, uid INTEGER NOT NULL, mode TEXT,"
+	"  duration_ns INTEGER, interval TEXT, format TEXT,"
+	"  status TEXT NOT NULL CHECK(status IN ('RUNNING', 'FINISHED', 'STOPPED', 'FAILED')),"
+	"  message TEXT NOT NULL DEFAULT '',"
+	"  created INTEGER NOT NULL, finished INTEGER, child_pid INTEGER,"
+	"  target TEXT, new_worker TEXT);"
+	"INSERT INTO instances5 SELECT * FROM instances;"
+	"CREATE TABLE artifacts5("
+	"  id INTEGER PRIMARY KEY AUTOINCREMENT, instance INTEGER NOT NULL, worker TEXT NOT NULL,"
+	"  worker_uid INTEGER NOT NULL, name TEXT NOT NULL, format TEXT NOT NULL,"
+	"  file TEXT NOT NULL, size INTEGER NOT NULL DEFAULT 0,"
+	"  created INTEGER NOT NULL,"
+	"  complete INTEGER NOT NULL DEFAULT 0 CHECK(complete IN (0, 1, 2)));"
+	"INSERT INTO artifacts5 SELECT * FROM artifacts;"
+	"INSERT INTO sqlite_sequence(name, seq) SELECT t, 0 FROM (SELECT 'instances5' AS t"
+	"  UNION ALL SELECT 'artifacts5') WHERE t NOT IN (SELECT name FROM sqlite_sequence);"
+	"UPDATE sqlite_sequence SET seq = MAX(seq, IFNULL((SELECT seq FROM sqlite_sequence"
+	"  WHERE name = 'instances'), 0)) WHERE name = 'instances5';"
+	"UPDATE sqlite_sequence SET seq = MAX(seq, IFNULL((SELECT seq FROM sqlite_sequence"
+	"  WHERE name = 'artifacts'), 0)) WHERE name = 'artifacts5';"
+	"DROP TABLE instances;"
+	"DROP TABLE artifacts;"
+	"ALTER TABLE instances5 RENAME TO instances;"
+	"ALTER TABLE artifacts5 RENAME TO artifacts;"
+	"CREATE INDEX instances_worker ON instances(worker, id);"
+	"CREATE INDEX instances_status ON instances(status);"
+	"CREATE INDEX artifacts_instance ON artifacts(instance);",
 };
 
 static int migrate(sqlite3 *h, char *err, size_t errlen)

@@ -198,6 +198,12 @@ int main(void)
 		CHECK_INT(db_query_int(db, -1, "SELECT ? + 1", "i", (int64_t)6), ==, 7,
 			  "statements pushed out and prepared again answer right");
 	}
+	/* The states are daemon/nouns.h's: nothing else goes in. */
+	CHECK(db_exec(db, NULL, "UPDATE instances SET status = 'DONE'", "") < 0,
+	      "an instance state nouns.h does not name is refused");
+	CHECK(db_exec(db, NULL, "INSERT INTO artifacts(instance, worker, worker_uid, name, format, "
+		      "file, created, complete) VALUES(1, '1-1', 0, 'a', 'pprof', 'f', 0, 3)", "") < 0,
+	      "an artifact's completeness is 0, 1 or 2");
 	readers_and_a_writer(db);
 	CHECK(db_integrity_ok(db), "integrity_check ok");
 	db_close(db);
