@@ -574,9 +574,13 @@ void api_artifact_delete(struct daemon *d, struct request *rq, struct reply *rp)
 			snprintf(path, sizeof(path), "%s/%s", d->artifacts_dir, file);
 			unlink(path);
 		}
-		db_exec(d->db, NULL, "DELETE FROM artifacts WHERE id = ?", "t", seg);
-		rp->json = json_pack("{ss}", "deleted", seg);
-		snprintf(rp->result, sizeof(rp->result), "deleted");
+		if (db_exec(d->db, NULL, "DELETE FROM artifacts WHERE id = ?", "t", seg) < 0) {
+			reply_error(rp, 500, NULL, "artifact %s's file is removed, but its row is "
+				    "not: the index cannot be written (nprofd's log says why)", seg);
+		} else {
+			rp->json = json_pack("{ss}", "deleted", seg);
+			snprintf(rp->result, sizeof(rp->result), "deleted");
+		}
 	}
 	json_decref(row);
 }

@@ -6,6 +6,18 @@
 
 #include "daemon/log.h"
 
+static _Thread_local uint64_t request_number;
+
+void log_set_request(uint64_t number)
+{
+	request_number = number;
+}
+
+uint64_t log_request(void)
+{
+	return request_number;
+}
+
 __attribute__((format(printf, 2, 0))) static void vlog(const char *level, const char *fmt, va_list ap)
 {
 	char line[2048];
@@ -18,6 +30,9 @@ __attribute__((format(printf, 2, 0))) static void vlog(const char *level, const 
 	n = snprintf(line, sizeof(line), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ nprofd %s: ",
 		     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
 		     tm.tm_sec, ts.tv_nsec / 1000000, level);
+	if (n > 0 && (size_t)n < sizeof(line) && request_number)
+		n += snprintf(line + n, sizeof(line) - (size_t)n, "request %llu: ",
+			      (unsigned long long)request_number);
 	if (n < 0 || (size_t)n >= sizeof(line))
 		return;
 	n += vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);

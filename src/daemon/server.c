@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <pwd.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -514,6 +515,20 @@ static void audit(struct daemon *d, const struct request *rq, const struct reply
 
 /* ---- one request -------------------------------------------------------- */
 
+/* Numbers the requests, for the log (log_set_request). */
+static atomic_uint_fast64_t requests_received;
+
+/* A reply of 500 or more is the server's fault: its line in the log
+ * names the request, and the reply names it too ("request": N), so that
+ * an operator handed the error finds what went wrong. */
+static void server_fault(const struct request *rq, struct reply *rp)
+{
+	log_error("%s %s by %s answered %u: %s", rq->method, rq->path,
+		  rq->user.name[0] ? rq->user.name : "-", rp->status, rp->result);
+	if (json_is_object(rp->json))
+		json_object_set_new(rp->json, "request", json_integer((json_int_t)log_request()));
+}
+
 /* The web UI's file url names, into rp; false when it names none. */
 static bool ui_page(struct reply *rp, const char *url)
 {
@@ -763,6 +778,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	/* the request is in whole: no deadline now, whatever its reply takes */
 	slot = slot_of(c);
 	door_limit_received(door->gate.limit, slot);
+	log_set_request(atomic_fetch_add(&requests_received, 1) + 1);
 	rq.body = p->body ? p->body : "";
 	rq.body_len = p->len;
 	if (p->too_big && p->max_body < d->cfg.max_body) {
@@ -822,8 +838,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	}
 	if (!rp.json && !rp.body && rp.fd < 0 && !rp.content_type[0])
 		rp.json = json_object();
+	if (rp.status >= 500)
+		server_fault(&rq, &rp);
 	audit(d, &rq, &rp);
 	ret = send_reply(d, c, &rp);
+	log_set_request(0);
 	trim = large(&rp);
 	json_decref(rp.json);
 	free(rp.body);

@@ -331,6 +331,10 @@ http "$T1" GET "/api/v1/diff?before=$U1_ART&after=$U1_ART&inline=1"
 check "a diff whose nprof fails: 500, one line naming the comparison and why" \
 	bash -c "[ $CODE = 500 ] && grep -q 'comparing the two profiles failed: ' '$TMP/api.out'"
 diag "$(cat "$TMP/api.out")"
+# nprofd's fault (500 and above) names the request, and its log the same.
+REQ=$(json "$TMP/api.out" 'j["request"]' 2>/dev/null)
+check "the 500 names its request ($REQ), and nprofd's log has that request's line" \
+	bash -c "[ -n '$REQ' ] && grep -q 'nprofd error: request $REQ: GET /api/v1/diff by .* answered 500' '$D/log'"
 cp -p "$TMP/u1.keep" "$U1_FILE"
 http "$T2" GET /api/v1/artifacts
 check "$U2's artifact list holds none of $U1's" \
@@ -358,10 +362,15 @@ SPIN=$PID
 start_prog wallagent env LD_PRELOAD="$AGENT" "$PROGS/split" --seconds 600 || true
 AGENTED=$PID
 wait_agent "$AGENTED"
+# The thread dump and the core file first (either may end before the
+# kill), then the 20 s instances, whose nprof must still run at it: on a
+# loaded host the two requests took 8 s, and once 20.
+api POST "/api/v1/workers/$(worker_of "$EIGHT")/stacks"
+K3=$(json "$TMP/api.out" 'j["id"]')
+api POST "/api/v1/workers/$(worker_of "$SPIN")/coredump"
+K4=$(json "$TMP/api.out" 'j["id"]')
 start_instance "{\"worker\": \"$W\", \"mode\": \"cpu\", \"duration\": \"20s\"}"
 K1=$INST
-# 20 s: long enough to outlast what comes before the kill on a loaded host
-# (the thread dump and core file requests took 8 s there once).
 start_instance "{\"worker\": \"$(worker_of "$AGENTED")\", \"mode\": \"wall\", \"duration\": \"20s\"}"
 K2=$INST
 K2_T0=$(date +%s.%N)
@@ -371,10 +380,7 @@ if ! agent_running "$AGENTED"; then
 	diag "nprof list $AGENTED: $("$NPROF" list "$AGENTED" 2>&1)" "$(cat /proc/$AGENTED/cmdline | tr '\0' ' ')"
 	not_ok "the wall instance's session runs in the agent"
 fi
-api POST "/api/v1/workers/$(worker_of "$EIGHT")/stacks"
-K3=$(json "$TMP/api.out" 'j["id"]')
-api POST "/api/v1/workers/$(worker_of "$SPIN")/coredump"
-K4=$(json "$TMP/api.out" 'j["id"]')
+diag "the kill comes $(awk -v t0="$K2_T0" -v t1="$(date +%s.%N)" 'BEGIN { printf "%.1f", t1 - t0 }') s after the wall instance started"
 # The daemon's own children, named before it dies (then they are init's,
 # and other tests running beside this one have nprof processes too).
 kids=$(pgrep -P "$DAEMON" | tr '\n' ' ')
