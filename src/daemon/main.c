@@ -23,6 +23,7 @@
 #include "daemon/cluster_auth.h"
 #include "daemon/db.h"
 #include "daemon/jobs.h"
+#include "daemon/listen.h"
 #include "daemon/log.h"
 #include "daemon/reply_cache.h"
 #include "daemon/server.h"
@@ -171,7 +172,7 @@ int main(int argc, char **argv)
 	if (listen && listen[0]) {
 		bool loopback;
 
-		if (server_parse_listen(listen, &loopback) < 0)
+		if (listen_parse(listen, &loopback) < 0)
 			return usage_error("--listen %s: not ADDR:PORT; use for example 127.0.0.1:9700",
 					   listen);
 	}

@@ -25,6 +25,8 @@
 #include "daemon/db.h"
 #include "daemon/door_limit.h"
 #include "daemon/gate.h"
+#include "daemon/host_check.h"
+#include "daemon/listen.h"
 #include "daemon/log.h"
 #include "daemon/peer.h"
 #include "daemon/route.h"
@@ -45,11 +47,6 @@ struct door {
 	struct gate_door gate;		/* its limits; gate.ctx is this door */
 };
 
-/* The names a request's Host may say besides the connection's own
- * address and, on loopback, localhost: this host's name, the cluster's
- * name and url, host_names. */
-#define HOST_NAMES_MAX (CONFIG_MAX_NAMES + 3)
-
 struct server {
 	struct daemon *d;
 	struct door unix_door, http_door;
@@ -63,8 +60,7 @@ struct server {
 	const char *authorities[2];
 	size_t n_authorities;
 	struct gate *gate;		/* accepts on both doors */
-	char host_names[HOST_NAMES_MAX][CONFIG_HOST_MAX]; /* set at start, then read only */
-	size_t n_host_names;
+	struct host_names host_names;	/* set at start, then read only */
 };
 
 /* Per request: its route, matched when it begins, and the body as it
@@ -76,147 +72,6 @@ struct pending {
 	size_t len;
 	bool too_big;
 };
-
-int server_parse_listen(const char *listen, bool *ret_loopback)
-{
-	char host[256];
-	const char *colon;
-	struct in_addr a4;
-	struct in6_addr a6;
-	char *end;
-	unsigned long port;
-	size_t n;
-
-	if (listen[0] == '[') {
-		const char *close = strchr(listen, ']');
-
-		if (!close || close[1] != ':')
-			return -EINVAL;
-		n = (size_t)(close - listen - 1);
-		colon = close + 1;
-		if (n >= sizeof(host))
-			return -EINVAL;
-		memcpy(host, listen + 1, n);
-		host[n] = '\0';
-		if (inet_pton(AF_INET6, host, &a6) != 1)
-			return -EINVAL;
-		*ret_loopback = IN6_IS_ADDR_LOOPBACK(&a6);
-	} else {
-		colon = strrchr(listen, ':');
-		if (!colon)
-			return -EINVAL;
-		n = (size_t)(colon - listen);
-		if (n >= sizeof(host))
-			return -EINVAL;
-		memcpy(host, listen, n);
-		host[n] = '\0';
-		if (inet_pton(AF_INET, host, &a4) != 1)
-			return -EINVAL;
-		*ret_loopback = (ntohl(a4.s_addr) >> 24) == 127;
-	}
-	errno = 0;
-	port = strtoul(colon + 1, &end, 10);
-	if (errno || end == colon + 1 || *end || port > 65535)
-		return -EINVAL;
-	return 0;
-}
-
-static int listen_tcp(const char *addr, char *err, size_t errlen, unsigned *ret_port)
-{
-	struct sockaddr_storage ss = { 0 };
-	socklen_t sl;
-	char host[256];
-	const char *colon = strrchr(addr, ':');
-	unsigned port = (unsigned)strtoul(colon + 1, NULL, 10);
-	int fd, one = 1;
-
-	if (addr[0] == '[') {
-		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
-
-		snprintf(host, sizeof(host), "%.*s", (int)(strchr(addr, ']') - addr - 1), addr + 1);
-		s6->sin6_family = AF_INET6;
-		s6->sin6_port = htons((uint16_t)port);
-		inet_pton(AF_INET6, host, &s6->sin6_addr);
-		sl = sizeof(*s6);
-	} else {
-		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
-
-		snprintf(host, sizeof(host), "%.*s", (int)(colon - addr), addr);
-		s4->sin_family = AF_INET;
-		s4->sin_port = htons((uint16_t)port);
-		inet_pton(AF_INET, host, &s4->sin_addr);
-		sl = sizeof(*s4);
-	}
-	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		snprintf(err, errlen, "listen = %s: socket: %s", addr, strerror(errno));
-		return -errno;
-	}
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&ss, sl) < 0 || listen(fd, 128) < 0) {
-		int e = errno;
-
-		snprintf(err, errlen, "listen = %s: %s%s", addr, strerror(e),
-			 e == EADDRINUSE ? "; another program holds the port: stop it or set listen "
-					   "(or --listen) to a free port" : "");
-		close(fd);
-		return -e;
-	}
-	sl = sizeof(ss);
-	getsockname(fd, (struct sockaddr *)&ss, &sl);
-	*ret_port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-						   : ((struct sockaddr_in *)&ss)->sin_port);
-	return fd;
-}
-
-/* The socket every local user may connect to: who they are comes from
- * the kernel with each connection, so the mode is 0666 on purpose. A
- * stale socket of an nprofd that died is replaced; a live one is not. */
-static int listen_unix(const char *path, char *err, size_t errlen)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char dir[PATH_MAX];
-	char *slash;
-	int fd;
-
-	if (strlen(path) >= sizeof(sa.sun_path)) {
-		snprintf(err, errlen, "socket = %s: longer than %zu bytes; choose a shorter path",
-			 path, sizeof(sa.sun_path) - 1);
-		return -ENAMETOOLONG;
-	}
-	strcpy(sa.sun_path, path);
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (slash && slash != dir) {
-		*slash = '\0';
-		if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
-			snprintf(err, errlen, "socket = %s: cannot create %s: %s", path, dir,
-				 strerror(errno));
-			return -errno;
-		}
-	}
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		snprintf(err, errlen, "socket: %s", strerror(errno));
-		return -errno;
-	}
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
-		snprintf(err, errlen, "socket = %s: another nprofd answers there; stop it or set "
-			 "socket (or --socket) to another path", path);
-		close(fd);
-		return -EADDRINUSE;
-	}
-	unlink(path);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(path, 0666) < 0 ||
-	    listen(fd, 128) < 0) {
-		int e = errno;
-
-		snprintf(err, errlen, "socket = %s: %s", path, strerror(e));
-		close(fd);
-		return -e;
-	}
-	return fd;
-}
 
 /* ---- who is asking ---------------------------------------------------- */
 
@@ -545,115 +400,20 @@ static bool ui_page(struct reply *rp, const char *url)
 	return true;
 }
 
-/* A browser names the page that made a request in Origin: it must be
- * nprofd's own (scheme and Host). Clients that send none (curl, nprof)
- * are not browsers acting for someone else. */
-static bool same_origin(struct MHD_Connection *c, bool tls)
+static const char *host_header(struct MHD_Connection *c)
 {
-	const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
-	const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
-	const char *scheme = tls ? "https://" : "http://";
-
-	if (!origin)
-		return true;
-	return host && !strncmp(origin, scheme, strlen(scheme)) &&
-	       !strcmp(origin + strlen(scheme), host);
+	return MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
 }
 
-/* What a Host header names, without its port or brackets, in lower case,
- * into buf; false when it is not HOST[:PORT]. */
-static bool host_name_of(const char *host, char *buf, size_t len)
-{
-	const char *end;
-	size_t n;
-
-	if (host[0] == '[') {
-		host++;
-		end = strchr(host, ']');
-		if (!end)
-			return false;
-		n = (size_t)(end - host);
-		end++;
-	} else {
-		end = host + strcspn(host, ":");
-		n = (size_t)(end - host);
-	}
-	if (*end == ':') {
-		size_t digits = strspn(end + 1, "0123456789");
-
-		if (digits == 0 || digits > 5 || end[1 + digits])
-			return false;
-	} else if (*end) {
-		return false;
-	}
-	if (n > 0 && host[n - 1] == '.') /* "name.": the same name, fully qualified */
-		n--;
-	if (n == 0 || n >= len)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		buf[i] = (char)tolower((unsigned char)host[i]);
-	buf[n] = '\0';
-	return config_valid_host(buf);
-}
-
-/* Whether two names are the same IP address written alike or not. */
-static bool same_address(const char *a, const char *b)
-{
-	unsigned char x[16], y[16];
-
-	if (inet_pton(AF_INET, a, x) == 1)
-		return inet_pton(AF_INET, b, y) == 1 && !memcmp(x, y, 4);
-	return inet_pton(AF_INET6, a, x) == 1 && inet_pton(AF_INET6, b, y) == 1 &&
-	       !memcmp(x, y, 16);
-}
-
-/* A browser says in Host which name it reached nprofd by. A page of
- * another site whose name its DNS points at this address (DNS
- * rebinding) is then the same origin to the browser, and its Origin
- * matches its Host: only the name tells it from nprofd's own page. The
- * name must be the address the client connected to, localhost when that
- * is loopback (a browser resolves localhost itself), or one of
- * s->host_names. The port is not compared: the name is what such a page
- * cannot choose. A request without Host (HTTP/1.0: libmicrohttpd refuses
- * an HTTP/1.1 one) comes from no browser. */
-static bool host_allowed(const struct server *s, struct MHD_Connection *c, const char *host)
+/* The address c's client connected to, into buf: buf, or NULL. */
+static const struct sockaddr_storage *local_address(struct MHD_Connection *c,
+						    struct sockaddr_storage *buf)
 {
 	const union MHD_ConnectionInfo *ci =
 		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-	struct sockaddr_storage local;
-	socklen_t sl = sizeof(local);
-	char name[CONFIG_HOST_MAX], addr[INET6_ADDRSTRLEN] = "";
-	bool loopback = false;
-	size_t n;
+	socklen_t len = sizeof(*buf);
 
-	if (!host)
-		return true;
-	if (!host_name_of(host, name, sizeof(name)))
-		return false;
-	if (ci && getsockname(ci->connect_fd, (struct sockaddr *)&local, &sl) == 0) {
-		if (local.ss_family == AF_INET) {
-			struct in_addr *a = &((struct sockaddr_in *)&local)->sin_addr;
-
-			inet_ntop(AF_INET, a, addr, sizeof(addr));
-			loopback = (ntohl(a->s_addr) >> 24) == 127;
-		} else if (local.ss_family == AF_INET6) {
-			struct in6_addr *a = &((struct sockaddr_in6 *)&local)->sin6_addr;
-
-			inet_ntop(AF_INET6, a, addr, sizeof(addr));
-			loopback = IN6_IS_ADDR_LOOPBACK(a) ||
-				   (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
-		}
-	}
-	if (addr[0] && same_address(name, addr))
-		return true;
-	n = strlen(name);
-	if (loopback && (!strcmp(name, "localhost") ||
-			 (n > 10 && !strcmp(name + n - 10, ".localhost"))))
-		return true;
-	for (size_t i = 0; i < s->n_host_names; i++)
-		if (!strcmp(name, s->host_names[i]) || same_address(name, s->host_names[i]))
-			return true;
-	return false;
+	return ci && getsockname(ci->connect_fd, (struct sockaddr *)buf, &len) == 0 ? buf : NULL;
 }
 
 static bool csrf_ok(struct MHD_Connection *c, const struct user *u)
@@ -737,6 +497,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	enum MHD_Result ret;
 	const char *signed_by;
 	char addr[INET6_ADDRSTRLEN], peer[PEER_KEY_MAX]; /* the sign-in's rq.addr, rq.peer */
+	struct sockaddr_storage local;
 	struct door_slot *slot;
 	bool trim;
 
@@ -789,18 +550,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			    (unsigned long long)d->cfg.max_body);
 	} else if (strlen(url) > 1024 || memchr(rq.body, '\0', rq.body_len)) {
 		reply_error(&rp, 400, NULL, "the request's path is too long or its body holds a NUL byte");
-	} else if (!door->is_unix &&
-		   !host_allowed(door->srv, c, MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-									  MHD_HTTP_HEADER_HOST))) {
+	} else if (!door->is_unix && !host_allowed(&door->srv->host_names, host_header(c),
+						   local_address(c, &local))) {
 		/* a page of another site by a name that points here */
 		reply_error(&rp, MHD_HTTP_MISDIRECTED_REQUEST, NULL,
 			    "Host: %.100s is not a name of this nprofd; open it by its listen "
 			    "address, localhost or this host's name, or add the name to "
-			    "host_names in nprofd.conf",
-			    MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST));
+			    "host_names in nprofd.conf", host_header(c));
 	} else if (!strcmp(method, "GET") && ui_page(&rp, url)) {
 		/* the page holds no data: anyone may load it, then sign in */
-	} else if (!door->is_unix && !same_origin(c, door->tls)) {
+	} else if (!door->is_unix &&
+		   !origin_allowed(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin"),
+				   host_header(c), door->tls)) {
 		/* a page of another site making its visitor's browser ask */
 		reply_error(&rp, 403, NULL, "the request came from a page of another origin (%.100s); "
 			    "use nprofd's own page, or a client that sends no Origin",
@@ -1057,44 +818,6 @@ static int open_door(struct server *s, struct door *door, int fd, bool tls,
 	return 0;
 }
 
-/* A name for host_allowed, lower case, when it is one. */
-static void add_host_name(struct server *s, const char *name, size_t len)
-{
-	char *dst = s->host_names[s->n_host_names];
-
-	if (name[0] == '[' && len > 2 && name[len - 1] == ']') {
-		name++;
-		len -= 2;
-	}
-	if (s->n_host_names == HOST_NAMES_MAX || len == 0 || len >= CONFIG_HOST_MAX)
-		return;
-	for (size_t i = 0; i < len; i++)
-		dst[i] = (char)tolower((unsigned char)name[i]);
-	dst[len] = '\0';
-	if (config_valid_host(dst))
-		s->n_host_names++;
-}
-
-/* The names a Host may say besides the connection's own address:
- * host_names, this host's name, the cluster's name for it and the host
- * of the url the other daemons call it by. */
-static void host_names_init(struct server *s, const struct daemon_config *cfg)
-{
-	char host[256] = "";
-	const char *u = strstr(cfg->cluster_url, "://");
-
-	for (size_t i = 0; i < cfg->n_host_names; i++)
-		add_host_name(s, cfg->host_names[i], strlen(cfg->host_names[i]));
-	if (gethostname(host, sizeof(host) - 1) == 0)
-		add_host_name(s, host, strlen(host));
-	if (cfg->cluster_name[0])
-		add_host_name(s, cfg->cluster_name, strlen(cfg->cluster_name));
-	if (u) {
-		u += 3;
-		add_host_name(s, u, u[0] == '[' ? strcspn(u, "]") + 1 : strcspn(u, ":/"));
-	}
-}
-
 struct server *server_start(struct daemon *d, char *err, size_t errlen)
 {
 	struct server *s = calloc(1, sizeof(*s));
@@ -1107,10 +830,10 @@ struct server *server_start(struct daemon *d, char *err, size_t errlen)
 	}
 	s->d = d;
 	s->unix_door.fd = s->http_door.fd = -1;
-	host_names_init(s, &d->cfg);
+	host_names_init(&s->host_names, &d->cfg);
 	tls = d->cfg.tls_cert[0] && d->cfg.tls_key[0];
 	if (d->cfg.listen[0]) {
-		if (server_parse_listen(d->cfg.listen, &loopback) < 0) {
+		if (listen_parse(d->cfg.listen, &loopback) < 0) {
 			snprintf(err, errlen, "listen = %s: not ADDR:PORT; use for example 127.0.0.1:9700",
 				 d->cfg.listen);
 			goto fail;

@@ -13,10 +13,6 @@
 struct daemon;
 struct server;
 
-/* Parses "ADDR:PORT" ("127.0.0.1:9700", "[::1]:9700") and says whether
- * ADDR is loopback: 0 or -EINVAL. */
-int server_parse_listen(const char *listen, bool *ret_loopback);
-
 /* Starts listening on d->cfg.socket_path and d->cfg.listen. NULL with
  * the one-line reason in err. */
 struct server *server_start(struct daemon *d, char *err, size_t errlen);
