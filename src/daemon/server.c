@@ -26,6 +26,7 @@
 #include "daemon/door_limit.h"
 #include "daemon/gate.h"
 #include "daemon/host_check.h"
+#include "daemon/identify.h"
 #include "daemon/listen.h"
 #include "daemon/log.h"
 #include "daemon/peer.h"
@@ -72,89 +73,6 @@ struct pending {
 	size_t len;
 	bool too_big;
 };
-
-/* ---- who is asking ---------------------------------------------------- */
-
-static bool peer_user(struct door *door, struct MHD_Connection *c, struct user *u)
-{
-	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
-
-	if (!ci || getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
-		return false;
-	u->uid = cred.uid;
-	u->via = "socket";
-	return user_complete(door->srv->d, u);
-}
-
-static void client_address(struct MHD_Connection *c, char *buf, size_t len)
-{
-	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
-
-	buf[0] = '\0';
-	if (sa && sa->sa_family == AF_INET)
-		inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, buf, (socklen_t)len);
-	else if (sa && sa->sa_family == AF_INET6)
-		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, buf,
-			  (socklen_t)len);
-}
-
-/* A browser signed in: its session cookie. */
-static bool session_user(struct daemon *d, struct MHD_Connection *c, struct user *u)
-{
-	const char *cookie = MHD_lookup_connection_value(c, MHD_COOKIE_KIND, SESSION_COOKIE);
-	struct token_info t;
-
-	if (!cookie || token_check(d->db, cookie, TOKEN_SESSION, &t) < 0)
-		return false;
-	u->uid = t.uid;
-	u->via = "session";
-	u->session = t.id;
-	u->session_expires_ms = t.expires_ms;
-	snprintf(u->csrf, sizeof(u->csrf), "%s", t.csrf);
-	return user_complete(d, u);
-}
-
-static bool http_user(struct door *door, struct MHD_Connection *c, struct user *u)
-{
-	struct daemon *d = door->srv->d;
-	const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-						       MHD_HTTP_HEADER_AUTHORIZATION);
-	char addr[INET6_ADDRSTRLEN];
-
-	client_address(c, addr, sizeof(addr));
-	for (size_t i = 0; i < d->cfg.n_trusted_proxies; i++) {
-		const char *name;
-		struct passwd pw, *p = NULL;
-		char buf[4096];
-
-		if (strcmp(d->cfg.trusted_proxies[i], addr))
-			continue;
-		name = MHD_lookup_connection_value(c, MHD_HEADER_KIND, d->cfg.proxy_user_header);
-		if (!name || getpwnam_r(name, &pw, buf, sizeof(buf), &p) != 0 || !p)
-			break;
-		u->uid = p->pw_uid;
-		u->via = "proxy";
-		return user_complete(d, u);
-	}
-	if (auth && !strncasecmp(auth, "Bearer ", 7)) {
-		struct token_info t;
-
-		auth += 7;
-		while (*auth == ' ')
-			auth++;
-		if (token_check(d->db, auth, TOKEN_API, &t) < 0)
-			return false;
-		u->uid = t.uid;
-		u->via = "token";
-		return user_complete(d, u);
-	}
-	return session_user(d, c, u);
-}
 
 /* ---- replies ------------------------------------------------------------ */
 
@@ -416,13 +334,6 @@ static const struct sockaddr_storage *local_address(struct MHD_Connection *c,
 	return ci && getsockname(ci->connect_fd, (struct sockaddr *)buf, &len) == 0 ? buf : NULL;
 }
 
-static bool csrf_ok(struct MHD_Connection *c, const struct user *u)
-{
-	const char *sent = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-CSRF-Token");
-
-	return sent && u->csrf[0] && token_equal(sent, u->csrf);
-}
-
 /* A request another daemon of the cluster signed for one of its users
  * (docs/cluster.md): served as that user, by name in this host's
  * accounts, under this host's rules; refused (and audited) when the
@@ -571,7 +482,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		signed_request(door->srv, c, &p->match, &rq, &rp, signed_by);
 	} else if (!door->is_unix && p->match.route && p->match.route->who == ROUTE_PUBLIC) {
 		/* the sign-in: before anyone is known */
-		client_address(c, addr, sizeof(addr));
+		identify_client_address(c, addr, sizeof(addr));
 		if (slot)
 			snprintf(peer, sizeof(peer), "%s", door_slot_peer(slot));
 		else
@@ -580,14 +491,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		rq.peer = peer;
 		rq.tls = door->tls;
 		route_call(d, &p->match, &rq, &rp);
-	} else if (!(door->is_unix ? peer_user(door, c, &rq.user) : http_user(door, c, &rq.user))) {
+	} else if (!(door->is_unix ? identify_peer(d, c, &rq.user) : identify_http(d, c, &rq.user))) {
 		memset(&rq.user, 0, sizeof(rq.user));
 		reply_error(&rp, 401, NULL, door->is_unix
 			    ? "your uid has no account on this host"
 			    : "not signed in: send Authorization: Bearer TOKEN (create one with nprof "
 			      "token create), or sign in (POST /api/v1/session)");
 	} else if (rq.user.session && strcmp(method, "GET") && strcmp(method, "HEAD") &&
-		   !csrf_ok(c, &rq.user)) {
+		   !identify_csrf_ok(c, &rq.user)) {
 		reply_error(&rp, 403, NULL, "a change made with a session must carry its CSRF token "
 			    "in the X-CSRF-Token header (GET /api/v1/session has it)");
 	} else {
