@@ -1,5 +1,6 @@
-/* server: the unix socket and HTTP doors, identity, bodies, replies,
- * the audit log. */
+/* server: the unix socket and HTTP doors — each request's body, its
+ * checks in order (host_check.c, identify.c), its dispatch through the
+ * route table, its reply and its line in the audit log. */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
