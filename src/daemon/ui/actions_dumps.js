@@ -6,15 +6,16 @@ import { heapInterval } from './action_rules.js';
 // profiling's when it holds a size).
 export function dumpButtons(run, profile) {
 	const buttons = new Map(['stacks', 'heapdump', 'heap-on', 'heap-off', 'coredump'].map(k => [k, run.actionButton(k)]));
-	const on = (key, path, body, text) => buttons.get(key).addEventListener('click', () =>
-		run.each(key, buttons.get(key), run.act(path, typeof body === 'function' ? body() : body, text)));
-	on('stacks', 'stacks', undefined, 'thread dump');
-	on('heapdump', 'heapdump', undefined, 'heap snapshot');
-	on('heap-on', 'heap', () => {
+	// body(): the request's body, read at the click
+	const on = (key, path, text, body = () => undefined) => buttons.get(key).addEventListener('click', () =>
+		run.each(key, buttons.get(key), run.act(path, body(), text)));
+	on('stacks', 'stacks', 'thread dump');
+	on('heapdump', 'heapdump', 'heap snapshot');
+	on('heap-on', 'heap', 'heap profiling on', () => {
 		const interval = heapInterval(profile.interval.value);
 		return Object.assign({ action: 'enable' }, interval ? { interval } : {});
-	}, 'heap profiling on');
-	on('heap-off', 'heap', { action: 'disable' }, 'heap profiling off');
-	on('coredump', 'coredump', undefined, 'core file');
+	});
+	on('heap-off', 'heap', 'heap profiling off', () => ({ action: 'disable' }));
+	on('coredump', 'coredump', 'core file');
 	return { buttons };
 }
