@@ -69,11 +69,13 @@ async function pickHost(page, mine) {
 }
 
 // A 3 s cpu instance of the first worker GET workers lists, started by
-// POST instances from the page (its session, its CSRF token): its id.
+// POST instances from the page (its session, its CSRF token, as GET
+// session gives it to the page): its id.
 const startCpu = async (page, workers, instances) => page.evaluate(async ({ workers, instances }) => {
 	const w = (await (await fetch(workers)).json()).workers[0];
+	const { csrf } = await (await fetch('/api/v1/session')).json();
 	const r = await fetch(instances, { method: 'POST', headers: {
-		'Content-Type': 'application/json', 'X-CSRF-Token': NP.session.csrf },
+		'Content-Type': 'application/json', 'X-CSRF-Token': csrf },
 		body: JSON.stringify({ worker: w.id, mode: 'cpu', duration: '3s', interval: '1ms' }) });
 	return (await r.json()).id;
 }, { workers, instances });
@@ -145,7 +147,9 @@ const startCpu = async (page, workers, instances) => page.evaluate(async ({ work
 			.every(r => /split/.test(r.textContent + r.querySelector('.c-name').title)), null, { timeout: 5000 })
 			.catch(() => {});
 		const texts = await rows.allInnerTexts();
-		ok(await srow.count() === 1 && texts.length < await page.evaluate(() => NP.workers.list.length),
+		// "N of M": M, the workers the page listed before filtering
+		const listed = +(await page.innerText('#w-count')).split(' of ')[1];
+		ok(await srow.count() === 1 && texts.length < listed,
 			`the filter "split" finds pid ${SPLIT} and hides the others`, texts.join(' | '));
 		ok(page.url().includes('#/workers?q=split'), 'the filter is in the URL: ' + page.url());
 		await srow.locator('input[type=checkbox]').check();
@@ -532,7 +536,9 @@ const startCpu = async (page, workers, instances) => page.evaluate(async ({ work
 				await pickHost(page, false);	// USER2 has no worker there
 			await page.waitForFunction(() => /of \d+$/.test(document.getElementById('w-count').textContent));
 			await page.waitForTimeout(500);
-			const seen2 = await page.evaluate(() => NP.workers.list.map(w => w.user));
+			// the owners of the workers the page lists (its request, HOST's with HOST)
+			const seen2 = await page.evaluate(async url => (await (await fetch(url)).json()).workers.map(w => w.user),
+				onHost('/api/v1/workers'));
 			ok(!seen2.includes(USER) && await page.locator(`#w-body tr[data-id^="${K(SPLIT)}-"]`).count() === 0,
 				`${USER2} sees none of ${USER}'s workers (${seen2.length} listed)`);
 			await page.goto(URL_.replace(/\/?$/, '/') + onHost(`#/instances/${inst}`));

@@ -73,7 +73,7 @@ class Gen:
             '/api/v1/audit', '/api/v1/whoami', '/api/v1/meta', '/', '/api', '/api/v1', '/api/v1/', '/api/v1/nothing',
             '/api/v2/workers', '/API/V1/WHOAMI', '/api/v1/workersx', '/api/v1/instances/',
             '/api/v1/artifacts//', '*', 'http://nprofd/api/v1/whoami', '/api/v1/session',
-            '/api/v1/session', '/api/v1/host', '/api/v1/diff', '/ui/app.js', '/ui/', '/ui/x.js'])
+            '/api/v1/session', '/api/v1/host', '/api/v1/diff', '/ui/main.js', '/ui/', '/ui/x.js'])
         for _ in range(r.choice([0, 0, 0, 1, 1, 2, 4])):
             p = self.mutate_path(p)
         return p.encode('utf-8', 'surrogateescape') if isinstance(p, str) else p

@@ -40,13 +40,19 @@ check "GET /, signed out: 200, the page, text/html, under a CSP without inline s
 		grep -i '^content-security-policy:' '$TMP/h.txt' | grep -q \"frame-ancestors 'none'\" &&
 		! grep -i '^content-security-policy:' '$TMP/h.txt' | grep -q unsafe-inline &&
 		grep -qi '^x-frame-options: DENY' '$TMP/h.txt' &&
-		grep -q 'src=\"/ui/app.js\"' '$TMP/index.html'"
-for f in app.js hosts.js workers.js instances.js app.css; do
+		grep -q '<script type=\"module\" src=\"/ui/main.js\">' '$TMP/index.html'"
+# Every file of the page: each ES module as text/javascript (a browser
+# runs a module of no other type), byte for byte as in the repository.
+for p in "$NPROF_SRC"/src/daemon/ui/*; do
+	f=${p##*/}
+	case $f in
+	*.js) want=text/javascript ;; *.css) want=text/css ;; *) want=text/html ;;
+	esac
 	code=$(curl -s -o "$TMP/asset" -w '%{http_code} %{content_type}' "http://$HTTP_ADDR/ui/$f")
-	check "GET /ui/$f: $code" bash -c "[[ '$code' == '200 text/'* ]] && cmp -s '$TMP/asset' '$NPROF_SRC/src/daemon/ui/$f'"
+	check "GET /ui/$f: $code" bash -c "[[ '$code' == '200 $want'* ]] && cmp -s '$TMP/asset' '$p'"
 done
-code=$(curl -s -o /dev/null -w '%{http_code}' --path-as-is "http://$HTTP_ADDR/ui/../ui/app.js")
-check "GET /ui/../ui/app.js: not served ($code)" [ "$code" != 200 ]
+code=$(curl -s -o /dev/null -w '%{http_code}' --path-as-is "http://$HTTP_ADDR/ui/../ui/main.js")
+check "GET /ui/../ui/main.js: not served ($code)" [ "$code" != 200 ]
 
 U2=nprofui2$$
 PW2="ui2-$$-$RANDOM-pass"

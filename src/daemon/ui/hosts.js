@@ -6,11 +6,11 @@
 // is known as HOST/ID; every request about it names the host (?host=),
 // and this daemon passes it to that host's daemon. Without a cluster
 // there is no filter, and keys are ids, as before.
-'use strict';
-(function () {
-const { h, api, clear } = NP;
+import { api } from './api.js';
+import { h, append, clear } from './dom.js';
+import { forgetOnEnd } from './session.js';
 
-const H = NP.hosts = {
+export const hosts = {
 	self: null,		// this daemon's name in its cluster; null: no cluster
 	others: [],		// the other hosts registered, by name
 	choice: '',		// '' this host, '*' every host, or one host's name
@@ -20,55 +20,54 @@ const filters = [];		// { sel, every } of each page's <select>
 // The choice lasts as long as the tab (a reload keeps it), not the
 // sign-in: another user may sign in next, and starts on this host.
 const STORED = 'nprof.host';
-try { H.choice = sessionStorage.getItem(STORED) || ''; } catch (e) { /* no storage: this host */ }
-H.choose = function (choice) {
-	H.choice = choice || '';
+try { hosts.choice = sessionStorage.getItem(STORED) || ''; } catch (e) { /* no storage: this host */ }
+export function choose(choice) {
+	hosts.choice = choice || '';
 	try {
-		if (H.choice) sessionStorage.setItem(STORED, H.choice); else sessionStorage.removeItem(STORED);
+		if (hosts.choice) sessionStorage.setItem(STORED, hosts.choice); else sessionStorage.removeItem(STORED);
 	} catch (e) { /* kept for this page only */ }
-};
-NP.resets.push(() => H.choose(''));
+}
+forgetOnEnd(() => choose(''));
 
-H.remote = x => !!(x && x.host && H.self && x.host !== H.self);
-H.key = x => H.remote(x) ? x.host + '/' + x.id : String(x.id);
+export const remote = x => !!(x && x.host && hosts.self && x.host !== hosts.self);
+export const key = x => remote(x) ? x.host + '/' + x.id : String(x.id);
 // path, with ?host= when x (anything with a host) is another host's
-H.on = (path, x) => H.remote(x) ?
+export const onHost = (path, x) => remote(x) ?
 	path + (path.includes('?') ? '&' : '?') + 'host=' + encodeURIComponent(x.host) : path;
 // A list's query for the choice (what GET /api/v1/workers and the others
 // fan out on): '' or "host=...".
-H.query = () => H.choice ? 'host=' + encodeURIComponent(H.choice) : '';
+export const hostQuery = () => hosts.choice ? 'host=' + encodeURIComponent(hosts.choice) : '';
 
 // Reads the registry (GET /api/v1/hosts asks no host) and refreshes
 // every filter.
-H.load = async function () {
+export async function load() {
 	let j;
 	try { j = await api('GET', '/api/v1/hosts'); } catch (e) { return; }
-	H.self = j.cluster ? j.cluster.name : null;
-	H.others = H.self ? (j.hosts || []).map(x => x.name).filter(n => n !== H.self) : [];
+	hosts.self = j.cluster ? j.cluster.name : null;
+	hosts.others = hosts.self ? (j.hosts || []).map(x => x.name).filter(n => n !== hosts.self) : [];
 	for (const f of filters) fill(f);
-	for (const t of document.querySelectorAll('table.grid')) t.classList.toggle('hosts', !!H.self);
-};
+	for (const t of document.querySelectorAll('table.grid')) t.classList.toggle('hosts', !!hosts.self);
+}
 
 function fill({ sel, every }) {
-	sel.hidden = !H.self;
-	if (!H.self) return;
-	const want = ['', ...(every ? ['*'] : []), ...H.others];
+	sel.hidden = !hosts.self;
+	if (!hosts.self) return;
+	const want = ['', ...(every ? ['*'] : []), ...hosts.others];
 	if ([...sel.options].map(o => o.value).join('\n') !== want.join('\n'))
-		NP.append(clear(sel), want.map(v => h('option', { value: v },
-			v === '' ? `this host (${H.self})` : v === '*' ? 'every host' : v)));
-	sel.value = want.includes(H.choice) ? H.choice : '';
+		append(clear(sel), want.map(v => h('option', { value: v },
+			v === '' ? `this host (${hosts.self})` : v === '*' ? 'every host' : v)));
+	sel.value = want.includes(hosts.choice) ? hosts.choice : '';
 }
 
 // sel shows and sets the choice; changed() runs after the user changes
 // it. every: whether "every host" is one of its options.
-H.filter = function (sel, changed, every = true) {
+export function filter(sel, changed, every = true) {
 	const f = { sel, every };
 	filters.push(f);
 	sel.addEventListener('change', () => {
-		H.choose(sel.value);
+		choose(sel.value);
 		for (const g of filters) fill(g);
 		changed();
 	});
 	fill(f);
-};
-})();
+}
