@@ -63,26 +63,28 @@ const char *instance_state_list(void)
 /* ---- actions ---------------------------------------------------------------------- */
 
 const struct action_def action_defs[] = {
-	{ .name = "stacks", .kind = ACTION_THREAD_DUMP, .instance_kind = "stacks",
+	{ .name = "stacks", .label = "Thread dump", .kind = ACTION_THREAD_DUMP, .instance_kind = "stacks",
 	  .description = "the stack of every thread now (nprof stacks)",
 	  .art_format = "threads", .art_ext = "json", .view_format = "text",
 	  .args = { "stacks", "--json", "PID" } },
-	{ .name = "heapdump", .kind = ACTION_HEAP_SNAPSHOT, .instance_kind = "heapdump",
+	{ .name = "heapdump", .label = "Heap snapshot", .kind = ACTION_HEAP_SNAPSHOT,
+	  .instance_kind = "heapdump",
 	  .needs_agent = true, .description = "the live heap through the agent, as a profile",
 	  .art_format = "pprof", .art_ext = "pb.gz", .view_format = "flamegraph",
 	  .args = { "heap", "PID", "dump", "-o", "pprof" } },
-	{ .name = "heap", .kind = ACTION_HEAP_PROFILING, .needs_agent = true,
+	{ .name = "heap", .label = "Heap profiling", .kind = ACTION_HEAP_PROFILING, .needs_agent = true,
 	  .description = "switch the agent's heap profiling on or off, or ask whether it is on" },
-	{ .name = "coredump", .kind = ACTION_CORE_FILE, .instance_kind = "coredump",
+	{ .name = "coredump", .label = "Core file", .kind = ACTION_CORE_FILE, .instance_kind = "coredump",
 	  .description = "a core file of the running process, for gdb (it keeps running)",
 	  .art_format = "core", .art_ext = "core", .view_format = "core",
 	  .args = { "dump", "-f", "/proc/self/fd/1", "PID" } },
-	{ .name = "restart", .kind = ACTION_RESTART, .instance_kind = "restart",
+	{ .name = "restart", .label = "Restart", .danger = true, .kind = ACTION_RESTART,
+	  .instance_kind = "restart",
 	  .description = "restart through its supervisor" },
-	{ .name = "attach", .kind = ACTION_ATTACH, .refuses_agent = true,
+	{ .name = "attach", .label = "Attach agent", .kind = ACTION_ATTACH, .refuses_agent = true,
 	  .description = "load nprof's agent into the running process (nprof attach): itimer, "
 			 "wall, alloc, heap and lock then work on it, without a restart" },
-	{ .name = "detach", .kind = ACTION_ATTACH, .needs_agent = true,
+	{ .name = "detach", .label = "Detach agent", .kind = ACTION_ATTACH, .needs_agent = true,
 	  .without_agent = "no agent answers in the process to detach",
 	  .description = "end the agent's sessions and hooks in the process (nprof detach)" },
 };
@@ -224,6 +226,9 @@ static const char *const mode_descriptions[EVENT_COUNT] = {
 	[EVENT_BRANCH_MISSES] = "Branch mispredictions (hardware event): needs a PMU.",
 };
 
+/* The hardware events are the last of events.h's: they need a PMU. */
+_Static_assert(EVENT_CYCLES + 4 == EVENT_COUNT, "a new event goes before the hardware ones");
+
 static const char *const interval_kinds[] = {
 	[EVENT_INTERVAL_TIME] = "time", [EVENT_INTERVAL_BYTES] = "bytes",
 	[EVENT_INTERVAL_COUNT] = "count",
@@ -238,13 +243,14 @@ static json_t *modes_json(void)
 	for (int e = 0; e < EVENT_COUNT; e++) {
 		const struct event_def *ev = &event_defs[e];
 
-		json_array_append_new(a, json_pack("{ss ss ss sI sb sb sb}", "name", ev->name,
+		json_array_append_new(a, json_pack("{ss ss ss sI sb sb sb sb}", "name", ev->name,
 			"description", mode_descriptions[e] ? mode_descriptions[e] : ev->what,
 			"interval", interval_kinds[ev->interval_kind],
 			"default_interval", (json_int_t)ev->default_interval,
 			"agent", (ev->runs & EVENT_IN_AGENT) != 0,
 			"outside", (ev->runs & EVENT_IN_ENGINE) != 0,
-			"agent_only", ev->runs == EVENT_IN_AGENT));
+			"agent_only", ev->runs == EVENT_IN_AGENT,
+			"needs_pmu", e >= EVENT_CYCLES));
 	}
 	return a;
 }
@@ -255,10 +261,10 @@ static json_t *actions_json(void)
 
 	for (size_t i = 0; i < action_count; i++) {
 		const struct action_def *ad = &action_defs[i];
-		json_t *o = json_pack("{ss ss sb sb ss}", "name", ad->name,
+		json_t *o = json_pack("{ss ss ss sb sb sb ss}", "name", ad->name, "label", ad->label,
 				      "config_key", config_action_key(ad->kind),
 				      "needs_agent", ad->needs_agent, "refuses_agent", ad->refuses_agent,
-				      "description", ad->description);
+				      "danger", ad->danger, "description", ad->description);
 
 		if (ad->instance_kind)
 			json_object_set_new(o, "instance_kind", json_string(ad->instance_kind));

@@ -50,6 +50,8 @@ struct action_def {
 	bool needs_agent;		/* nprof's agent must be loaded in the worker */
 	bool refuses_agent;		/* ... must not be (attach) */
 	const char *without_agent;	/* why it is not offered then; NULL: how to load it */
+	const char *label;		/* a button's text */
+	bool danger;			/* the page asks before doing it */
 	const char *description;	/* one line, for a button's title */
 	/* An action that stores nprof's output: the stored format and its
 	 * file's extension, the format its link defaults to, and nprof's

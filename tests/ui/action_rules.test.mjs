@@ -4,6 +4,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decide, selectedText, heapInterval, commandBody, NO_TARGET, NOTHING_RUNS }
 	from '../../src/daemon/ui/action_rules.js';
+import { readFileSync } from 'node:fs';
+import { fill } from '../../src/daemon/ui/nouns.js';
+
+// The nouns as nprofd serves them (meta.json is held to src/daemon/nouns.c
+// by daemon_nouns_test).
+fill(JSON.parse(readFileSync(new URL('./meta.json', import.meta.url))));
 
 const ALL = ['stacks', 'heapdump', 'heap', 'coredump', 'restart', 'attach', 'detach'];
 const split = { id: '42-1', pid: 42, name: 'split', modes: ['cpu', 'wall'], actions: ALL };

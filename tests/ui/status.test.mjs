@@ -2,6 +2,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { statusText, remaining, what, isProfile } from '../../src/daemon/ui/status.js';
+import { readFileSync } from 'node:fs';
+import { fill } from '../../src/daemon/ui/nouns.js';
+
+// The nouns as nprofd serves them (meta.json is held to src/daemon/nouns.c
+// by daemon_nouns_test).
+fill(JSON.parse(readFileSync(new URL('./meta.json', import.meta.url))));
 
 const created = '2026-05-17T10:00:00.000Z';
 const at = s => Date.parse(created) + s * 1000;

@@ -5,6 +5,7 @@
  * profiling mode has its description — and GET /api/v1/meta serves them
  * all. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "daemon/nouns.h"
@@ -131,6 +132,25 @@ static void check_meta(void)
 	json_decref(m);
 }
 
+/* tests/ui/meta.json, what the web UI's tests give the page for GET
+ * /api/v1/meta, is this build's reply: NOUNS_WRITE=1 writes it anew. */
+static void check_ui_fixture(void)
+{
+	const char *src = getenv("NPROF_SRC");
+	char path[4096];
+	json_t *m = nouns_json(), *file;
+	json_error_t err;
+
+	snprintf(path, sizeof(path), "%s/tests/ui/meta.json", src ? src : ".");
+	if (getenv("NOUNS_WRITE"))
+		json_dump_file(m, path, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+	file = json_load_file(path, 0, &err);
+	CHECK(file && json_equal(file, m), "%s is GET /api/v1/meta's reply (NOUNS_WRITE=1 "
+	      "tests/run's daemon_nouns_test writes it): %s", path, file ? "differs" : err.text);
+	json_decref(file);
+	json_decref(m);
+}
+
 int main(void)
 {
 	check_states();
@@ -138,5 +158,6 @@ int main(void)
 	check_conversions();
 	check_actions();
 	check_meta();
+	check_ui_fixture();
 	return test_done();
 }

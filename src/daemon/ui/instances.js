@@ -13,7 +13,6 @@ import { instanceTable, tableIn } from './instance_table.js';
 import { profileOf } from './artifacts.js';
 
 forgetOnEnd(() => clear($('i-count')));
-for (const s of STATES) $('i-status').appendChild(h('option', s));
 
 export const instancesView = {
 	el: $('view-instances'),
@@ -21,6 +20,9 @@ export const instancesView = {
 		const worker = query.get('worker') || '', status = query.get('status') || '';
 		// a link to a worker's history on another host names it
 		if (query.has('host')) choose(query.get('host'));
+		// the states, once nprofd has named them (nouns.js)
+		if ($('i-status').options.length === 1)
+			for (const s of STATES) $('i-status').appendChild(h('option', s));
 		await loadHosts();
 		fillWorkers(worker);
 		$('i-status').value = status;

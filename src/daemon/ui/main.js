@@ -29,7 +29,7 @@ start({
 
 // A module runs once the document is parsed (modules are deferred).
 try {
-	signedIn(await api('GET', '/api/v1/session'));
+	await signedIn(await api('GET', '/api/v1/session'));
 } catch (e) {
 	signedOut('');
 	if (e.status !== 401) showErr($('signin-err'), e.status === 404 ?

@@ -6,14 +6,18 @@ import { $, setText, showErr, once } from './dom.js';
 import { time } from './fmt.js';
 import { session, begin, end, onLost } from './session.js';
 import { route, show, leave } from './router.js';
+import { load } from './nouns.js';
 
 export const signinView = {
 	el: $('view-signin'),
 	enter() { setTimeout(() => $('signin-user').focus(), 0); },
 };
 
-export function signedIn(s) {
+// s: GET /api/v1/session's reply. The nouns first (nouns.js): every
+// view draws with them.
+export async function signedIn(s) {
 	begin(s);
+	await load(path => api('GET', path));
 	$('nav').hidden = false;
 	$('me').hidden = false;
 	setText($('me-name'), s.user + (s.admin ? ' (admin)' : ''));
@@ -42,7 +46,7 @@ $('signin').addEventListener('submit', ev => {
 			const s = await api('POST', '/api/v1/session', {
 				user: $('signin-user').value.trim(), password: $('signin-password').value });
 			$('signin-password').value = '';
-			signedIn(s);
+			await signedIn(s);
 		} catch (e) {
 			showErr(err, e.status === 401 ? (e.message || 'wrong user or password') :
 				e.status === 429 ? 'Too many attempts: ' + e.message : e);
