@@ -191,6 +191,20 @@ const char *config_action_key(enum action_kind a);
  * words. */
 const char *config_check_urls(const char *s, bool list);
 
+/* The keys nprofd.conf takes, one row each of the table in config.c, as
+ * docs/nprofd.conf.5.md must describe them (tests/unit/daemon_config_test.c
+ * holds it to them): key i (from 0) in ret, false past the last. */
+struct config_key_doc {
+	const char *name;
+	const char *section;	/* "top", "workers", ..., "service", "command" */
+	bool per_service;	/* also a [service NAME] key, that service's own */
+	const char *def;	/* the default as written ("64k", "on", ""); NULL: none of
+				   its own (required, or following another key) */
+	char min[32], max[32];	/* a number's bounds as written ("1k", "16M", "1"); else "" */
+	const char *doc;	/* how the docs start saying what it is */
+};
+bool config_key_doc(size_t i, struct config_key_doc *ret);
+
 /* Fills c with every default. */
 void config_defaults(struct daemon_config *c);
 
