@@ -28,8 +28,8 @@
 #define LINE_MAX_BYTES 4096
 #define FILE_MAX_BYTES (1u << 20)
 #define SEC 1000000000ull
-#define MIN (60 * SEC)
-#define HOUR (3600 * SEC)
+#define MINUTE (60 * SEC)
+#define HOUR (60 * MINUTE)
 #define DAY (24 * HOUR)
 #define KIB 1024ull
 #define MIB (1024ull * 1024)
@@ -143,7 +143,7 @@ static const struct key_def keys[] = {
 	{ "reply_cache", SEC_TOP, V_SIZE, "4M", TOP(reply_cache_bytes), RANGE(0, 256 * MIB),
 	  .doc = "memory for the lists last sent" },
 	{ "request_timeout", SEC_TOP, V_DURATION, "30s", TOP(request_timeout_ns),
-	  RANGE(SEC, 10 * MIN),
+	  RANGE(SEC, 10 * MINUTE),
 	  .doc = "time to receive a whole request" },
 	{ "trusted_proxies", SEC_TOP, V_ADDRS, "", LIST(trusted_proxies, n_trusted_proxies),
 	  .doc = "peers whose `proxy_user_header` names the user" },
@@ -175,7 +175,7 @@ static const struct key_def keys[] = {
 	{ "history_per_worker", SEC_INSTANCES, V_COUNT, "10", TOP(history_per_worker),
 	  RANGE(1, 10000),
 	  .doc = "finished instances kept per worker" },
-	{ "grace", SEC_INSTANCES, V_DURATION, "10s", TOP(grace_ns), RANGE(SEC, 10 * MIN),
+	{ "grace", SEC_INSTANCES, V_DURATION, "10s", TOP(grace_ns), RANGE(SEC, 10 * MINUTE),
 	  .doc = "an instance still running at its duration plus grace is ended" },
 
 	/* A fresh install allows what only reads the target and costs little.
@@ -211,7 +211,7 @@ static const struct key_def keys[] = {
 	{ "pam_service", SEC_SIGNIN, V_NAME, "nprofd", TOP(pam_service),
 	  .doc = "the PAM service" },
 	{ "session_lifetime", SEC_SIGNIN, V_DURATION, "8h", TOP(session_lifetime_ns),
-	  RANGE(MIN, 30 * DAY),
+	  RANGE(MINUTE, 30 * DAY),
 	  .doc = "how long a session lasts from its sign-in" },
 	{ "max_sessions", SEC_SIGNIN, V_COUNT, "20", TOP(max_sessions), RANGE(1, 1000),
 	  .doc = "live sessions per user" },
@@ -236,13 +236,14 @@ static const struct key_def keys[] = {
 	{ "key_file", SEC_CLUSTER, V_PATH, "", TOP(cluster_key_file),
 	  .doc = "the cluster's shared key" },
 	/* whole seconds, and above three etcd_timeouts: check_all */
-	{ "lease_ttl", SEC_CLUSTER, V_DURATION, "10s", TOP(lease_ttl_ns), RANGE(2 * SEC, 5 * MIN),
+	{ "lease_ttl", SEC_CLUSTER, V_DURATION, "10s", TOP(lease_ttl_ns),
+	  RANGE(2 * SEC, 5 * MINUTE),
 	  .doc = "the registration's lease" },
 	{ "etcd_timeout", SEC_CLUSTER, V_DURATION, "3s", TOP(etcd_timeout_ns),
-	  RANGE(SEC / 10, MIN),
+	  RANGE(SEC / 10, MINUTE),
 	  .doc = "one call to one etcd endpoint" },
 	{ "host_timeout", SEC_CLUSTER, V_DURATION, "5s", TOP(host_timeout_ns),
-	  RANGE(SEC / 10, 5 * MIN),
+	  RANGE(SEC / 10, 5 * MINUTE),
 	  .doc = "one host's answer to a fan-out" },
 	{ "forward_timeout", SEC_CLUSTER, V_DURATION, "2m", TOP(forward_timeout_ns),
 	  RANGE(SEC, HOUR),
@@ -254,9 +255,9 @@ static const struct key_def keys[] = {
 	{ "max_reply", SEC_CLUSTER, V_SIZE, "32M", TOP(max_reply), RANGE(KIB, 1024 * MIB),
 	  .doc = "largest answer read from one host or from etcd" },
 	{ "signature_window", SEC_CLUSTER, V_DURATION, "30s", TOP(signature_window_ns),
-	  RANGE(SEC, 10 * MIN),
+	  RANGE(SEC, 10 * MINUTE),
 	  .doc = "how far a signed request's time may be from this host's clock" },
-	{ "hosts_cache", SEC_CLUSTER, V_DURATION, "1s", TOP(hosts_cache_ns), RANGE(0, MIN),
+	{ "hosts_cache", SEC_CLUSTER, V_DURATION, "1s", TOP(hosts_cache_ns), RANGE(0, MINUTE),
 	  .doc = "how long a read of etcd's registry (or its failure) is kept" },
 	{ "etcd_ca", SEC_CLUSTER, V_PATH, "", TOP(etcd_ca),
 	  .doc = "PEM CA bundle for `https://` etcd endpoints" },
@@ -269,8 +270,9 @@ static const struct key_def keys[] = {
 	{ "etcd_password_file", SEC_CLUSTER, V_PATH, "", TOP(etcd_password_file),
 	  .doc = "etcd's own auth" },
 
-	/* and modes and the [actions] keys, per_service; restart is the
-	 * action's switch here as there, the command restart_command */
+	/* [service NAME]: these, and modes and the [actions] keys (per_service)
+	 * for that service's workers; restart is the switch there too, the
+	 * command restart_command */
 	{ "match", SEC_SERVICE, V_SELECTOR, NULL, SVC(match),
 	  .doc = "which workers are this service's" },
 	{ "restart_command", SEC_SERVICE, V_TEXT, "", SVC(restart),
@@ -327,7 +329,7 @@ static const char *fmt_duration(uint64_t ns, char buf[32])
 		const char *unit;
 		uint64_t ns;
 	} units[] = {
-		{ "d", DAY }, { "h", HOUR }, { "m", MIN }, { "s", SEC },
+		{ "d", DAY }, { "h", HOUR }, { "m", MINUTE }, { "s", SEC },
 		{ "ms", 1000000 }, { "us", 1000 }, { "ns", 1 },
 	};
 
@@ -1449,8 +1451,9 @@ static int check_all(struct parser *p)
 			       c->etcd_cert[0] ? "etcd_key" : "etcd_cert");
 	/* Checked with etcd unset too: --etcd may set it after the file. */
 	if (c->lease_ttl_ns % SEC)
-		return fail_at(p, line_of(p, SEC_CLUSTER, "lease_ttl"), "[cluster] lease_ttl = %s: etcd's leases are "
-			       "whole seconds; write %llus", fmt_duration(c->lease_ttl_ns, t1),
+		return fail_at(p, line_of(p, SEC_CLUSTER, "lease_ttl"), "[cluster] lease_ttl = %s: "
+			       "etcd's leases are whole seconds; write %llus",
+			       fmt_duration(c->lease_ttl_ns, t1),
 			       (unsigned long long)(c->lease_ttl_ns / SEC));
 	/* The lease is kept alive every third of lease_ttl: one keepalive
 	 * that times out must leave the lease time for another. */
