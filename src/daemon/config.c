@@ -3,9 +3,11 @@
  * The parser works line by line on a private copy of the configuration
  * and copies it back only when the whole text is valid, so a daemon that
  * re-reads its file keeps the old settings when the new file is wrong.
- * Every key is a row of one table per section (its kind, where it goes,
- * its limits); the table is also what the "valid keys" hints list, and
- * docs/nprofd.conf.5.md says the same. */
+ * Every key is one row of one table, keys[] below: its section, its kind
+ * of value, where it goes, its default, its bounds and how the docs
+ * describe it. The defaults are applied from it, each kind's parser
+ * reads it, the messages and the "valid keys" hints are written from it,
+ * and tests/unit/daemon_config_test.c holds docs/nprofd.conf.5.md to it. */
 #include "daemon/config.h"
 
 #include <arpa/inet.h>
@@ -26,6 +28,9 @@
 #define LINE_MAX_BYTES 4096
 #define FILE_MAX_BYTES (1u << 20)
 #define SEC 1000000000ull
+#define MINUTE (60 * SEC)
+#define HOUR (60 * MINUTE)
+#define DAY (24 * HOUR)
 #define KIB 1024ull
 #define MIB (1024ull * 1024)
 #define GIB (1024ull * 1024 * 1024)
@@ -34,104 +39,28 @@
  * whole 1 KiB value in a one-line error. */
 #define SHOWN_MAX 80
 
-static const char *const action_keys[ACTION_COUNT] = {
-	[ACTION_THREAD_DUMP] = "thread_dump",
-	[ACTION_HEAP_SNAPSHOT] = "heap_snapshot",
-	[ACTION_HEAP_PROFILING] = "heap_profiling",
-	[ACTION_CORE_FILE] = "core_file",
-	[ACTION_RESTART] = "restart",
-	[ACTION_COMMANDS] = "commands",
-	[ACTION_ATTACH] = "attach",
+/* --- the one table of keys ---------------------------------------------- */
+
+enum section_kind {
+	SEC_TOP, SEC_WORKERS, SEC_INSTANCES, SEC_ACTIONS, SEC_ARTIFACTS, SEC_SIGNIN,
+	SEC_CLUSTER, SEC_SERVICE, SEC_COMMAND, SEC_COUNT
 };
 
-/* A fresh install allows what only reads the target and costs little.
- * Heap snapshots are read-only: they dump what heap profiling, already
- * on, has collected. heap_profiling, core files (the target stops while
- * it is written), restart and the operator's commands change or stop the
- * target and stay off until the operator turns them on; so does attach,
- * which puts nprof's code into someone's running process. */
-static const signed char action_default[ACTION_COUNT] = {
-	[ACTION_THREAD_DUMP] = 1,
-	[ACTION_HEAP_SNAPSHOT] = 1,
+/* [service NAME] and [command NAME] may come many times, the others once. */
+static const char *const section_names[SEC_COUNT] = {
+	[SEC_TOP] = "top", [SEC_WORKERS] = "workers", [SEC_INSTANCES] = "instances",
+	[SEC_ACTIONS] = "actions", [SEC_ARTIFACTS] = "artifacts", [SEC_SIGNIN] = "signin",
+	[SEC_CLUSTER] = "cluster", [SEC_SERVICE] = "service", [SEC_COMMAND] = "command",
 };
 
-/* Every mode is on. The perf-event modes (cpu, page-faults,
- * context-switches, the hardware counters) read the target from outside
- * with perf_event_open. itimer, wall, alloc, heap and lock run in an
- * agent the operator chose to load, and only for the instance's bounded
- * duration: alloc, heap and lock arm its sampling interposers (which
- * otherwise cost one branch, docs/memory.md) and disarm them at the end.
- * Leaving heap profiling on with no end is [actions] heap_profiling, off. */
-static const signed char mode_default[EVENT_COUNT] = {
-	[EVENT_CPU] = 1, [EVENT_ITIMER] = 1, [EVENT_WALL] = 1, [EVENT_OFFCPU] = 1,
-	[EVENT_ALLOC] = 1, [EVENT_HEAP] = 1, [EVENT_LOCK] = 1,
-	[EVENT_PAGE_FAULTS] = 1, [EVENT_CONTEXT_SWITCHES] = 1,
-	[EVENT_CYCLES] = 1, [EVENT_INSTRUCTIONS] = 1,
-	[EVENT_CACHE_MISSES] = 1, [EVENT_BRANCH_MISSES] = 1,
-};
-_Static_assert(EVENT_COUNT == 13, "a new event needs its default in mode_default");
-
-const char *config_action_key(enum action_kind a)
-{
-	return (unsigned)a < ACTION_COUNT ? action_keys[a] : "?";
-}
-
-static void copy_str(char *dst, size_t size, const char *src)
-{
-	snprintf(dst, size, "%s", src);
-}
-
-void config_defaults(struct daemon_config *c)
-{
-	memset(c, 0, sizeof(*c));
-	copy_str(c->listen, sizeof(c->listen), "127.0.0.1:9700");
-	copy_str(c->socket_path, sizeof(c->socket_path), "/run/nprof/nprofd.sock");
-	copy_str(c->state_dir, sizeof(c->state_dir), "/var/lib/nprof");
-	c->max_body = 64 * KIB;
-	c->max_connections = 256;
-	c->peer_connections = 16;
-	c->reserved_connections = 16;
-	c->reply_cache_bytes = 4 * MIB;
-	c->request_timeout_ns = 30 * SEC;
-	copy_str(c->proxy_user_header, sizeof(c->proxy_user_header), "X-Forwarded-User");
-	c->select[0].kind = SELECT_ALL;
-	c->n_select = 1;
-	c->duration_max_ns = 300 * SEC;
-	c->duration_default_ns = 30 * SEC;
-	c->max_concurrent = 8;
-	c->history_per_worker = 10;
-	c->grace_ns = 10 * SEC;
-	memcpy(c->allow.action, action_default, sizeof(c->allow.action));
-	memcpy(c->allow.mode, mode_default, sizeof(c->allow.mode));
-	c->max_count = 1000;
-	c->max_age_ns = 30 * 24 * 3600 * SEC;
-	c->max_bytes = 10 * GIB;
-	copy_str(c->pam_service, sizeof(c->pam_service), "nprofd");
-	c->session_lifetime_ns = 8 * 3600 * SEC;
-	c->max_sessions = 20;
-	c->max_failures = 5;
-	c->max_address_failures = 20;
-	c->failures_per_minute = 30;
-	c->failure_window_ns = 300 * SEC;
-	c->lease_ttl_ns = 10 * SEC;
-	c->etcd_timeout_ns = 3 * SEC;
-	c->host_timeout_ns = 5 * SEC;
-	c->forward_timeout_ns = 120 * SEC;
-	c->fanout = 16;
-	c->max_hosts = 1000;
-	c->max_reply = 32 * MIB;
-	c->signature_window_ns = 30 * SEC;
-	c->hosts_cache_ns = SEC;
-}
-
-/* --- the key tables ----------------------------------------------------- */
-
+/* What a value is; each kind has its parser (setters[], below). */
 enum value_kind {
 	V_LISTEN,	/* ADDR:PORT or "" */
 	V_PATH,		/* absolute, or "" */
 	V_PATH_SET,	/* absolute, never "" */
-	V_NAME,		/* a user or group name, or "" */
-	V_NAMES,	/* comma-separated names */
+	V_NAME,		/* a user name (or a name of the same shape), or "" */
+	V_GROUP,	/* a group name, or "" */
+	V_NAMES,	/* comma-separated user names */
 	V_ADDRS,	/* comma-separated IP addresses */
 	V_HEADER,	/* an HTTP header name */
 	V_SIZE,		/* uint64_t bytes */
@@ -140,7 +69,7 @@ enum value_kind {
 	V_SELECTS,	/* comma-separated selectors */
 	V_SELECTOR,	/* one selector */
 	V_MODES,	/* comma-separated events: the section's switches */
-	V_ACTION,	/* on/off: the section's switches, action number in off */
+	V_ACTION,	/* on/off: the section's switches, the action in off */
 	V_TEXT,		/* any text */
 	V_RUN,		/* a command line with %p %d %o %% */
 	V_OUTPUT,	/* file | stdout | none */
@@ -148,159 +77,317 @@ enum value_kind {
 	V_URL,		/* one such URL, or "" */
 	V_HOST,		/* a host's name in the cluster, or "" */
 	V_HOSTNAMES,	/* comma-separated host names or IP addresses */
+	V_KIND_COUNT
 };
+
+struct parser;
 
 struct key_def {
 	const char *name;
+	enum section_kind sec;	/* where it is set, and where its default applies */
 	enum value_kind kind;
-	size_t off;		/* in the section's struct; the action for V_ACTION */
+	const char *def;	/* the default, as the docs write it; NULL: none of its
+				   own (required, or following another key) */
+	size_t off;		/* its field in sec's struct; V_ACTION: the action */
 	size_t size;		/* the field's size: strings, and 4 or 8 for numbers */
-	uint64_t min, max;	/* numbers, sizes, durations */
-	const char *min_text, *max_text; /* the same, as the user writes them */
+	size_t n_off;		/* lists: where their length goes in struct daemon_config */
+	uint64_t min, max;	/* sizes, counts, durations: the bounds, as values */
+	bool per_service;	/* also a [service NAME] key: that service's own */
+	/* the rare key with a rule of its own, checked before its kind's parser */
+	int (*check)(struct parser *p, const struct key_def *k, const char *v);
+	const char *doc;	/* how docs/nprofd.conf.5.md starts saying what it is */
 };
 
-#define FIELD(type, f) offsetof(type, f), sizeof(((type *)0)->f)
+#define FIELD(type, f) .off = offsetof(type, f), .size = sizeof(((type *)0)->f)
 #define TOP(f) FIELD(struct daemon_config, f)
 #define SVC(f) FIELD(struct service_config, f)
 #define CMD(f) FIELD(struct command_config, f)
+#define LIST(f, n) TOP(f), .n_off = offsetof(struct daemon_config, n)
+#define RANGE(lo, hi) .min = (lo), .max = (hi)
+#define SWITCH(a) .off = (a), .per_service = true
 
-static const struct key_def top_keys[] = {
-	{ "listen", V_LISTEN, TOP(listen), 0, 0, NULL, NULL },
+static int check_restart_switch(struct parser *p, const struct key_def *k, const char *v);
+
+/* In the order of docs/nprofd.conf.5.md, which the "valid keys" hints follow. */
+static const struct key_def keys[] = {
+	{ "listen", SEC_TOP, V_LISTEN, "127.0.0.1:9700", TOP(listen),
+	  .doc = "the HTTP listener" },
 	/* sun_path holds 107 bytes and a NUL: a longer path cannot be bound */
-	{ "socket", V_PATH_SET, offsetof(struct daemon_config, socket_path),
-	  sizeof(((struct sockaddr_un *)0)->sun_path), 0, 0, NULL, NULL },
-	{ "state_dir", V_PATH_SET, TOP(state_dir), 0, 0, NULL, NULL },
-	{ "tls_cert", V_PATH, TOP(tls_cert), 0, 0, NULL, NULL },
-	{ "tls_key", V_PATH, TOP(tls_key), 0, 0, NULL, NULL },
-	{ "admin_users", V_NAMES, TOP(admin_users), 0, 0, NULL, NULL },
-	{ "admin_group", V_NAME, TOP(admin_group), 0, 0, NULL, NULL },
-	{ "nprof", V_PATH, TOP(nprof_path), 0, 0, NULL, NULL },
-	{ "max_body", V_SIZE, TOP(max_body), KIB, 16 * MIB, "1k", "16M" },
-	{ "max_connections", V_COUNT, TOP(max_connections), 1, 10000, "1", "10000" },
-	{ "peer_connections", V_COUNT, TOP(peer_connections), 1, 10000, "1", "10000" },
-	/* its maximum is max_connections - 1, checked once both are known */
-	{ "reserved_connections", V_COUNT, TOP(reserved_connections), 0, 9999, "0", "9999" },
-	{ "reply_cache", V_SIZE, TOP(reply_cache_bytes), 0, 256 * MIB, "0", "256M" },
-	{ "request_timeout", V_DURATION, TOP(request_timeout_ns), SEC, 600 * SEC, "1s", "10m" },
-	{ "trusted_proxies", V_ADDRS, TOP(trusted_proxies), 0, 0, NULL, NULL },
-	{ "proxy_user_header", V_HEADER, TOP(proxy_user_header), 0, 0, NULL, NULL },
-	{ "host_names", V_HOSTNAMES, TOP(host_names), 0, 0, NULL, NULL },
+	{ "socket", SEC_TOP, V_PATH_SET, "/run/nprof/nprofd.sock",
+	  .off = offsetof(struct daemon_config, socket_path),
+	  .size = sizeof(((struct sockaddr_un *)0)->sun_path),
+	  .doc = "the unix socket every local user may connect to" },
+	{ "state_dir", SEC_TOP, V_PATH_SET, "/var/lib/nprof", TOP(state_dir),
+	  .doc = "the index (`nprofd.db`) and the artifacts" },
+	{ "tls_cert", SEC_TOP, V_PATH, "", TOP(tls_cert),
+	  .doc = "PEM certificate (chain) for HTTPS" },
+	{ "tls_key", SEC_TOP, V_PATH, "", TOP(tls_key),
+	  .doc = "its PEM private key" },
+	{ "admin_users", SEC_TOP, V_NAMES, "", LIST(admin_users, n_admin_users),
+	  .doc = "users who see and act on every worker" },
+	{ "admin_group", SEC_TOP, V_GROUP, "", TOP(admin_group),
+	  .doc = "members are admins too" },
+	{ "nprof", SEC_TOP, V_PATH, "", TOP(nprof_path),
+	  .doc = "the nprof binary each instance runs" },
+	{ "max_body", SEC_TOP, V_SIZE, "64k", TOP(max_body), RANGE(KIB, 16 * MIB),
+	  .doc = "largest request body" },
+	{ "max_connections", SEC_TOP, V_COUNT, "256", TOP(max_connections), RANGE(1, 10000),
+	  .doc = "connections each door (the socket, HTTP) holds at once" },
+	{ "peer_connections", SEC_TOP, V_COUNT, "16", TOP(peer_connections), RANGE(1, 10000),
+	  .doc = "connections one peer holds at once on a door" },
+	/* below max_connections too, and its default a quarter of a smaller
+	 * one: check_all, once both are known */
+	{ "reserved_connections", SEC_TOP, V_COUNT, "16", TOP(reserved_connections),
+	  RANGE(0, 9999),
+	  .doc = "the last connections of the socket, which only root and the admins may take" },
+	{ "reply_cache", SEC_TOP, V_SIZE, "4M", TOP(reply_cache_bytes), RANGE(0, 256 * MIB),
+	  .doc = "memory for the lists last sent" },
+	{ "request_timeout", SEC_TOP, V_DURATION, "30s", TOP(request_timeout_ns),
+	  RANGE(SEC, 10 * MINUTE),
+	  .doc = "time to receive a whole request" },
+	{ "trusted_proxies", SEC_TOP, V_ADDRS, "", LIST(trusted_proxies, n_trusted_proxies),
+	  .doc = "peers whose `proxy_user_header` names the user" },
+	{ "proxy_user_header", SEC_TOP, V_HEADER, "X-Forwarded-User", TOP(proxy_user_header),
+	  .doc = "the header such a proxy sets" },
+	{ "host_names", SEC_TOP, V_HOSTNAMES, "", LIST(host_names, n_host_names),
+	  .doc = "names an HTTP request's `Host` may say besides those nprofd knows" },
+
+	{ "select", SEC_WORKERS, V_SELECTS, "all", LIST(select, n_select),
+	  .doc = "the processes that are workers" },
+
+	/* Every mode is on by default (config_defaults): the perf-event
+	 * modes read the target from outside with perf_event_open; itimer,
+	 * wall, alloc, heap and lock run in an agent the operator chose to
+	 * load, and only for the instance's bounded duration (alloc, heap
+	 * and lock arm its sampling interposers, which otherwise cost one
+	 * branch, docs/memory.md, and disarm them at the end). Leaving heap
+	 * profiling on with no end is [actions] heap_profiling, off. */
+	{ "modes", SEC_INSTANCES, V_MODES, NULL, .per_service = true,
+	  .doc = "profiling modes an instance may use" },
+	{ "duration_max", SEC_INSTANCES, V_DURATION, "5m", TOP(duration_max_ns), RANGE(SEC, DAY),
+	  .doc = "longest instance" },
+	/* at most duration_max too, which it follows when not set: check_all */
+	{ "duration_default", SEC_INSTANCES, V_DURATION, "30s", TOP(duration_default_ns),
+	  RANGE(SEC, DAY),
+	  .doc = "duration of an instance that names none" },
+	{ "max_concurrent", SEC_INSTANCES, V_COUNT, "8", TOP(max_concurrent), RANGE(1, 256),
+	  .doc = "instances running at once on this host" },
+	{ "history_per_worker", SEC_INSTANCES, V_COUNT, "10", TOP(history_per_worker),
+	  RANGE(1, 10000),
+	  .doc = "finished instances kept per worker" },
+	{ "grace", SEC_INSTANCES, V_DURATION, "10s", TOP(grace_ns), RANGE(SEC, 10 * MINUTE),
+	  .doc = "an instance still running at its duration plus grace is ended" },
+
+	/* A fresh install allows what only reads the target and costs little.
+	 * Heap snapshots are read-only: they dump what heap profiling, already
+	 * on, has collected. heap_profiling, core files (the target stops
+	 * while it is written), restart and the operator's commands change or
+	 * stop the target and stay off until the operator turns them on; so
+	 * does attach, which puts nprof's code into someone's running process. */
+	{ "thread_dump", SEC_ACTIONS, V_ACTION, "on", SWITCH(ACTION_THREAD_DUMP),
+	  .doc = "every thread's stack, now" },
+	{ "heap_snapshot", SEC_ACTIONS, V_ACTION, "on", SWITCH(ACTION_HEAP_SNAPSHOT),
+	  .doc = "the in-use heap now" },
+	{ "heap_profiling", SEC_ACTIONS, V_ACTION, "off", SWITCH(ACTION_HEAP_PROFILING),
+	  .doc = "switching heap profiling on (with no end) or off in the target's agent" },
+	{ "core_file", SEC_ACTIONS, V_ACTION, "off", SWITCH(ACTION_CORE_FILE),
+	  .doc = "a core file of the running process" },
+	/* in a service, restart is this switch too, not restart_command */
+	{ "restart", SEC_ACTIONS, V_ACTION, "off", SWITCH(ACTION_RESTART),
+	  .check = check_restart_switch,
+	  .doc = "restarting the worker through systemd or its service's `restart_command`" },
+	{ "commands", SEC_ACTIONS, V_ACTION, "off", SWITCH(ACTION_COMMANDS),
+	  .doc = "running the `[command]` sections" },
+	{ "attach", SEC_ACTIONS, V_ACTION, "off", SWITCH(ACTION_ATTACH),
+	  .doc = "loading nprof's agent into a worker started without it" },
+
+	{ "max_count", SEC_ARTIFACTS, V_COUNT, "1000", TOP(max_count), RANGE(1, 1000000),
+	  .doc = "artifacts kept" },
+	{ "max_age", SEC_ARTIFACTS, V_DURATION, "30d", TOP(max_age_ns), RANGE(0, 3650 * DAY),
+	  .doc = "artifacts older than this are removed" },
+	{ "max_bytes", SEC_ARTIFACTS, V_SIZE, "10G", TOP(max_bytes), RANGE(KIB, 1024 * TIB),
+	  .doc = "total size of the artifacts" },
+
+	{ "pam_service", SEC_SIGNIN, V_NAME, "nprofd", TOP(pam_service),
+	  .doc = "the PAM service" },
+	{ "session_lifetime", SEC_SIGNIN, V_DURATION, "8h", TOP(session_lifetime_ns),
+	  RANGE(MINUTE, 30 * DAY),
+	  .doc = "how long a session lasts from its sign-in" },
+	{ "max_sessions", SEC_SIGNIN, V_COUNT, "20", TOP(max_sessions), RANGE(1, 1000),
+	  .doc = "live sessions per user" },
+	{ "max_failures", SEC_SIGNIN, V_COUNT, "5", TOP(max_failures), RANGE(1, 1000),
+	  .doc = "failed sign-ins of one user name from one client address" },
+	{ "max_address_failures", SEC_SIGNIN, V_COUNT, "20", TOP(max_address_failures),
+	  RANGE(1, 100000),
+	  .doc = "the same for one client address" },
+	{ "failures_per_minute", SEC_SIGNIN, V_COUNT, "30", TOP(failures_per_minute),
+	  RANGE(1, 100000),
+	  .doc = "failed sign-ins the HTTP door takes in a minute" },
+	{ "failure_window", SEC_SIGNIN, V_DURATION, "5m", TOP(failure_window_ns),
+	  RANGE(SEC, DAY),
+	  .doc = "how long a failure is remembered" },
+
+	{ "etcd", SEC_CLUSTER, V_URLS, "", TOP(etcd),
+	  .doc = "etcd's client URLs" },
+	{ "name", SEC_CLUSTER, V_HOST, "", TOP(cluster_name),
+	  .doc = "this host's name in the cluster" },
+	{ "url", SEC_CLUSTER, V_URL, "", TOP(cluster_url),
+	  .doc = "where the other daemons reach this one" },
+	{ "key_file", SEC_CLUSTER, V_PATH, "", TOP(cluster_key_file),
+	  .doc = "the cluster's shared key" },
+	/* whole seconds, and above three etcd_timeouts: check_all */
+	{ "lease_ttl", SEC_CLUSTER, V_DURATION, "10s", TOP(lease_ttl_ns),
+	  RANGE(2 * SEC, 5 * MINUTE),
+	  .doc = "the registration's lease" },
+	{ "etcd_timeout", SEC_CLUSTER, V_DURATION, "3s", TOP(etcd_timeout_ns),
+	  RANGE(SEC / 10, MINUTE),
+	  .doc = "one call to one etcd endpoint" },
+	{ "host_timeout", SEC_CLUSTER, V_DURATION, "5s", TOP(host_timeout_ns),
+	  RANGE(SEC / 10, 5 * MINUTE),
+	  .doc = "one host's answer to a fan-out" },
+	{ "forward_timeout", SEC_CLUSTER, V_DURATION, "2m", TOP(forward_timeout_ns),
+	  RANGE(SEC, HOUR),
+	  .doc = "an action or download on another host's worker" },
+	{ "fanout", SEC_CLUSTER, V_COUNT, "16", TOP(fanout), RANGE(1, 256),
+	  .doc = "hosts asked at once" },
+	{ "max_hosts", SEC_CLUSTER, V_COUNT, "1000", TOP(max_hosts), RANGE(1, 100000),
+	  .doc = "hosts read from etcd" },
+	{ "max_reply", SEC_CLUSTER, V_SIZE, "32M", TOP(max_reply), RANGE(KIB, 1024 * MIB),
+	  .doc = "largest answer read from one host or from etcd" },
+	{ "signature_window", SEC_CLUSTER, V_DURATION, "30s", TOP(signature_window_ns),
+	  RANGE(SEC, 10 * MINUTE),
+	  .doc = "how far a signed request's time may be from this host's clock" },
+	{ "hosts_cache", SEC_CLUSTER, V_DURATION, "1s", TOP(hosts_cache_ns), RANGE(0, MINUTE),
+	  .doc = "how long a read of etcd's registry (or its failure) is kept" },
+	{ "etcd_ca", SEC_CLUSTER, V_PATH, "", TOP(etcd_ca),
+	  .doc = "PEM CA bundle for `https://` etcd endpoints" },
+	{ "etcd_cert", SEC_CLUSTER, V_PATH, "", TOP(etcd_cert),
+	  .doc = "client certificate and key for etcd" },
+	{ "etcd_key", SEC_CLUSTER, V_PATH, "", TOP(etcd_key),
+	  .doc = "client certificate and key for etcd" },
+	{ "etcd_user", SEC_CLUSTER, V_NAME, "", TOP(etcd_user),
+	  .doc = "etcd's own auth" },
+	{ "etcd_password_file", SEC_CLUSTER, V_PATH, "", TOP(etcd_password_file),
+	  .doc = "etcd's own auth" },
+
+	/* [service NAME]: these, and modes and the [actions] keys (per_service)
+	 * for that service's workers; restart is the switch there too, the
+	 * command restart_command */
+	{ "match", SEC_SERVICE, V_SELECTOR, NULL, SVC(match),
+	  .doc = "which workers are this service's" },
+	{ "restart_command", SEC_SERVICE, V_TEXT, "", SVC(restart),
+	  .doc = "the command that restarts the service, run as root" },
+	{ "pid_file", SEC_SERVICE, V_PATH, "", SVC(pid_file),
+	  .doc = "the file the service's supervisor writes its main process's pid to" },
+
+	{ "run", SEC_COMMAND, V_RUN, NULL, CMD(run),
+	  .doc = "the command line" },
+	{ "timeout", SEC_COMMAND, V_DURATION, "60s", CMD(timeout_ns), RANGE(SEC, HOUR),
+	  .doc = "the command is killed past it" },
+	/* its default follows run: finish_section */
+	{ "output", SEC_COMMAND, V_OUTPUT, NULL,
+	  .doc = "what becomes the artifact" },
+	{ "description", SEC_COMMAND, V_TEXT, "", CMD(description),
+	  .doc = "one line shown in the API" },
 };
 
-static const struct key_def workers_keys[] = {
-	{ "select", V_SELECTS, TOP(select), 0, 0, NULL, NULL },
-};
+#define N_KEYS (sizeof(keys) / sizeof(keys[0]))
 
-static const struct key_def instances_keys[] = {
-	{ "modes", V_MODES, 0, 0, 0, 0, NULL, NULL },
-	{ "duration_max", V_DURATION, TOP(duration_max_ns), SEC, 24 * 3600 * SEC, "1s", "24h" },
-	/* its maximum is duration_max, checked once both are known */
-	{ "duration_default", V_DURATION, TOP(duration_default_ns), SEC, 24 * 3600 * SEC,
-	  "1s", "24h" },
-	{ "max_concurrent", V_COUNT, TOP(max_concurrent), 1, 256, "1", "256" },
-	{ "history_per_worker", V_COUNT, TOP(history_per_worker), 1, 10000, "1", "10000" },
-	{ "grace", V_DURATION, TOP(grace_ns), SEC, 600 * SEC, "1s", "10m" },
-};
+/* Whether key k may be set in section s. */
+static bool key_in(const struct key_def *k, enum section_kind s)
+{
+	return k->sec == s || (k->per_service && s == SEC_SERVICE);
+}
 
-static const struct key_def actions_keys[] = {
-	{ "thread_dump", V_ACTION, ACTION_THREAD_DUMP, 0, 0, 0, NULL, NULL },
-	{ "heap_snapshot", V_ACTION, ACTION_HEAP_SNAPSHOT, 0, 0, 0, NULL, NULL },
-	{ "heap_profiling", V_ACTION, ACTION_HEAP_PROFILING, 0, 0, 0, NULL, NULL },
-	{ "core_file", V_ACTION, ACTION_CORE_FILE, 0, 0, 0, NULL, NULL },
-	{ "restart", V_ACTION, ACTION_RESTART, 0, 0, 0, NULL, NULL },
-	{ "commands", V_ACTION, ACTION_COMMANDS, 0, 0, 0, NULL, NULL },
-	{ "attach", V_ACTION, ACTION_ATTACH, 0, 0, 0, NULL, NULL },
-};
+/* The row of section s named name, or NULL. */
+static const struct key_def *key_find(enum section_kind s, const char *name)
+{
+	for (size_t i = 0; i < N_KEYS; i++)
+		if (key_in(&keys[i], s) && !strcmp(keys[i].name, name))
+			return &keys[i];
+	return NULL;
+}
 
-static const struct key_def artifacts_keys[] = {
-	{ "max_count", V_COUNT, TOP(max_count), 1, 1000000, "1", "1000000" },
-	{ "max_age", V_DURATION, TOP(max_age_ns), 0, 3650 * 24 * 3600 * SEC, "0", "3650d" },
-	{ "max_bytes", V_SIZE, TOP(max_bytes), KIB, 1024 * TIB, "1k", "1024T" },
-};
+const char *config_action_key(enum action_kind a)
+{
+	for (size_t i = 0; i < N_KEYS; i++)
+		if (keys[i].kind == V_ACTION && keys[i].off == (size_t)a)
+			return keys[i].name;
+	return "?";
+}
 
-static const struct key_def signin_keys[] = {
-	{ "pam_service", V_NAME, TOP(pam_service), 0, 0, NULL, NULL },
-	{ "session_lifetime", V_DURATION, TOP(session_lifetime_ns), 60 * SEC, 30 * 24 * 3600 * SEC,
-	  "1m", "30d" },
-	{ "max_sessions", V_COUNT, TOP(max_sessions), 1, 1000, "1", "1000" },
-	{ "max_failures", V_COUNT, TOP(max_failures), 1, 1000, "1", "1000" },
-	{ "max_address_failures", V_COUNT, TOP(max_address_failures), 1, 100000, "1", "100000" },
-	{ "failures_per_minute", V_COUNT, TOP(failures_per_minute), 1, 100000, "1", "100000" },
-	{ "failure_window", V_DURATION, TOP(failure_window_ns), SEC, 24 * 3600 * SEC, "1s", "24h" },
-};
+static void copy_str(char *dst, size_t size, const char *src)
+{
+	snprintf(dst, size, "%s", src);
+}
 
-/* restart is the action's switch here as in [actions]; the command that
- * restarts the service is restart_command (struct service_config.restart). */
-static const struct key_def service_keys[] = {
-	{ "match", V_SELECTOR, SVC(match), 0, 0, NULL, NULL },
-	{ "restart_command", V_TEXT, SVC(restart), 0, 0, NULL, NULL },
-	{ "pid_file", V_PATH, SVC(pid_file), 0, 0, NULL, NULL },
-	{ "modes", V_MODES, 0, 0, 0, 0, NULL, NULL },
-	{ "thread_dump", V_ACTION, ACTION_THREAD_DUMP, 0, 0, 0, NULL, NULL },
-	{ "heap_snapshot", V_ACTION, ACTION_HEAP_SNAPSHOT, 0, 0, 0, NULL, NULL },
-	{ "heap_profiling", V_ACTION, ACTION_HEAP_PROFILING, 0, 0, 0, NULL, NULL },
-	{ "core_file", V_ACTION, ACTION_CORE_FILE, 0, 0, 0, NULL, NULL },
-	{ "restart", V_ACTION, ACTION_RESTART, 0, 0, 0, NULL, NULL },
-	{ "commands", V_ACTION, ACTION_COMMANDS, 0, 0, 0, NULL, NULL },
-	{ "attach", V_ACTION, ACTION_ATTACH, 0, 0, 0, NULL, NULL },
-};
+/* ns in the largest unit that writes it whole ("5m", "1500ms"), days
+ * only from two: a limit of a day reads "24h". */
+static const char *fmt_duration(uint64_t ns, char buf[32])
+{
+	static const struct {
+		const char *unit;
+		uint64_t ns;
+	} units[] = {
+		{ "d", DAY }, { "h", HOUR }, { "m", MINUTE }, { "s", SEC },
+		{ "ms", 1000000 }, { "us", 1000 }, { "ns", 1 },
+	};
 
-static const struct key_def command_keys[] = {
-	{ "run", V_RUN, CMD(run), 0, 0, NULL, NULL },
-	{ "timeout", V_DURATION, CMD(timeout_ns), SEC, 3600 * SEC, "1s", "1h" },
-	{ "output", V_OUTPUT, 0, 0, 0, 0, NULL, NULL },
-	{ "description", V_TEXT, CMD(description), 0, 0, NULL, NULL },
-};
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (ns && ns % units[i].ns == 0 && (units[i].ns != DAY || ns >= 2 * DAY)) {
+			snprintf(buf, 32, "%llu%s", (unsigned long long)(ns / units[i].ns),
+				 units[i].unit);
+			return buf;
+		}
+	}
+	return "0";
+}
 
-static const struct key_def cluster_keys[] = {
-	{ "etcd", V_URLS, TOP(etcd), 0, 0, NULL, NULL },
-	{ "name", V_HOST, TOP(cluster_name), 0, 0, NULL, NULL },
-	{ "url", V_URL, TOP(cluster_url), 0, 0, NULL, NULL },
-	{ "key_file", V_PATH, TOP(cluster_key_file), 0, 0, NULL, NULL },
-	{ "lease_ttl", V_DURATION, TOP(lease_ttl_ns), 2 * SEC, 300 * SEC, "2s", "5m" },
-	{ "etcd_timeout", V_DURATION, TOP(etcd_timeout_ns), SEC / 10, 60 * SEC, "100ms", "60s" },
-	{ "host_timeout", V_DURATION, TOP(host_timeout_ns), SEC / 10, 300 * SEC, "100ms", "5m" },
-	{ "forward_timeout", V_DURATION, TOP(forward_timeout_ns), SEC, 3600 * SEC, "1s", "1h" },
-	{ "fanout", V_COUNT, TOP(fanout), 1, 256, "1", "256" },
-	{ "max_hosts", V_COUNT, TOP(max_hosts), 1, 100000, "1", "100000" },
-	{ "max_reply", V_SIZE, TOP(max_reply), KIB, 1024 * MIB, "1k", "1G" },
-	{ "signature_window", V_DURATION, TOP(signature_window_ns), SEC, 600 * SEC, "1s", "10m" },
-	{ "hosts_cache", V_DURATION, TOP(hosts_cache_ns), 0, 60 * SEC, "0", "1m" },
-	{ "etcd_ca", V_PATH, TOP(etcd_ca), 0, 0, NULL, NULL },
-	{ "etcd_cert", V_PATH, TOP(etcd_cert), 0, 0, NULL, NULL },
-	{ "etcd_key", V_PATH, TOP(etcd_key), 0, 0, NULL, NULL },
-	{ "etcd_user", V_NAME, TOP(etcd_user), 0, 0, NULL, NULL },
-	{ "etcd_password_file", V_PATH, TOP(etcd_password_file), 0, 0, NULL, NULL },
-};
+/* bytes in the largest unit that writes it whole: "64k", "16M", "1024T". */
+static const char *fmt_size(uint64_t bytes, char buf[32])
+{
+	static const struct {
+		const char *unit;
+		uint64_t bytes;
+	} units[] = { { "T", TIB }, { "G", GIB }, { "M", MIB }, { "k", KIB }, { "", 1 } };
 
-enum section_kind {
-	SEC_TOP, SEC_WORKERS, SEC_INSTANCES, SEC_ACTIONS, SEC_ARTIFACTS, SEC_SIGNIN,
-	SEC_CLUSTER, SEC_SERVICE, SEC_COMMAND, SEC_COUNT
-};
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (bytes && bytes % units[i].bytes == 0) {
+			snprintf(buf, 32, "%llu%s", (unsigned long long)(bytes / units[i].bytes),
+				 units[i].unit);
+			return buf;
+		}
+	}
+	return "0";
+}
 
-#define MAX_SECTION_KEYS 20
-_Static_assert(sizeof(top_keys) / sizeof(top_keys[0]) <= MAX_SECTION_KEYS &&
-		       sizeof(service_keys) / sizeof(service_keys[0]) <= MAX_SECTION_KEYS &&
-		       sizeof(cluster_keys) / sizeof(cluster_keys[0]) <= MAX_SECTION_KEYS,
-	       "struct parser's key_line[] holds every key of a section");
+/* A bound of k as the user writes it: "16M", "24h", "10000". */
+static const char *fmt_bound(const struct key_def *k, uint64_t v, char buf[32])
+{
+	if (k->kind == V_SIZE)
+		return fmt_size(v, buf);
+	if (k->kind == V_DURATION)
+		return fmt_duration(v, buf);
+	snprintf(buf, 32, "%llu", (unsigned long long)v);
+	return buf;
+}
 
-static const struct section_def {
-	const char *name;
-	const struct key_def *keys;
-	size_t n_keys;
-} sections[SEC_COUNT] = {
-#define SECTION(k, n, t) [k] = { n, t, sizeof(t) / sizeof(t[0]) }
-	SECTION(SEC_TOP, "top", top_keys),
-	SECTION(SEC_WORKERS, "workers", workers_keys),
-	SECTION(SEC_INSTANCES, "instances", instances_keys),
-	SECTION(SEC_ACTIONS, "actions", actions_keys),
-	SECTION(SEC_ARTIFACTS, "artifacts", artifacts_keys),
-	SECTION(SEC_SIGNIN, "signin", signin_keys),
-	SECTION(SEC_CLUSTER, "cluster", cluster_keys),
-	SECTION(SEC_SERVICE, "service", service_keys),
-	SECTION(SEC_COMMAND, "command", command_keys),
-#undef SECTION
-};
+bool config_key_doc(size_t i, struct config_key_doc *ret)
+{
+	const struct key_def *k = i < N_KEYS ? &keys[i] : NULL;
+
+	if (!k)
+		return false;
+	*ret = (struct config_key_doc){
+		.name = k->name, .section = section_names[k->sec],
+		.per_service = k->per_service, .def = k->def, .doc = k->doc,
+	};
+	if (k->kind == V_SIZE || k->kind == V_COUNT || k->kind == V_DURATION) {
+		fmt_bound(k, k->min, ret->min);
+		fmt_bound(k, k->max, ret->max);
+	}
+	return true;
+}
 
 /* --- the parser's state and its one-line errors ------------------------- */
 
@@ -316,18 +403,13 @@ struct parser {
 	char sec_title[CONFIG_NAME_MAX + 16]; /* "[top]", "[service web]" */
 	struct service_config *svc;	/* the open [service], else NULL */
 	struct command_config *cmd;	/* the open [command], else NULL */
-	unsigned key_line[MAX_SECTION_KEYS]; /* where each key of the open section was set */
+	/* where each key was set in the section that last took it: a fixed
+	 * section's keys for the whole file, check_all's lines */
+	unsigned key_line[N_KEYS];
 	unsigned fixed_line[SEC_COUNT];	/* where each fixed section was opened */
 	bool has_o;			/* the open [command]'s run uses %o */
-
-	unsigned listen_line, tls_cert_line, tls_key_line;
-	unsigned duration_max_line, duration_default_line;
-	unsigned reserved_line;			/* reserved_connections, when set */
-	unsigned etcd_line;		/* where [cluster] etcd was set, 0 if not */
-	unsigned lease_ttl_line, etcd_timeout_line;
 };
 
-__attribute__((format(printf, 3, 4)))
 static int fail_at(struct parser *p, unsigned line, const char *fmt, ...)
 {
 	va_list ap;
@@ -690,53 +772,237 @@ static const char *mode_list(char *buf, size_t len)
 	return buf;
 }
 
-static int set_modes(struct parser *p, const char *key, char *v, struct switches *sw)
+/* --- each kind's parser: checks v and stores it in field ---------------- */
+
+/* The string kinds' last step: every value fits CONFIG_VALUE_MAX, checked
+ * when read, and k->size bounds what each kind takes. */
+static int store(const struct key_def *k, const char *v, void *field)
 {
-	signed char mode[EVENT_COUNT] = { 0 };
-	char buf[SHOWN_MAX + 4], names[256];
-	bool empty;
-
-	if (*v) {
-		for (char *list = v, *it; (it = next_item(&list, &empty));) {
-			const struct event_def *e;
-
-			if (empty)
-				return EMPTY_ITEM(p, key);
-			e = event_find(it);
-			if (!e)
-				return fail(p, "%s: unknown mode '%s'; valid modes: %s", key,
-					    shown(it, buf), mode_list(names, sizeof(names)));
-			mode[e - event_defs] = 1;
-		}
-	}
-	memcpy(sw->mode, mode, sizeof(mode));
+	copy_str(field, k->size, v);
 	return 0;
 }
 
-static int check_path(struct parser *p, const struct key_def *k, const char *v)
+static int set_listen(struct parser *p, const struct key_def *k, char *v, void *field)
+{
+	char buf[SHOWN_MAX + 4];
+	bool loopback;
+
+	if (parse_listen(v, &loopback) < 0)
+		return fail(p, "%s = %s is not ADDR:PORT; write 127.0.0.1:9700, [::1]:9700 "
+			    "(port 1 to 65535), or \"\" for no HTTP", k->name, shown(v, buf));
+	return store(k, v, field);
+}
+
+static int set_path(struct parser *p, const struct key_def *k, char *v, void *field)
 {
 	char buf[SHOWN_MAX + 4];
 
-	if (!*v) {
-		if (k->kind == V_PATH_SET)
-			return fail(p, "%s is empty; set an absolute path", k->name);
-		return 0;
-	}
-	if (v[0] != '/')
+	if (!*v && k->kind == V_PATH_SET)
+		return fail(p, "%s is empty; set an absolute path", k->name);
+	if (*v && v[0] != '/')
 		return fail(p, "%s = %s is not an absolute path; write it from /", k->name,
 			    shown(v, buf));
 	if (strlen(v) >= k->size)
 		return fail(p, "%s is %zu bytes, above the limit of %zu bytes; use a "
 			    "shorter path", k->name, strlen(v), k->size - 1);
+	return store(k, v, field);
+}
+
+static int set_name(struct parser *p, const struct key_def *k, char *v, void *field)
+{
+	char buf[SHOWN_MAX + 4];
+
+	if (strlen(v) >= k->size)
+		return fail(p, "%s is %zu bytes, above the limit of %zu; use a shorter name",
+			    k->name, strlen(v), k->size - 1);
+	if (*v && !config_valid_name(v))
+		return fail(p, "%s = %s is not a %s; use A-Z a-z 0-9 _ . @ $ -, not starting "
+			    "with -", k->name, shown(v, buf),
+			    k->kind == V_GROUP ? "group name" : "name");
+	return store(k, v, field);
+}
+
+static int set_header(struct parser *p, const struct key_def *k, char *v, void *field)
+{
+	char buf[SHOWN_MAX + 4];
+
+	if (strlen(v) >= k->size)
+		return fail(p, "%s is %zu bytes, above the limit of %zu; use a shorter name",
+			    k->name, strlen(v), k->size - 1);
+	if (!valid_header(v))
+		return fail(p, "%s = %s is not an HTTP header name; write one such as "
+			    "X-Forwarded-User", k->name, shown(v, buf));
+	return store(k, v, field);
+}
+
+/* One item of a list, checked and stored as item n of the list's field. */
+typedef int item_fn(struct parser *p, const struct key_def *k, char *it, void *field,
+		    size_t n);
+
+/* v's comma-separated items ("entries" in messages), at most
+ * CONFIG_MAX_NAMES, each through one; their number in the row's length
+ * field. */
+static int set_list(struct parser *p, const struct key_def *k, char *v, void *field,
+		    item_fn *one, const char *items)
+{
+	size_t n = 0;
+	bool empty;
+
+	for (char *list = *v ? v : NULL, *it; (it = next_item(&list, &empty));) {
+		if (empty)
+			return EMPTY_ITEM(p, k->name);
+		if (n == CONFIG_MAX_NAMES)
+			return fail(p, "%s has more than %d %s, the limit; list at most %d",
+				    k->name, CONFIG_MAX_NAMES, items, CONFIG_MAX_NAMES);
+		if (one(p, k, it, field, n) < 0)
+			return -EINVAL;
+		n++;
+	}
+	*(size_t *)((char *)p->c + k->n_off) = n;
 	return 0;
 }
 
-static int set_number(struct parser *p, const struct key_def *k, const char *v, void *field)
+static int user_item(struct parser *p, const struct key_def *k, char *it, void *field, size_t n)
 {
 	char buf[SHOWN_MAX + 4];
+
+	if (!config_valid_name(it) || strlen(it) >= CONFIG_NAME_MAX)
+		return fail(p, "%s: '%s' is not a user name; use at most %d of A-Z a-z 0-9 _ . "
+			    "@ $ -, not starting with -", k->name, shown(it, buf),
+			    CONFIG_NAME_MAX - 1);
+	copy_str(((char (*)[CONFIG_NAME_MAX])field)[n], CONFIG_NAME_MAX, it);
+	return 0;
+}
+
+static int addr_item(struct parser *p, const struct key_def *k, char *it, void *field, size_t n)
+{
+	char buf[SHOWN_MAX + 4];
+	unsigned char bin[16];
+
+	if (inet_pton(AF_INET, it, bin) != 1 && inet_pton(AF_INET6, it, bin) != 1)
+		return fail(p, "%s: '%s' is not an IP address; write addresses such as "
+			    "10.0.0.5 or fd00::5, without a port", k->name, shown(it, buf));
+	copy_str(((char (*)[CONFIG_NAME_MAX])field)[n], CONFIG_NAME_MAX, it);
+	return 0;
+}
+
+/* Kept in lower case, an IPv6 address without its brackets: as a Host
+ * header is compared. */
+static int host_item(struct parser *p, const struct key_def *k, char *it, void *field, size_t n)
+{
+	char buf[SHOWN_MAX + 4];
+
+	if (!config_valid_host(it))
+		return fail(p, "%s: '%s' is not a host name or an IP address; write names "
+			    "such as nprof.example.com or addresses such as 192.0.2.7, without "
+			    "a port", k->name, shown(it, buf));
+	if (it[0] == '[') {
+		it[strlen(it) - 1] = '\0';
+		it++;
+	}
+	for (char *c = it; *c; c++)
+		*c = (char)tolower((unsigned char)*c);
+	copy_str(((char (*)[CONFIG_HOST_MAX])field)[n], CONFIG_HOST_MAX, it);
+	return 0;
+}
+
+static int selector_item(struct parser *p, const struct key_def *k, char *it, void *field,
+			 size_t n)
+{
+	return parse_selector(p, k->name, it, &((struct selector *)field)[n]);
+}
+
+static int set_users(struct parser *p, const struct key_def *k, char *v, void *field)
+{
+	return set_list(p, k, v, field, user_item, "entries");
+}
+
+static int set_addrs(struct parser *p, const struct key_def *k, char *v, void *field)
+{
+	return set_list(p, k, v, field, addr_item, "entries");
+}
+
+static int set_hostnames(struct parser *p, const struct key_def *k, char *v, void *field)
+{
+	return set_list(p, k, v, field, host_item, "entries");
+}
+
+static int set_selects(struct parser *p, const struct key_def *k, char *v, void *field)
+{
+	if (set_list(p, k, v, field, selector_item, "selectors") < 0)
+		return -EINVAL;
+	if (*(size_t *)((char *)p->c + k->n_off) == 0)
+		return fail(p, "%s is empty, which would select no worker; write %s = all, "
+			    "or selectors such as unit:nginx.service", k->name, k->name);
+	return 0;
+}
+
+static int set_selector(struct parser *p, const struct key_def *k, char *v, void *field)
+{
+	return parse_selector(p, k->name, v, field);
+}
+
+/* The switches a mode or action key sets: the open service's, else the
+ * host's. */
+static struct switches *switches_of(struct parser *p)
+{
+	return p->svc ? &p->svc->overrides : &p->c->allow;
+}
+
+static int set_modes(struct parser *p, const struct key_def *k, char *v, void *field)
+{
+	signed char mode[EVENT_COUNT] = { 0 };
+	char buf[SHOWN_MAX + 4], names[256];
+	bool empty;
+
+	(void)field;
+	for (char *list = *v ? v : NULL, *it; (it = next_item(&list, &empty));) {
+		const struct event_def *e;
+
+		if (empty)
+			return EMPTY_ITEM(p, k->name);
+		e = event_find(it);
+		if (!e)
+			return fail(p, "%s: unknown mode '%s'; valid modes: %s", k->name,
+				    shown(it, buf), mode_list(names, sizeof(names)));
+		mode[e - event_defs] = 1;
+	}
+	memcpy(switches_of(p)->mode, mode, sizeof(mode));
+	return 0;
+}
+
+static int set_action(struct parser *p, const struct key_def *k, char *v, void *field)
+{
+	char buf[SHOWN_MAX + 4];
+
+	(void)field;
+	if (!parse_bool(v, &switches_of(p)->action[k->off]))
+		return fail(p, "%s = %s is not on or off; write on, off, true, false, yes, no, "
+			    "1 or 0", k->name, shown(v, buf));
+	return 0;
+}
+
+/* A person who wrote a command in a service's restart meant restart_command. */
+static int check_restart_switch(struct parser *p, const struct key_def *k, const char *v)
+{
+	char buf[SHOWN_MAX + 4];
+	signed char on;
+
+	if (p->svc && !parse_bool(v, &on))
+		return fail(p, "%s = %s is not on or off; %s switches the action here too: set "
+			    "the command with restart_command = %s", k->name, shown(v, buf),
+			    k->name, shown(v, buf));
+	return 0;
+}
+
+static int set_number(struct parser *p, const struct key_def *k, char *v, void *field)
+{
+	char buf[SHOWN_MAX + 4], lo[32], hi[32];
 	uint64_t x;
 	int r;
 
+	fmt_bound(k, k->min, lo);
+	fmt_bound(k, k->max, hi);
 	switch (k->kind) {
 	case V_SIZE:
 		r = parse_size(v, &x);
@@ -755,15 +1021,15 @@ static int set_number(struct parser *p, const struct key_def *k, const char *v, 
 		r = parse_whole(v, &x);
 		if (r == -EINVAL)
 			return fail(p, "%s = %s is not a whole number; write one from %s to %s",
-				    k->name, shown(v, buf), k->min_text, k->max_text);
+				    k->name, shown(v, buf), lo, hi);
 		break;
 	}
 	if (r == -ERANGE || x > k->max)
 		return fail(p, "%s = %s is above the limit of %s; set at most %s", k->name,
-			    shown(v, buf), k->max_text, k->max_text);
+			    shown(v, buf), hi, hi);
 	if (x < k->min)
 		return fail(p, "%s = %s is below the minimum of %s; set at least %s", k->name,
-			    shown(v, buf), k->min_text, k->min_text);
+			    shown(v, buf), lo, lo);
 	if (k->size == sizeof(unsigned))
 		*(unsigned *)field = (unsigned)x;
 	else
@@ -771,227 +1037,147 @@ static int set_number(struct parser *p, const struct key_def *k, const char *v, 
 	return 0;
 }
 
+static int set_text(struct parser *p, const struct key_def *k, char *v, void *field)
+{
+	(void)p;
+	return store(k, v, field);
+}
+
 /* "%p %d %o %%" only: a typo such as %P would otherwise reach the
  * command line as it is. */
-static int check_run(struct parser *p, const char *v)
+static int set_run(struct parser *p, const struct key_def *k, char *v, void *field)
 {
 	p->has_o = false;
 	if (!*v)
-		return fail(p, "run is empty; write the command line, for example "
-			    "run = perf stat -p %%p -- sleep %%d");
+		return fail(p, "%s is empty; write the command line, for example "
+			    "%s = perf stat -p %%p -- sleep %%d", k->name, k->name);
 	for (const char *s = v; (s = strchr(s, '%')); s += 2) {
 		if (s[1] == 'o')
 			p->has_o = true;
 		if (!s[1] || !strchr("pdo%", s[1]))
-			return fail(p, "run has an unknown placeholder '%%%.1s'; use %%p (pid), "
-				    "%%d (seconds), %%o (output file) or %%%% for a %%", s + 1);
+			return fail(p, "%s has an unknown placeholder '%%%.1s'; use %%p (pid), "
+				    "%%d (seconds), %%o (output file) or %%%% for a %%", k->name,
+				    s + 1);
 	}
+	return store(k, v, field);
+}
+
+static int set_output(struct parser *p, const struct key_def *k, char *v, void *field)
+{
+	char buf[SHOWN_MAX + 4];
+
+	(void)field;
+	if (strcmp(v, "file") && strcmp(v, "stdout") && strcmp(v, "none"))
+		return fail(p, "%s = %s is not an output; write file (keep %%o), stdout or none",
+			    k->name, shown(v, buf));
+	p->cmd->keep_output = !strcmp(v, "file");
+	p->cmd->keep_stdout = !strcmp(v, "stdout");
 	return 0;
 }
 
+static int set_urls(struct parser *p, const struct key_def *k, char *v, void *field)
+{
+	const char *why = config_check_urls(v, k->kind == V_URLS);
+	char buf[SHOWN_MAX + 4];
+
+	if (*why)
+		return fail(p, "%s = %s: %s; write for example %s", k->name, shown(v, buf), why,
+			    k->kind == V_URLS ? "http://10.0.0.2:2379,http://10.0.0.3:2379"
+					      : "https://db1.example.com:9443");
+	return store(k, v, field);
+}
+
+static int set_host(struct parser *p, const struct key_def *k, char *v, void *field)
+{
+	char buf[SHOWN_MAX + 4];
+
+	if (strlen(v) >= k->size || (*v && !valid_section_name(v, false)) || strchr(v, '@') ||
+	    v[0] == '.')
+		return fail(p, "%s = %s is not a host name; use at most %zu of A-Z a-z 0-9 _ . -",
+			    k->name, shown(v, buf), k->size - 1);
+	return store(k, v, field);
+}
+
+static int (*const setters[V_KIND_COUNT])(struct parser *p, const struct key_def *k, char *v,
+					   void *field) = {
+	[V_LISTEN] = set_listen, [V_PATH] = set_path, [V_PATH_SET] = set_path,
+	[V_NAME] = set_name, [V_GROUP] = set_name, [V_NAMES] = set_users,
+	[V_ADDRS] = set_addrs, [V_HEADER] = set_header, [V_SIZE] = set_number,
+	[V_COUNT] = set_number, [V_DURATION] = set_number, [V_SELECTS] = set_selects,
+	[V_SELECTOR] = set_selector, [V_MODES] = set_modes, [V_ACTION] = set_action,
+	[V_TEXT] = set_text, [V_RUN] = set_run, [V_OUTPUT] = set_output,
+	[V_URLS] = set_urls, [V_URL] = set_urls, [V_HOST] = set_host,
+	[V_HOSTNAMES] = set_hostnames,
+};
+
+/* v into key k of the open section (its struct: the service, the command
+ * or the whole configuration). */
 static int set_value(struct parser *p, const struct key_def *k, char *v)
 {
 	char *base = p->svc ? (char *)p->svc : p->cmd ? (char *)p->cmd : (char *)p->c;
-	struct switches *sw = p->svc ? &p->svc->overrides : &p->c->allow;
-	void *field = base + k->off;
-	char buf[SHOWN_MAX + 4];
-	bool empty, loopback;
-	size_t n = 0;
 
-	switch (k->kind) {
-	case V_LISTEN:
-		if (parse_listen(v, &loopback) < 0)
-			return fail(p, "listen = %s is not ADDR:PORT; write 127.0.0.1:9700, "
-				    "[::1]:9700 (port 1 to 65535), or \"\" for no HTTP",
-				    shown(v, buf));
-		p->listen_line = p->line;
-		break;
-	case V_PATH:
-	case V_PATH_SET:
-		if (check_path(p, k, v) < 0)
-			return -EINVAL;
-		if (!strcmp(k->name, "tls_cert"))
-			p->tls_cert_line = *v ? p->line : 0;
-		else if (!strcmp(k->name, "tls_key"))
-			p->tls_key_line = *v ? p->line : 0;
-		break;
-	case V_NAME:
-	case V_HEADER:
-		if (strlen(v) >= k->size)
-			return fail(p, "%s is %zu bytes, above the limit of %zu; use a shorter "
-				    "name", k->name, strlen(v), k->size - 1);
-		if (k->kind == V_HEADER && !valid_header(v))
-			return fail(p, "%s = %s is not an HTTP header name; write one such as "
-				    "X-Forwarded-User", k->name, shown(v, buf));
-		if (k->kind == V_NAME && *v && !config_valid_name(v))
-			return fail(p, "%s = %s is not a %s; use A-Z a-z 0-9 _ . @ $ -, "
-				    "not starting with -", k->name, shown(v, buf),
-				    strcmp(k->name, "admin_group") ? "name" : "group name");
-		break;
-	case V_NAMES:
-	case V_ADDRS: {
-		char (*names)[CONFIG_NAME_MAX] = field;
-		size_t *count = k->kind == V_NAMES ? &p->c->n_admin_users
-						   : &p->c->n_trusted_proxies;
-		unsigned char bin[16];
-
-		for (char *list = *v ? v : NULL, *it; (it = next_item(&list, &empty));) {
-			if (empty)
-				return EMPTY_ITEM(p, k->name);
-			if (n == CONFIG_MAX_NAMES)
-				return fail(p, "%s has more than %d entries, the limit; list at "
-					    "most %d", k->name, CONFIG_MAX_NAMES, CONFIG_MAX_NAMES);
-			if (k->kind == V_NAMES &&
-			    (!config_valid_name(it) || strlen(it) >= CONFIG_NAME_MAX))
-				return fail(p, "%s: '%s' is not a user name; use at most %d of "
-					    "A-Z a-z 0-9 _ . @ $ -, not starting with -", k->name,
-					    shown(it, buf), CONFIG_NAME_MAX - 1);
-			if (k->kind == V_ADDRS && inet_pton(AF_INET, it, bin) != 1 &&
-			    inet_pton(AF_INET6, it, bin) != 1)
-				return fail(p, "%s: '%s' is not an IP address; write addresses "
-					    "such as 10.0.0.5 or fd00::5, without a port", k->name,
-					    shown(it, buf));
-			copy_str(names[n++], CONFIG_NAME_MAX, it);
-		}
-		*count = n;
-		return 0;
-	}
-	case V_HOSTNAMES: {
-		char (*names)[CONFIG_HOST_MAX] = field;
-
-		for (char *list = *v ? v : NULL, *it; (it = next_item(&list, &empty));) {
-			size_t len = strlen(it);
-
-			if (empty)
-				return EMPTY_ITEM(p, k->name);
-			if (n == CONFIG_MAX_NAMES)
-				return fail(p, "%s has more than %d entries, the limit; list at "
-					    "most %d", k->name, CONFIG_MAX_NAMES, CONFIG_MAX_NAMES);
-			if (!config_valid_host(it))
-				return fail(p, "%s: '%s' is not a host name or an IP address; write "
-					    "names such as nprof.example.com or addresses such as "
-					    "192.0.2.7, without a port", k->name, shown(it, buf));
-			if (it[0] == '[') {
-				it[len - 1] = '\0';
-				it++;
-			}
-			for (char *c = it; *c; c++)
-				*c = (char)tolower((unsigned char)*c);
-			copy_str(names[n++], CONFIG_HOST_MAX, it);
-		}
-		p->c->n_host_names = n;
-		return 0;
-	}
-	case V_SELECTS: {
-		struct selector *sel = p->c->select;
-
-		for (char *list = *v ? v : NULL, *it; (it = next_item(&list, &empty));) {
-			if (empty)
-				return EMPTY_ITEM(p, k->name);
-			if (n == CONFIG_MAX_NAMES)
-				return fail(p, "select has more than %d selectors, the limit; list "
-					    "at most %d", CONFIG_MAX_NAMES, CONFIG_MAX_NAMES);
-			if (parse_selector(p, "select", it, &sel[n]) < 0)
-				return -EINVAL;
-			n++;
-		}
-		if (n == 0)
-			return fail(p, "select is empty, which would select no worker; write "
-				    "select = all, or selectors such as unit:nginx.service");
-		p->c->n_select = n;
-		return 0;
-	}
-	case V_SELECTOR:
-		return parse_selector(p, "match", v, field);
-	case V_MODES:
-		return set_modes(p, k->name, v, sw);
-	case V_ACTION:
-		if (!parse_bool(v, &sw->action[k->off])) {
-			if (p->svc && k->off == ACTION_RESTART)
-				return fail(p, "restart = %s is not on or off; restart switches the "
-					    "action here too: set the command with "
-					    "restart_command = %s", shown(v, buf), shown(v, buf));
-			return fail(p, "%s = %s is not on or off; write on, off, true, false, "
-				    "yes, no, 1 or 0", k->name, shown(v, buf));
-		}
-		return 0;
-	case V_SIZE:
-	case V_COUNT:
-	case V_DURATION:
-		if (set_number(p, k, v, field) < 0)
-			return -EINVAL;
-		if (!strcmp(k->name, "duration_max"))
-			p->duration_max_line = p->line;
-		else if (!strcmp(k->name, "duration_default"))
-			p->duration_default_line = p->line;
-		else if (!strcmp(k->name, "reserved_connections"))
-			p->reserved_line = p->line;
-		else if (!strcmp(k->name, "lease_ttl"))
-			p->lease_ttl_line = p->line;
-		else if (!strcmp(k->name, "etcd_timeout"))
-			p->etcd_timeout_line = p->line;
-		return 0;
-	case V_TEXT:
-		break;
-	case V_RUN:
-		if (check_run(p, v) < 0)
-			return -EINVAL;
-		break;
-	case V_URLS:
-	case V_URL: {
-		const char *why = config_check_urls(v, k->kind == V_URLS);
-
-		if (*why)
-			return fail(p, "%s = %s: %s; write for example %s", k->name, shown(v, buf),
-				    why, k->kind == V_URLS ? "http://10.0.0.2:2379,http://10.0.0.3:2379"
-							   : "https://db1.example.com:9443");
-		if (k->kind == V_URLS)
-			p->etcd_line = *v ? p->line : 0;
-		break;
-	}
-	case V_HOST:
-		if (strlen(v) >= k->size || (*v && !valid_section_name(v, false)) ||
-		    strchr(v, '@') || v[0] == '.')
-			return fail(p, "%s = %s is not a host name; use at most %zu of A-Z a-z 0-9 "
-				    "_ . -", k->name, shown(v, buf), k->size - 1);
-		break;
-	case V_OUTPUT:
-		if (!strcmp(v, "file") || !strcmp(v, "stdout") || !strcmp(v, "none")) {
-			p->cmd->keep_output = !strcmp(v, "file");
-			p->cmd->keep_stdout = !strcmp(v, "stdout");
-			return 0;
-		}
-		return fail(p, "output = %s is not an output; write file (keep %%o), stdout "
-			    "or none", shown(v, buf));
-	}
-	/* the string kinds; every value fits CONFIG_VALUE_MAX, checked when read */
-	copy_str(field, k->size, v);
-	return 0;
+	if (k->check && k->check(p, k, v) < 0)
+		return -EINVAL;
+	return setters[k->kind](p, k, v, base + k->off);
 }
 
 /* --- sections ----------------------------------------------------------- */
 
-/* Where the open section set key, or 0. */
-static unsigned key_line(const struct parser *p, const char *key)
+/* Where key of section s was set (in the open one, for a [service] or
+ * [command]), or 0. */
+static unsigned key_line(const struct parser *p, enum section_kind s, const char *key)
 {
-	for (size_t i = 0; i < sections[p->sec].n_keys; i++)
-		if (!strcmp(sections[p->sec].keys[i].name, key))
-			return p->key_line[i];
-	return 0;
+	const struct key_def *k = key_find(s, key);
+
+	return k ? p->key_line[k - keys] : 0;
+}
+
+/* The line to blame for key of section s: where it was set, else the
+ * last one read. */
+static unsigned line_of(const struct parser *p, enum section_kind s, const char *key)
+{
+	unsigned line = key_line(p, s, key);
+
+	return line ? line : p->line;
+}
+
+/* Section s's defaults, into the struct the parser has open for it. */
+static void apply_defaults(struct parser *p, enum section_kind s)
+{
+	char v[CONFIG_VALUE_MAX];
+
+	for (size_t i = 0; i < N_KEYS; i++) {
+		if (keys[i].sec != s || !keys[i].def)
+			continue;
+		/* a list's parser cuts its copy into items */
+		copy_str(v, sizeof(v), keys[i].def);
+		(void)set_value(p, &keys[i], v);
+	}
+}
+
+void config_defaults(struct daemon_config *c)
+{
+	struct parser p = { .file = "(defaults)", .c = c };
+
+	memset(c, 0, sizeof(*c));
+	for (int s = SEC_TOP; s < SEC_SERVICE; s++)
+		apply_defaults(&p, s);
+	/* [instances] modes: every event nprof has (src/profile/events.c) */
+	memset(c->allow.mode, 1, sizeof(c->allow.mode));
 }
 
 /* What a section must hold, checked when the next one opens or at the end. */
 static int finish_section(struct parser *p)
 {
-	if (p->svc && !key_line(p, "match"))
+	if (p->svc && !key_line(p, p->sec, "match"))
 		return fail_at(p, p->sec_line, "%s has no match; add match = unit:GLOB, "
 			       "cgroup:/PATH, exe:GLOB or user:NAME", p->sec_title);
 	/* pid_file says who may have restart_command run: alone, nothing */
 	if (p->svc && p->svc->pid_file[0] && !p->svc->restart[0])
-		return fail_at(p, key_line(p, "pid_file"), "%s has pid_file but no restart_command; "
+		return fail_at(p, key_line(p, p->sec, "pid_file"), "%s has pid_file but no restart_command; "
 			       "add restart_command = COMMAND, or remove pid_file", p->sec_title);
 	if (p->cmd) {
-		unsigned run = key_line(p, "run"), output = key_line(p, "output");
+		unsigned run = key_line(p, p->sec, "run"), output = key_line(p, p->sec, "output");
 
 		if (!run)
 			return fail_at(p, p->sec_line, "%s has no run; add run = COMMAND "
@@ -1011,18 +1197,24 @@ static int finish_section(struct parser *p)
 	return 0;
 }
 
+/* Section s's keys, its own first: a service's, then what it overrides. */
 static const char *key_names(enum section_kind s, char *buf, size_t len)
 {
 	size_t used = 0;
 
 	buf[0] = '\0';
-	for (size_t i = 0; i < sections[s].n_keys && used < len; i++) {
-		int n = snprintf(buf + used, len - used, "%s%s", i ? ", " : "",
-				 sections[s].keys[i].name);
+	for (int own = 1; own >= 0; own--) {
+		for (size_t i = 0; i < N_KEYS && used < len; i++) {
+			int n;
 
-		if (n < 0)
-			break;
-		used += (size_t)n;
+			if (!key_in(&keys[i], s) || (keys[i].sec == s) != own)
+				continue;
+			n = snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
+				     keys[i].name);
+			if (n < 0)
+				break;
+			used += (size_t)n;
+		}
 	}
 	return buf;
 }
@@ -1038,12 +1230,12 @@ static int open_section(struct parser *p, char *inside)
 	if (finish_section(p) < 0)
 		return -EINVAL;
 	for (int i = SEC_TOP; i < SEC_SERVICE; i++)
-		if (!strcmp(head, sections[i].name))
+		if (!strcmp(head, section_names[i]))
 			s = i;
 	for (int i = SEC_SERVICE; i <= SEC_COMMAND; i++) {
-		size_t n = strlen(sections[i].name);
+		size_t n = strlen(section_names[i]);
 
-		if (!strncmp(head, sections[i].name, n) && (!head[n] || is_blank(head[n]))) {
+		if (!strncmp(head, section_names[i], n) && (!head[n] || is_blank(head[n]))) {
 			s = i;
 			name = trim(head + n);
 		}
@@ -1051,19 +1243,21 @@ static int open_section(struct parser *p, char *inside)
 	if (s == SEC_COUNT)
 		return fail(p, "unknown section [%s]; %s", shown(head, buf), valid);
 
-	memset(p->key_line, 0, sizeof(p->key_line));
+	for (size_t i = 0; i < N_KEYS; i++)
+		if (key_in(&keys[i], s))
+			p->key_line[i] = 0;
 	p->sec = s;
 	p->sec_line = p->line;
 	if (!name) {
 		if (p->fixed_line[s])
 			return fail(p, "[%s] appears twice (first at line %u); merge the two",
-				    sections[s].name, p->fixed_line[s]);
+				    section_names[s], p->fixed_line[s]);
 		p->fixed_line[s] = p->line;
-		snprintf(p->sec_title, sizeof(p->sec_title), "[%s]", sections[s].name);
+		snprintf(p->sec_title, sizeof(p->sec_title), "[%s]", section_names[s]);
 		return 0;
 	}
 
-	const char *kind = sections[s].name;
+	const char *kind = section_names[s];
 	bool command = s == SEC_COMMAND;
 
 	if (!*name)
@@ -1092,6 +1286,7 @@ static int open_section(struct parser *p, char *inside)
 		memset(p->svc, 0, sizeof(*p->svc));
 		memset(&p->svc->overrides, -1, sizeof(p->svc->overrides));
 		copy_str(p->svc->name, sizeof(p->svc->name), name);
+		apply_defaults(p, s);
 	} else {
 		struct daemon_config *c = p->c;
 
@@ -1105,7 +1300,7 @@ static int open_section(struct parser *p, char *inside)
 		p->cmd = &c->commands[c->n_commands++];
 		memset(p->cmd, 0, sizeof(*p->cmd));
 		copy_str(p->cmd->name, sizeof(p->cmd->name), name);
-		p->cmd->timeout_ns = 60 * SEC;
+		apply_defaults(p, s);
 		p->has_o = false;
 	}
 	return 0;
@@ -1113,35 +1308,32 @@ static int open_section(struct parser *p, char *inside)
 
 static int set_key(struct parser *p, const char *key, char *value)
 {
-	const struct section_def *sd = &sections[p->sec];
+	const struct key_def *k = key_find(p->sec, key);
 	char buf[SHOWN_MAX + 4], names[512];
 
 	if (p->sec == SEC_TOP && !p->fixed_line[SEC_TOP])
 		p->fixed_line[SEC_TOP] = p->line;
-	for (unsigned i = 0; i < sd->n_keys; i++) {
-		if (strcmp(sd->keys[i].name, key) != 0)
-			continue;
-		if (p->key_line[i])
+	if (k) {
+		if (p->key_line[k - keys])
 			return fail(p, "duplicate key '%s' in %s (first at line %u); keep one",
-				    key, p->sec_title, p->key_line[i]);
-		p->key_line[i] = p->line;
-		return set_value(p, &sd->keys[i], value);
+				    key, p->sec_title, p->key_line[k - keys]);
+		p->key_line[k - keys] = p->line;
+		return set_value(p, k, value);
 	}
 	/* A key of another section is most likely under the wrong header. */
-	for (int s = SEC_TOP; s < SEC_COUNT; s++)
-		for (size_t i = 0; s != (int)p->sec && i < sections[s].n_keys; i++)
-			if (!strcmp(sections[s].keys[i].name, key))
-				return fail(p, "key '%s' is not one of %s's; move it %s[%s%s]",
-					    key, p->sec_title,
-					    s == SEC_TOP ? "above the first section, or under "
-							 : "under ",
-					    sections[s].name, s >= SEC_SERVICE ? " NAME" : "");
+	for (size_t i = 0; i < N_KEYS; i++) {
+		enum section_kind s = keys[i].sec;
+
+		if (!strcmp(keys[i].name, key))
+			return fail(p, "key '%s' is not one of %s's; move it %s[%s%s]",
+				    key, p->sec_title,
+				    s == SEC_TOP ? "above the first section, or under " : "under ",
+				    section_names[s], s >= SEC_SERVICE ? " NAME" : "");
+	}
 	return fail(p, "unknown key '%s' in %s; valid keys: %s", shown(key, buf), p->sec_title,
 		    key_names(p->sec, names, sizeof(names)));
 }
 
-/* One line, without its end of line; checked free of NULs and control
- * characters. */
 static int parse_line(struct parser *p, const char *s, size_t n)
 {
 	char value[CONFIG_VALUE_MAX], key[CONFIG_NAME_MAX];
@@ -1225,27 +1417,6 @@ static int parse_line(struct parser *p, const char *s, size_t n)
 	return set_key(p, key, value);
 }
 
-/* ns in the largest unit that writes it exactly: "5m", "1500ms". */
-static const char *fmt_duration(uint64_t ns, char buf[32])
-{
-	static const struct {
-		const char *unit;
-		uint64_t ns;
-	} units[] = {
-		{ "d", 24 * 3600 * SEC }, { "h", 3600 * SEC }, { "m", 60 * SEC },
-		{ "s", SEC }, { "ms", 1000000 }, { "us", 1000 }, { "ns", 1 },
-	};
-
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (ns && ns % units[i].ns == 0) {
-			snprintf(buf, 32, "%llu%s", (unsigned long long)(ns / units[i].ns),
-				 units[i].unit);
-			return buf;
-		}
-	}
-	return "0";
-}
-
 /* Checks between keys, once the whole text is known. */
 static int check_all(struct parser *p)
 {
@@ -1255,20 +1426,18 @@ static int check_all(struct parser *p)
 
 	(void)parse_listen(c->listen, &loopback);
 	if (!loopback && (!c->tls_cert[0] || !c->tls_key[0]))
-		return fail_at(p, p->listen_line ? p->listen_line : p->line,
+		return fail_at(p, line_of(p, SEC_TOP, "listen"),
 			       "listen = %s is not a loopback address and %s is not set; set "
 			       "tls_cert and tls_key (PEM files), or listen on 127.0.0.1",
 			       shown(c->listen, buf), c->tls_cert[0] ? "tls_key" : "tls_cert");
 	if (!c->tls_cert[0] != !c->tls_key[0]) {
-		unsigned line = c->tls_cert[0] ? p->tls_cert_line : p->tls_key_line;
-
-		return fail_at(p, line ? line : p->line,
+		return fail_at(p, line_of(p, SEC_TOP, c->tls_cert[0] ? "tls_cert" : "tls_key"),
 			       "%s is set but %s is not; set both, or neither",
 			       c->tls_cert[0] ? "tls_cert" : "tls_key",
 			       c->tls_cert[0] ? "tls_key" : "tls_cert");
 	}
 	if (c->etcd[0] && !c->cluster_key_file[0])
-		return fail_at(p, p->etcd_line ? p->etcd_line : p->line,
+		return fail_at(p, line_of(p, SEC_CLUSTER, "etcd"),
 			       "[cluster] etcd is set but key_file is not; create the cluster's "
 			       "shared key (head -c 32 /dev/urandom | base64 >/etc/nprof/cluster.key, mode "
 			       "0600) and set key_file to it");
@@ -1282,14 +1451,16 @@ static int check_all(struct parser *p)
 			       c->etcd_cert[0] ? "etcd_key" : "etcd_cert");
 	/* Checked with etcd unset too: --etcd may set it after the file. */
 	if (c->lease_ttl_ns % SEC)
-		return fail_at(p, p->lease_ttl_line, "[cluster] lease_ttl = %s: etcd's leases are "
-			       "whole seconds; write %llus", fmt_duration(c->lease_ttl_ns, t1),
+		return fail_at(p, line_of(p, SEC_CLUSTER, "lease_ttl"), "[cluster] lease_ttl = %s: "
+			       "etcd's leases are whole seconds; write %llus",
+			       fmt_duration(c->lease_ttl_ns, t1),
 			       (unsigned long long)(c->lease_ttl_ns / SEC));
 	/* The lease is kept alive every third of lease_ttl: one keepalive
 	 * that times out must leave the lease time for another. */
 	if (c->etcd_timeout_ns * 3 >= c->lease_ttl_ns)
-		return fail_at(p, p->etcd_timeout_line ? p->etcd_timeout_line
-			       : p->lease_ttl_line ? p->lease_ttl_line : p->line,
+		return fail_at(p, key_line(p, SEC_CLUSTER, "etcd_timeout")
+				   ? line_of(p, SEC_CLUSTER, "etcd_timeout")
+				   : line_of(p, SEC_CLUSTER, "lease_ttl"),
 			       "[cluster] etcd_timeout = %s is not below a third of lease_ttl = %s: "
 			       "a keepalive that timed out would leave the lease no time for "
 			       "another; set etcd_timeout to at most %llums, or lease_ttl to at "
@@ -1298,21 +1469,22 @@ static int check_all(struct parser *p)
 			       (unsigned long long)((c->lease_ttl_ns / 3 - 1) / 1000000),
 			       (unsigned long long)(c->etcd_timeout_ns * 3 / SEC + 1));
 	/* the default keeps at most a quarter of a small door */
-	if (!p->reserved_line && c->reserved_connections > c->max_connections / 4)
+	if (!key_line(p, SEC_TOP, "reserved_connections") &&
+	    c->reserved_connections > c->max_connections / 4)
 		c->reserved_connections = c->max_connections / 4;
 	if (c->reserved_connections >= c->max_connections)
-		return fail_at(p, p->reserved_line,
+		return fail_at(p, line_of(p, SEC_TOP, "reserved_connections"),
 			       "reserved_connections = %u is not below max_connections = %u: no "
 			       "user but root and the admins could connect to the socket; set at "
 			       "most %u", c->reserved_connections, c->max_connections,
 			       c->max_connections - 1);
 	if (c->duration_default_ns > c->duration_max_ns) {
 		/* the default follows a lower maximum unless it was written */
-		if (!p->duration_default_line) {
+		if (!key_line(p, SEC_INSTANCES, "duration_default")) {
 			c->duration_default_ns = c->duration_max_ns;
 			return 0;
 		}
-		return fail_at(p, p->duration_default_line,
+		return fail_at(p, line_of(p, SEC_INSTANCES, "duration_default"),
 			       "duration_default = %s is above duration_max = %s; set at most %s",
 			       fmt_duration(c->duration_default_ns, t1),
 			       fmt_duration(c->duration_max_ns, t2), t2);
@@ -1476,7 +1648,7 @@ bool config_action_allowed(const struct daemon_config *c, const struct service_c
 	if ((unsigned)a >= ACTION_COUNT)
 		return false;
 	return switch_allowed(c->allow.action[a], svc ? svc->overrides.action[a] : -1,
-			      "actions", svc, action_keys[a], key, keylen);
+			      "actions", svc, config_action_key(a), key, keylen);
 }
 
 bool config_mode_allowed(const struct daemon_config *c, const struct service_config *svc,

@@ -2,29 +2,11 @@
  * limit in one place (docs/nprofd.conf.5.md lists the same keys).
  *
  * The file is lines of "key = value" under optional [section] headers;
- * '#' starts a comment. Sections:
- *   (top)                 listen, socket, state_dir, tls_cert, tls_key,
- *                         admin_users, admin_group, nprof, max_body,
- *                         max_connections, peer_connections,
- *                         reserved_connections, reply_cache, request_timeout,
- *                         trusted_proxies, proxy_user_header, host_names
- *   [workers]             select
- *   [instances]           modes, duration_max, duration_default,
- *                         max_concurrent, history_per_worker, grace
- *   [actions]             thread_dump, heap_snapshot, heap_profiling, attach,
- *                         core_file, restart, commands
- *   [artifacts]           max_count, max_age, max_bytes
- *   [signin]              pam_service, session_lifetime, max_sessions,
- *                         max_failures, max_address_failures,
- *                         failures_per_minute, failure_window
- *   [service NAME]        match, restart_command, pid_file, and any [actions] key
- *                         (restart too: the switch) or "modes":
- *                         overrides for that service's workers
- *   [command NAME]        run, timeout, output, description
- *   [cluster]             etcd, name, url, key_file, lease_ttl, etcd_timeout,
- *                         host_timeout, forward_timeout, fanout, max_hosts, max_reply,
- *                         signature_window, hosts_cache, etcd_ca, etcd_cert,
- *                         etcd_key, etcd_user, etcd_password_file
+ * '#' starts a comment. The sections: the top (before any header),
+ * [workers], [instances], [actions], [artifacts], [signin], [cluster],
+ * [service NAME] (any [actions] key and modes too: that service's own)
+ * and [command NAME]; their keys are the rows of the one table, keys[]
+ * in config.c, which docs/nprofd.conf.5.md describes.
  * An unknown section or key, a malformed value or a value past its limit
  * stops start-up with "FILE:LINE: what is wrong; the fix"; so do a
  * listen address off loopback without tls_cert and tls_key, and an
@@ -190,6 +172,20 @@ const char *config_action_key(enum action_kind a);
  * [cluster] etcd and --etcd take them): "" when it is, else the fault in
  * words. */
 const char *config_check_urls(const char *s, bool list);
+
+/* The keys nprofd.conf takes, one row each of the table in config.c, as
+ * docs/nprofd.conf.5.md must describe them (tests/unit/daemon_config_test.c
+ * holds it to them): key i (from 0) in ret, false past the last. */
+struct config_key_doc {
+	const char *name;
+	const char *section;	/* "top", "workers", ..., "service", "command" */
+	bool per_service;	/* also a [service NAME] key, that service's own */
+	const char *def;	/* the default as written ("64k", "on", ""); NULL: none of
+				   its own (required, or following another key) */
+	char min[32], max[32];	/* a number's bounds as written ("1k", "16M", "1"); else "" */
+	const char *doc;	/* how the docs start saying what it is */
+};
+bool config_key_doc(size_t i, struct config_key_doc *ret);
 
 /* Fills c with every default. */
 void config_defaults(struct daemon_config *c);

@@ -1,11 +1,17 @@
 /* nprofd.conf: defaults, a full file, every class of error with its
- * FILE:LINE, service overrides, selectors, quoting and comments. */
+ * FILE:LINE, service overrides, selectors, quoting and comments; and
+ * docs/nprofd.conf.5.md holds the table of keys: each key in its
+ * section's table with its default, its bounds and its meaning as the
+ * table has them, in the synopsis with its default, and no other key. */
 #include "daemon/config.h"
 #include "test.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+#include "profile/events.h"
 
 #define SEC 1000000000ull
 
@@ -771,6 +777,251 @@ static void test_cluster(void)
 		"a lease_ttl that is not whole seconds");
 }
 
+
+/* --- docs/nprofd.conf.5.md holds the table ----------------------------- */
+
+#define MAX_KEYS 128
+
+static struct config_key_doc rows[MAX_KEYS];
+static size_t n_rows;
+/* where each row was found: its section's table; a service's own (the
+ * [actions] keys and modes); the synopsis */
+static bool in_table[MAX_KEYS], in_service[MAX_KEYS], in_synopsis[MAX_KEYS];
+
+/* The section a "## " heading of the page is about, or NULL: "Top",
+ * "[workers]", "[service NAME]". */
+static const char *section_of(const char *heading)
+{
+	static char name[64];
+
+	if (!strcmp(heading, "Top"))
+		return "top";
+	if (heading[0] != '[' || sscanf(heading + 1, "%63[a-z]", name) != 1)
+		return NULL;
+	return name;
+}
+
+/* The row named name that section takes, or -1. */
+static int row_in(const char *section, const char *name)
+{
+	for (size_t i = 0; i < n_rows; i++)
+		if (!strcmp(rows[i].name, name) &&
+		    (!strcmp(rows[i].section, section) ||
+		     (rows[i].per_service && !strcmp(section, "service"))))
+			return (int)i;
+	return -1;
+}
+
+/* s without its backticks, in buf. */
+static const char *unticked(const char *s, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	for (; *s && n + 1 < len; s++)
+		if (*s != '`')
+			buf[n++] = *s;
+	buf[n] = '\0';
+	return buf;
+}
+
+/* The limit cell of a number says "MIN to MAX", or "MIN to KEY" where
+ * another key of the section bounds it (check_all holds it there); a
+ * note in parentheses may follow MIN: "`0` (no limit) to `3650d`". */
+static void check_bounds(const struct config_key_doc *r, const char *cell)
+{
+	char plain[1024], upper[64];
+	const char *rest;
+	bool ok;
+
+	unticked(cell, plain, sizeof(plain));
+	ok = !strncmp(plain, r->min, strlen(r->min));
+	rest = plain + strlen(r->min);
+	if (ok && !strncmp(rest, " (", 2))
+		rest = strchr(rest, ')') ? strchr(rest, ')') + 1 : "";
+	ok = ok && !strncmp(rest, " to ", 4);
+	if (ok) {
+		snprintf(upper, sizeof(upper), "%s", rest + 4);
+		upper[strcspn(upper, " ,")] = '\0';
+		ok = !strcmp(upper, r->max) ||
+		     (strcmp(upper, r->name) && row_in(r->section, upper) >= 0);
+	}
+	CHECK(ok, "[%s] %s: the docs give its bounds, %s to %s", r->section, r->name, r->min,
+	      r->max);
+	if (!ok)
+		printf("#   the docs say \"%s\"\n", cell);
+}
+
+/* One row of a section's table: its cells by the table's header. */
+static void check_doc_row(const char *section, char **cells, size_t n_cells, int c_default,
+			  int c_limit, int c_meaning)
+{
+	char all[EVENT_COUNT * 20], want[EVENT_COUNT * 20 + 2];
+
+	for (const char *tick = strchr(cells[0], '`'); tick; tick = strchr(tick + 1, '`')) {
+		const char *close = strchr(tick + 1, '`');
+		char name[64];
+		const struct config_key_doc *r;
+		int i;
+
+		if (!close || close - tick - 1 >= (long)sizeof(name))
+			break;
+		snprintf(name, sizeof(name), "%.*s", (int)(close - tick - 1), tick + 1);
+		tick = close;
+		i = row_in(section, name);
+		CHECK(i >= 0, "[%s] %s, in the docs, is a key of the table", section, name);
+		if (i < 0)
+			continue;
+		r = &rows[i];
+		if (strcmp(r->section, section) != 0) {
+			in_service[i] = true;	/* "as [actions]": its own section says the rest */
+			continue;
+		}
+		in_table[i] = true;
+		if (c_default < 0 || (size_t)c_default >= n_cells) {
+			CHECK(0, "[%s]'s table has a default column", section);
+			continue;
+		}
+		if (r->def && r->def[0]) {
+			snprintf(want, sizeof(want), "`%s`", r->def);
+			CHECK(!strncmp(cells[c_default], want, strlen(want)),
+			      "[%s] %s: the docs give its default, %s", section, name, want);
+		} else if (r->def) {
+			CHECK(cells[c_default][0] != '`',
+			      "[%s] %s: the docs say what no value means (\"%s\")", section, name,
+			      cells[c_default]);
+		} else if (!strcmp(name, "modes")) {
+			snprintf(want, sizeof(want), "`%s`",
+				 event_names(EVENT_IN_ENGINE | EVENT_IN_AGENT, all, sizeof(all)));
+			CHECK(strstr(cells[c_default], want) != NULL,
+			      "[%s] modes: the docs list every event as its default, %s", section,
+			      want);
+		}
+		if (r->min[0]) {
+			if (c_limit >= 0 && (size_t)c_limit < n_cells)
+				check_bounds(r, cells[c_limit]);
+			else
+				CHECK(0, "[%s]'s table has a limit column for %s", section, name);
+		}
+		CHECK(c_meaning >= 0 && (size_t)c_meaning < n_cells &&
+			      !strncmp(cells[c_meaning], r->doc, strlen(r->doc)),
+		      "[%s] %s: the docs' meaning starts \"%s\"", section, name, r->doc);
+	}
+}
+
+/* A line of the synopsis, "key = value   # note", in section: a key of
+ * a fixed section shows its default there. */
+static void check_synopsis_line(const char *section, const char *line)
+{
+	char name[64], value[256];
+	int i, n = 0;
+
+	if (sscanf(line, "%63[a-z_] =%n", name, &n) != 1 || !n)
+		return;
+	i = row_in(section, name);
+	CHECK(i >= 0, "synopsis: [%s] %s is a key of the table", section, name);
+	if (i < 0 || strcmp(rows[i].section, section) != 0)
+		return;
+	in_synopsis[i] = true;
+	if (!rows[i].def || !strcmp(section, "service") || !strcmp(section, "command"))
+		return;
+	snprintf(value, sizeof(value), "%s", line + n);
+	value[strcspn(value, "#")] = '\0';
+	for (size_t e = strlen(value); e > 0 && (value[e - 1] == ' ' || value[e - 1] == '\n'); e--)
+		value[e - 1] = '\0';
+	CHECK_STR(value + strspn(value, " "), rows[i].def, "synopsis: [%s] %s = its default",
+		  section, name);
+}
+
+static void test_docs(void)
+{
+	const char *src = getenv("NPROF_SRC");
+	char path[4096], line[4096], heading[256] = "";
+	const char *section = NULL, *synopsis_section = "top";
+	int c_default = -1, c_limit = -1, c_meaning = -1;
+	bool in_code = false;
+	FILE *f;
+
+	while (n_rows < MAX_KEYS && config_key_doc(n_rows, &rows[n_rows]))
+		n_rows++;
+	CHECK(n_rows > 60 && n_rows < MAX_KEYS, "the table has its %zu keys", n_rows);
+	for (size_t i = 0; i < n_rows; i++) {
+		const struct config_key_doc *r = &rows[i];
+
+		CHECK(r->name && r->section && r->doc && r->doc[0], "row %zu is filled", i);
+		CHECK(row_in(r->section, r->name) == (int)i, "[%s] %s: once", r->section, r->name);
+		/* a default is taken by its own key's parser */
+		if (r->def && r->def[0] && strcmp(r->section, "service") && strcmp(r->section, "command")) {
+			char text[512];
+
+			snprintf(text, sizeof(text), "[%s]\n%s = %s\n", r->section, r->name, r->def);
+			CHECK(parse(text) == 0, "[%s] %s = %s, its default, parses: %s", r->section,
+			      r->name, r->def, err);
+			config_defaults(&before);
+			CHECK(!memcmp(&cfg, &before, sizeof(cfg)),
+			      "[%s] %s = %s is what config_defaults sets", r->section, r->name, r->def);
+		}
+	}
+
+	snprintf(path, sizeof(path), "%s/docs/nprofd.conf.5.md", src ? src : ".");
+	f = fopen(path, "r");
+	CHECK(f != NULL, "reads %s", path);
+	while (f && fgets(line, sizeof(line), f)) {
+		char *cells[8], *save = NULL, *c;
+		size_t n = 0;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (!strncmp(line, "```", 3)) {
+			in_code = !in_code;
+			continue;
+		}
+		if (in_code && !strcmp(heading, "Synopsis")) {
+			char name[64];
+
+			if (sscanf(line, "[%63[a-z]", name) == 1)
+				synopsis_section = section_of(line);
+			else
+				check_synopsis_line(synopsis_section, line);
+			continue;
+		}
+		if (!strncmp(line, "## ", 3)) {
+			snprintf(heading, sizeof(heading), "%.255s", line + 3);
+			section = section_of(heading);
+			continue;
+		}
+		if (!section || line[0] != '|')
+			continue;
+		for (c = strtok_r(line, "|", &save); c && n < 8; c = strtok_r(NULL, "|", &save)) {
+			c += strspn(c, " ");
+			for (char *e = c + strlen(c); e > c && e[-1] == ' '; e--)
+				e[-1] = '\0';
+			cells[n++] = c;
+		}
+		if (n && !strcmp(cells[0], "key")) {
+			c_default = c_limit = c_meaning = -1;
+			for (size_t i = 1; i < n; i++) {
+				if (!strcmp(cells[i], "default"))
+					c_default = (int)i;
+				else if (!strcmp(cells[i], "limit"))
+					c_limit = (int)i;
+				else if (!strcmp(cells[i], "meaning"))
+					c_meaning = (int)i;
+			}
+		} else if (n && cells[0][0] == '`') {
+			check_doc_row(section, cells, n, c_default, c_limit, c_meaning);
+		}
+	}
+	if (f)
+		fclose(f);
+	for (size_t i = 0; i < n_rows; i++) {
+		CHECK(in_table[i], "[%s] %s has its row in the docs' [%s] table", rows[i].section,
+		      rows[i].name, rows[i].section);
+		CHECK(!rows[i].per_service || in_service[i],
+		      "[%s] %s is in the docs' [service NAME] table too", rows[i].section,
+		      rows[i].name);
+		CHECK(in_synopsis[i], "[%s] %s is in the synopsis", rows[i].section, rows[i].name);
+	}
+}
+
 int main(void)
 {
 	test_defaults();
@@ -780,5 +1031,6 @@ int main(void)
 	test_errors();
 	test_selectors();
 	test_load();
+	test_docs();
 	return test_done();
 }
