@@ -30,9 +30,9 @@
 
 /* The bits that take an entry point off its fast path, and those that
  * make the slow path sample. */
-#define G_ALLOC (MEM_GATE_BOOT | MEM_GATE_ALLOC | MEM_GATE_HEAP | MEM_GATE_PROBE)
-#define G_FREE (MEM_GATE_BOOT | MEM_GATE_HEAP | MEM_GATE_PROBE | MEM_GATE_POOL)
-#define G_REALLOC (G_ALLOC | MEM_GATE_POOL)
+#define G_ALLOC MEM_NEEDS_ALLOC
+#define G_FREE MEM_NEEDS_FREE
+#define G_REALLOC MEM_NEEDS_REALLOC
 #define G_SAMPLE (MEM_GATE_ALLOC | MEM_GATE_HEAP)
 #define PAGE 4096 /* x86-64, as the walker; valloc fallbacks only */
 
@@ -568,22 +568,23 @@ MEM_DEFINE_OWN(malloc_usable_size);
 #else
 #define OWNED(name) NULL
 #endif
-#define ALLOC(field, name) { #name, OWNED(name), (void **)&mem_real.field, true }
-#define LOCK(field, name) { #name, OWNED(name), (void **)&mem_real.field, false }
-#define PLAIN(field, name) { #name, NULL, (void **)&mem_real.field, false }
+#define ALLOC(field, name, needs) { #name, OWNED(name), (void **)&mem_real.field, true, needs }
+#define LOCK(field, name) { #name, OWNED(name), (void **)&mem_real.field, false, MEM_NEEDS_LOCK }
+#define PLAIN(field, name) { #name, NULL, (void **)&mem_real.field, false, 0 }
 
+/* Each entry point's `needs` are the bits its fast path tests above. */
 const struct mem_hook mem_hooks[] = {
-	ALLOC(malloc, malloc),
-	ALLOC(calloc, calloc),
-	ALLOC(realloc, realloc),
-	ALLOC(reallocarray, reallocarray),
-	ALLOC(free, free),
-	ALLOC(posix_memalign, posix_memalign),
-	ALLOC(aligned_alloc, aligned_alloc),
-	ALLOC(memalign, memalign),
-	ALLOC(valloc, valloc),
-	ALLOC(pvalloc, pvalloc),
-	ALLOC(malloc_usable_size, malloc_usable_size),
+	ALLOC(malloc, malloc, MEM_NEEDS_ALLOC),
+	ALLOC(calloc, calloc, MEM_NEEDS_ALLOC),
+	ALLOC(realloc, realloc, MEM_NEEDS_REALLOC),
+	ALLOC(reallocarray, reallocarray, MEM_NEEDS_REALLOC),
+	ALLOC(free, free, MEM_NEEDS_FREE),
+	ALLOC(posix_memalign, posix_memalign, MEM_NEEDS_ALLOC),
+	ALLOC(aligned_alloc, aligned_alloc, MEM_NEEDS_ALLOC),
+	ALLOC(memalign, memalign, MEM_NEEDS_ALLOC),
+	ALLOC(valloc, valloc, MEM_NEEDS_ALLOC),
+	ALLOC(pvalloc, pvalloc, MEM_NEEDS_ALLOC),
+	ALLOC(malloc_usable_size, malloc_usable_size, MEM_NEEDS_POOL),
 	LOCK(mutex_lock, pthread_mutex_lock),
 	PLAIN(mutex_trylock, pthread_mutex_trylock),
 	LOCK(mutex_timedlock, pthread_mutex_timedlock),

@@ -51,6 +51,14 @@ enum mem_gate_bits {
 				   realloc must tell its blocks apart (never
 				   cleared; dlsym seldom allocates) */
 };
+/* The bits under which an entry point does more than forward to the real
+ * function: while none of its bits is set, calls need not reach it at all
+ * (mem_hook.c routes the program's calls past it). */
+#define MEM_NEEDS_ALLOC (MEM_GATE_BOOT | MEM_GATE_ALLOC | MEM_GATE_HEAP | MEM_GATE_PROBE)
+#define MEM_NEEDS_FREE (MEM_GATE_BOOT | MEM_GATE_HEAP | MEM_GATE_PROBE | MEM_GATE_POOL)
+#define MEM_NEEDS_REALLOC (MEM_NEEDS_ALLOC | MEM_GATE_POOL)
+#define MEM_NEEDS_POOL (MEM_GATE_BOOT | MEM_GATE_POOL) /* malloc_usable_size */
+#define MEM_NEEDS_LOCK (MEM_GATE_BOOT | MEM_GATE_LOCK)
 /* Above the bits, a generation that mem_gate_change() bumps: a thread's
  * countdown drawn under one gate value is not used under another (an
  * earlier session's interval), even when the bits are the same again. */
@@ -181,13 +189,16 @@ struct mem_real {
 /* One function the agent forwards to: its name, the agent's own
  * definition of it (NULL for the try-locks, which are not interposed, and
  * in builds that interpose nothing), the slot of mem_real that holds the
- * definition calls are forwarded to, and whether it belongs to the malloc
- * family (which mem_hook.c may redirect; the lock functions it leaves). */
+ * definition calls are forwarded to, whether it belongs to the malloc
+ * family (which mem_hook.c may redirect; the lock functions it leaves),
+ * and the gate bits under which the agent's definition must see the
+ * calls (MEM_NEEDS_*). */
 struct mem_hook {
 	const char *name;
 	void *own;
 	void **real;
 	bool alloc;
+	unsigned needs;
 };
 
 extern struct mem_state mem;
