@@ -201,10 +201,14 @@ struct mem_hook {
 	unsigned needs;
 };
 
-extern struct mem_state mem;
-extern struct mem_real mem_real;
-extern const struct mem_hook mem_hooks[];
-extern const unsigned mem_nhooks;
+/* Hidden (as -fvisibility=hidden makes their definitions): read
+ * PC-relative, not through a GOT slot, which is one load less in every
+ * interposer. */
+#define MEM_HIDDEN __attribute__((visibility("hidden")))
+extern struct mem_state mem MEM_HIDDEN;
+extern struct mem_real mem_real MEM_HIDDEN;
+extern const struct mem_hook mem_hooks[] MEM_HIDDEN;
+extern const unsigned mem_nhooks MEM_HIDDEN;
 extern __thread struct mem_thread mem_self __attribute__((tls_model("initial-exec")));
 
 /* Counting filter before the live set, one byte per slot (mem_filter_slot
@@ -213,7 +217,7 @@ extern __thread struct mem_thread mem_self __attribute__((tls_model("initial-exe
  * 0: no live sampled block has that slot, so free need not look. 64 KiB,
  * mostly in cache, where the live set (32 MiB) is not. Atomic; zeroed by
  * heap.c with the live set. */
-extern _Atomic uint8_t mem_filter[MEM_FILTER];
+extern _Atomic uint8_t mem_filter[MEM_FILTER] MEM_HIDDEN;
 
 static inline uint32_t mem_filter_slot(uint64_t addr)
 {
