@@ -374,7 +374,7 @@ int mem_hook_install(struct mem_hook_result *ret)
  * percent of a malloc-bound program (docs/performance.md). mem_hook_route
  * points each PLT slot (JUMP_SLOT) of a function at the real definition
  * while the gate has none of the bits that function's interposer tests
- * (hot/alloc.h, MEM_NEEDS_*), and at the agent's while it has one: with
+ * (hot/alloc.h, MEM_NEEDS_*), and at the agent's (mem_hook.on) while it has one: with
  * nothing on, the program calls the C library directly; with alloc on but
  * not heap, its frees do.
  *
@@ -390,8 +390,8 @@ int mem_hook_install(struct mem_hook_result *ret)
 
 struct route {
 	const struct mem_hook *h;
-	void *to;	/* where the slots should point: h->own or *h->real */
-	void *other;	/* the other of the two */
+	void *to;	/* where the slots should point: h->on or *h->real */
+	void *real;
 };
 
 struct routing {
@@ -426,9 +426,11 @@ static int route_module(struct dl_phdr_info *info, size_t size, void *arg)
 			continue;
 		slot = (void **)(info->dlpi_addr + m.plt[i].r_offset);
 		cur = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-		/* The agent's or the real definition, or a lazy-binding stub
-		 * (in the module: the name is not defined there). */
-		if (cur == r->to || (cur != r->other && !in_module(info, cur)))
+		/* The agent's definition (exported or routed) or the real
+		 * one, or a lazy-binding stub (in the module: the name is
+		 * not defined there); any other was chosen. */
+		if (cur == r->to || !(cur == r->h->own || cur == r->h->on || cur == r->real ||
+				      in_module(info, cur)))
 			continue;
 		if (!store_slot(slot, r->to, (uintptr_t)slot >= m.m.relro_lo &&
 						 (uintptr_t)slot < m.m.relro_hi))
@@ -451,8 +453,8 @@ int mem_hook_route(unsigned g)
 		if (!h->own || !h->needs || !real || first_of(h->name) != h->own)
 			continue;
 		w.r[w.n].h = h;
-		w.r[w.n].to = g & h->needs ? h->own : real;
-		w.r[w.n].other = g & h->needs ? real : h->own;
+		w.r[w.n].to = g & h->needs ? h->on : real;
+		w.r[w.n].real = real;
 		w.n++;
 	}
 	if (w.n)

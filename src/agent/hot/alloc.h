@@ -191,14 +191,17 @@ struct mem_real {
  * in builds that interpose nothing), the slot of mem_real that holds the
  * definition calls are forwarded to, whether it belongs to the malloc
  * family (which mem_hook.c may redirect; the lock functions it leaves),
- * and the gate bits under which the agent's definition must see the
- * calls (MEM_NEEDS_*). */
+ * the gate bits under which the agent's definition must see the calls
+ * (MEM_NEEDS_*), and what mem_hook_route points the program's PLT slots
+ * at while it must: own, or for malloc and calloc a variant that tests
+ * the countdown first. */
 struct mem_hook {
 	const char *name;
 	void *own;
 	void **real;
 	bool alloc;
 	unsigned needs;
+	void *on;
 };
 
 /* Hidden (as -fvisibility=hidden makes their definitions): read
