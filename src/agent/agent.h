@@ -253,6 +253,10 @@ int agent_heap_disable(struct diag *d);
 /* With no alloc, heap or lock engine on: the call sites pointed at the
  * agent put back as they were (mem_hook_uninstall). Returns how many. */
 unsigned agent_mem_unhook(void);
+/* At load, when the agent's definitions come first: the program's calls
+ * of the interposed functions routed straight to the real ones while no
+ * engine needs them (mem_hook_route); every engine change routes again. */
+void agent_mem_route(void);
 void agent_heap_status(char *buf, size_t len);
 int agent_heap_profile(const struct agent_options *o, struct profile **ret,
 		       struct diag *d);

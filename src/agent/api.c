@@ -274,6 +274,7 @@ __attribute__((constructor)) static void agent_load(void)
 
 	agent_threads_init_main();
 	pthread_atfork(agent_session_before_fork, agent_session_after_fork_parent, after_fork_child);
+	agent_mem_route();
 	diag_clear(&d);
 	if (start && *start && heap_only(start)) {
 		if (nprof_heap_enable(start) < 0)

@@ -200,6 +200,26 @@ static void hook(void)
 	H.hook_failed += r.failed;
 }
 
+/* The gate's bits set and cleared, with the program's calls routed to the
+ * agent before it must see them and past it once it need not
+ * (mem_hook_route). Under H.lock. */
+static void gate_change(unsigned set, unsigned clear)
+{
+	if (set)
+		mem_hook_route(gate() | set);
+	mem_gate_change(set, clear);
+	if (clear)
+		mem_hook_route(gate());
+}
+
+void agent_mem_route(void)
+{
+	pthread_mutex_lock(&H.lock);
+	mem_boot();
+	mem_hook_route(gate());
+	pthread_mutex_unlock(&H.lock);
+}
+
 /* Before a gate bit goes on: fresh stacks when no other engine holds
  * any, else only this engine's counters. Under H.lock. */
 static void fresh(enum counters c)
@@ -253,7 +273,7 @@ static int heap_enable_locked(uint64_t interval, bool per_thread, struct diag *d
 	H.heap_samples0 = atomic_load(&mem.stats.samples);
 	atomic_store(&H.heap_per_thread, per_thread);
 	set_per_thread();
-	mem_gate_change(MEM_GATE_HEAP, 0);
+	gate_change(MEM_GATE_HEAP, 0);
 	agent_control_wake(); /* it ticks while heap is on (modules) */
 	return 0;
 }
@@ -274,7 +294,7 @@ static int heap_disable_locked(struct diag *d)
 {
 	if (!(gate() & MEM_GATE_HEAP))
 		return diag_set(d, -EALREADY, "heap profiling is already off");
-	mem_gate_change(0, MEM_GATE_HEAP);
+	gate_change(0, MEM_GATE_HEAP);
 	quiesce();
 	return 0;
 }
@@ -519,12 +539,12 @@ int agent_mem_session_start(const struct agent_options *o, struct diag *d)
 		fresh(C_ALLOC);
 		if (!(gate() & MEM_GATE_HEAP))
 			mem.interval = o->interval_bytes ? o->interval_bytes : MEM_DEFAULT_INTERVAL;
-		mem_gate_change(MEM_GATE_ALLOC, 0);
+		gate_change(MEM_GATE_ALLOC, 0);
 		break;
 	case EVENT_LOCK:
 		fresh(C_LOCK);
 		mem.lock_interval_ns = o->interval_text[0] ? o->interval_ns : MEM_DEFAULT_LOCK_NS;
-		mem_gate_change(MEM_GATE_LOCK, 0);
+		gate_change(MEM_GATE_LOCK, 0);
 		break;
 	case EVENT_HEAP:
 		/* A heap session: heap profiling on for its length (unless it
@@ -547,7 +567,7 @@ out:
 void agent_mem_session_stop(void)
 {
 	pthread_mutex_lock(&H.lock);
-	mem_gate_change(0, MEM_GATE_ALLOC | MEM_GATE_LOCK);
+	gate_change(0, MEM_GATE_ALLOC | MEM_GATE_LOCK);
 	quiesce();
 	H.session_stopped = true;
 	H.session_per_thread = false;

@@ -25,7 +25,12 @@
  * linker makes through pointers of its own, and direct calls inside the
  * module that defines the function (a program's own malloc), are not
  * redirected. Cold code: runs when an engine is turned on, under heap.c's
- * lock. */
+ * lock.
+ *
+ * The other way round, when the agent's definitions come first (the usual
+ * LD_PRELOAD=libnprof.so), mem_hook_route points the program's PLT slots
+ * past the agent, at the real functions, while no engine needs to see
+ * their calls (below). */
 #include "agent/mem_hook.h"
 
 #include <dlfcn.h>
@@ -154,35 +159,38 @@ static void patch_relocs(struct walk *w, const struct hooked_module *m, const El
 	}
 }
 
-static int patch_module(struct dl_phdr_info *info, size_t size, void *arg)
+/* The dynamic relocations of one loaded module, and what they name. */
+struct module_relocs {
+	struct hooked_module m;
+	const ElfW(Rela) *plt, *rela;	/* DT_JMPREL (JUMP_SLOT), DT_RELA (GLOB_DAT) */
+	size_t nplt, nrela;
+	const ElfW(Sym) *symtab;
+	const char *strtab;
+};
+
+static bool module_relocs(struct dl_phdr_info *info, struct module_relocs *ret)
 {
-	struct walk *w = arg;
-	struct hooked_module m = { .info = info };
+	struct module_relocs r = { .m.info = info };
 	const ElfW(Dyn) *dyn = NULL;
-	const ElfW(Sym) *symtab = NULL;
-	const char *strtab = NULL;
 	uintptr_t jmprel = 0, rela = 0;
 	size_t pltrelsz = 0, relasz = 0;
 	ElfW(Sxword) pltrel = DT_RELA;
 
-	(void)size;
-	if (in_module(info, w->t[0].h->own))
-		return 0; /* the agent itself */
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 
 		if (ph->p_type == PT_DYNAMIC)
 			dyn = (const ElfW(Dyn) *)(info->dlpi_addr + ph->p_vaddr);
 		if (ph->p_type == PT_GNU_RELRO) {
-			m.relro_lo = (info->dlpi_addr + ph->p_vaddr) & ~(PAGE - 1);
-			m.relro_hi = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz + PAGE - 1) &
-				     ~(PAGE - 1);
+			r.m.relro_lo = (info->dlpi_addr + ph->p_vaddr) & ~(PAGE - 1);
+			r.m.relro_hi = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz + PAGE - 1) &
+				       ~(PAGE - 1);
 		}
 	}
 	for (; dyn && dyn->d_tag != DT_NULL; dyn++) {
 		switch (dyn->d_tag) {
-		case DT_SYMTAB: symtab = (const ElfW(Sym) *)dyn_addr(info, dyn->d_un.d_ptr); break;
-		case DT_STRTAB: strtab = (const char *)dyn_addr(info, dyn->d_un.d_ptr); break;
+		case DT_SYMTAB: r.symtab = (const ElfW(Sym) *)dyn_addr(info, dyn->d_un.d_ptr); break;
+		case DT_STRTAB: r.strtab = (const char *)dyn_addr(info, dyn->d_un.d_ptr); break;
 		case DT_JMPREL: jmprel = dyn_addr(info, dyn->d_un.d_ptr); break;
 		case DT_PLTRELSZ: pltrelsz = dyn->d_un.d_val; break;
 		case DT_PLTREL: pltrel = dyn->d_un.d_val; break;
@@ -190,14 +198,32 @@ static int patch_module(struct dl_phdr_info *info, size_t size, void *arg)
 		case DT_RELASZ: relasz = dyn->d_un.d_val; break;
 		}
 	}
-	if (!symtab || !strtab)
+	if (!r.symtab || !r.strtab)
+		return false;
+	if (jmprel && pltrel == DT_RELA) {
+		r.plt = (const ElfW(Rela) *)jmprel;
+		r.nplt = pltrelsz / sizeof(ElfW(Rela));
+	}
+	if (rela) {
+		r.rela = (const ElfW(Rela) *)rela;
+		r.nrela = relasz / sizeof(ElfW(Rela));
+	}
+	*ret = r;
+	return true;
+}
+
+static int patch_module(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct walk *w = arg;
+	struct module_relocs r;
+
+	(void)size;
+	if (in_module(info, w->t[0].h->own))
+		return 0; /* the agent itself */
+	if (!module_relocs(info, &r))
 		return 0;
-	if (jmprel && pltrel == DT_RELA)
-		patch_relocs(w, &m, (const ElfW(Rela) *)jmprel, pltrelsz / sizeof(ElfW(Rela)),
-			     symtab, strtab);
-	if (rela)
-		patch_relocs(w, &m, (const ElfW(Rela) *)rela, relasz / sizeof(ElfW(Rela)), symtab,
-			     strtab);
+	patch_relocs(w, &r.m, r.plt, r.nplt, r.symtab, r.strtab);
+	patch_relocs(w, &r.m, r.rela, r.nrela, r.symtab, r.strtab);
 	return 0;
 }
 
@@ -340,6 +366,100 @@ int mem_hook_install(struct mem_hook_result *ret)
 	if (w.n)
 		dl_iterate_phdr(patch_module, &w);
 	return 0;
+}
+
+/* --- routing, when the agent's definitions come first ---------------------------
+ * Every module then binds the interposed functions to the agent, which,
+ * with no engine on, only forwards: a few instructions a call, a few
+ * percent of a malloc-bound program (docs/performance.md). mem_hook_route
+ * points each PLT slot (JUMP_SLOT) of a function at the real definition
+ * while the gate has none of the bits that function's interposer tests
+ * (hot/alloc.h, MEM_NEEDS_*), and at the agent's (mem_hook.on) while it has one: with
+ * nothing on, the program calls the C library directly; with alloc on but
+ * not heap, its frees do.
+ *
+ * Only PLT slots: one is read afresh at each call, so a switch holds from
+ * the next call on. A GLOB_DAT slot also gives the function's address
+ * (&free kept as a callback; calls compiled with -fno-plt, as the C
+ * library's own are): an address taken while routed past the agent would
+ * still call the C library once heap is on, and the blocks freed through
+ * it would stay in the live set. Those slots keep the agent's definition,
+ * which forwards. So do modules loaded since the last route (they bind to
+ * the agent), slots bound to another definition, and the slots of a
+ * module that defines the function itself. */
+
+struct route {
+	const struct mem_hook *h;
+	void *to;	/* where the slots should point: h->on or *h->real */
+	void *real;
+};
+
+struct routing {
+	struct route r[MAX_TARGETS];
+	unsigned n;
+	unsigned failed;
+};
+
+static const struct route *find_route(const struct routing *w, const char *name)
+{
+	for (unsigned i = 0; i < w->n; i++)
+		if (!strcmp(w->r[i].h->name, name))
+			return &w->r[i];
+	return NULL;
+}
+
+static int route_module(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct routing *w = arg;
+	struct module_relocs m;
+
+	(void)size;
+	if (in_module(info, w->r[0].h->own) || !module_relocs(info, &m))
+		return 0; /* the agent's own calls must reach it */
+	for (size_t i = 0; i < m.nplt; i++) {
+		const ElfW(Sym) *sym = &m.symtab[ELF64_R_SYM(m.plt[i].r_info)];
+		const struct route *r;
+		void **slot, *cur;
+
+		if (ELF64_R_TYPE(m.plt[i].r_info) != R_X86_64_JUMP_SLOT ||
+		    sym->st_shndx != SHN_UNDEF || !(r = find_route(w, m.strtab + sym->st_name)))
+			continue;
+		slot = (void **)(info->dlpi_addr + m.plt[i].r_offset);
+		cur = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+		/* The agent's definition (exported or routed) or the real
+		 * one, or a lazy-binding stub (in the module: the name is
+		 * not defined there); any other was chosen. */
+		if (cur == r->to || !(cur == r->h->own || cur == r->h->on || cur == r->real ||
+				      in_module(info, cur)))
+			continue;
+		if (!store_slot(slot, r->to, (uintptr_t)slot >= m.m.relro_lo &&
+						 (uintptr_t)slot < m.m.relro_hi))
+			w->failed++;
+	}
+	return 0;
+}
+
+int mem_hook_route(unsigned g)
+{
+	struct routing w = { .n = 0 };
+
+#if !defined(__x86_64__)
+	return -ENOTSUP;
+#endif
+	for (unsigned i = 0; i < mem_nhooks && w.n < MAX_TARGETS; i++) {
+		const struct mem_hook *h = &mem_hooks[i];
+		void *real = __atomic_load_n(h->real, __ATOMIC_ACQUIRE);
+
+		if (!h->own || !h->needs || !real || first_of(h->name) != h->own)
+			continue;
+		w.r[w.n].h = h;
+		w.r[w.n].to = g & h->needs ? h->on : real;
+		w.r[w.n].real = real;
+		w.n++;
+	}
+	if (w.n)
+		dl_iterate_phdr(route_module, &w);
+	return w.failed ? -EPERM : 0;
 }
 
 /* Restores the slots of one still-loaded module. */

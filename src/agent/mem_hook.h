@@ -28,4 +28,15 @@ int mem_hook_install(struct mem_hook_result *ret);
  * Under heap.c's lock, with no engine of the family on. */
 unsigned mem_hook_uninstall(void);
 
+/* When the agent's own definitions come first (LD_PRELOAD=libnprof.so):
+ * points every loaded module's PLT slots (JUMP_SLOT) of each interposed
+ * function at the agent's definition if the gate value g has one of the
+ * bits it tests (hot/alloc.h, MEM_NEEDS_*), else straight at the real
+ * one, so that calls nothing needs to see cost nothing. Call it with the
+ * gate's bits before they are set (with the union of old and new), and
+ * again after bits are cleared. Idempotent. Under heap.c's lock, with the
+ * real functions resolved (mem_boot). 0; -EPERM when a slot could not be
+ * written; -ENOTSUP off x86-64. */
+int mem_hook_route(unsigned g);
+
 #endif

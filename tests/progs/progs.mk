@@ -14,7 +14,7 @@ PROGS_CXX_SRC  := $(wildcard tests/progs/*.cpp)
 PROGS_BIN      := $(PROGS_SRC:%.c=$(BUILD)/%) $(PROGS_CXX_SRC:%.cpp=$(BUILD)/%)
 PROGS_EXTRA    := $(PROGS_DIR)/libhot.so $(PROGS_DIR)/libslowinit.so \
                   $(PROGS_DIR)/static_spin $(PROGS_DIR)/debuglink \
-                  $(PROGS_DIR)/debuglink.debug
+                  $(PROGS_DIR)/debuglink.debug $(PROGS_DIR)/alloc_route_now
 
 $(BUILD)/tests/progs/%: tests/progs/%.c $(PROGS_HDR)
 	@mkdir -p $(@D)
@@ -37,6 +37,13 @@ $(PROGS_DIR)/libslowinit.so: tests/progs/libslowinit.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(PROGS_CFLAGS) -fPIC -shared -o $@ $<
+
+# alloc_route bound at load (-z now): its PLT slots in read-only RELRO
+# pages, which the agent's routing must make writable for the switch.
+$(PROGS_DIR)/alloc_route_now: tests/progs/alloc_route.c $(PROGS_HDR)
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(PROGS_CFLAGS) -Wl,-z,relro,-z,now -o $@ $< -ldl -lm
 
 # A static binary: no dynamic loader, which nprof attach must refuse.
 $(PROGS_DIR)/static_spin: tests/progs/spin.c $(PROGS_HDR)

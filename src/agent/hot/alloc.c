@@ -30,9 +30,9 @@
 
 /* The bits that take an entry point off its fast path, and those that
  * make the slow path sample. */
-#define G_ALLOC (MEM_GATE_BOOT | MEM_GATE_ALLOC | MEM_GATE_HEAP | MEM_GATE_PROBE)
-#define G_FREE (MEM_GATE_BOOT | MEM_GATE_HEAP | MEM_GATE_PROBE | MEM_GATE_POOL)
-#define G_REALLOC (G_ALLOC | MEM_GATE_POOL)
+#define G_ALLOC MEM_NEEDS_ALLOC
+#define G_FREE MEM_NEEDS_FREE
+#define G_REALLOC MEM_NEEDS_REALLOC
 #define G_SAMPLE (MEM_GATE_ALLOC | MEM_GATE_HEAP)
 #define PAGE 4096 /* x86-64, as the walker; valloc fallbacks only */
 
@@ -269,6 +269,20 @@ EXPORT void *malloc(size_t n)
 	return malloc_slow(n, __builtin_frame_address(0));
 }
 
+/* What mem_hook_route gives the program's PLT slots of malloc while
+ * alloc or heap is on: the same as malloc, the countdown tested first
+ * (fast equals the gate only when it has a sampling bit), then nothing
+ * on. The exported malloc tests nothing on first: calls through a GOT
+ * slot or a kept pointer meet it whatever is on, and mostly nothing is. */
+static void *malloc_on(size_t n)
+{
+	unsigned g = gate();
+
+	if (LIKELY(counted_down(g, n)) || !(g & G_ALLOC))
+		return mem_real.malloc(n);
+	return malloc_slow(n, __builtin_frame_address(0));
+}
+
 SLOW static void *calloc_slow(size_t k, size_t n, void *frame)
 {
 	unsigned g;
@@ -300,6 +314,18 @@ EXPORT void *calloc(size_t k, size_t n)
 
 	if (LIKELY(!(g & G_ALLOC)) ||
 	    (!__builtin_mul_overflow(k, n, &total) && LIKELY(counted_down(g, total))))
+		return mem_real.calloc(k, n);
+	return calloc_slow(k, n, __builtin_frame_address(0));
+}
+
+/* calloc's, as malloc_on. */
+static void *calloc_on(size_t k, size_t n)
+{
+	unsigned g = gate();
+	size_t total;
+
+	if ((!__builtin_mul_overflow(k, n, &total) && LIKELY(counted_down(g, total))) ||
+	    !(g & G_ALLOC))
 		return mem_real.calloc(k, n);
 	return calloc_slow(k, n, __builtin_frame_address(0));
 }
@@ -565,25 +591,31 @@ MEM_DEFINE_OWN(pvalloc);
 MEM_DEFINE_OWN(malloc_usable_size);
 #undef OWN
 #define OWNED(name) (void *)&own_##name
+#define ON(fn) (void *)&fn
 #else
 #define OWNED(name) NULL
+#define ON(fn) NULL
 #endif
-#define ALLOC(field, name) { #name, OWNED(name), (void **)&mem_real.field, true }
-#define LOCK(field, name) { #name, OWNED(name), (void **)&mem_real.field, false }
-#define PLAIN(field, name) { #name, NULL, (void **)&mem_real.field, false }
+#define ALLOC_ON(field, name, needs, on) \
+	{ #name, OWNED(name), (void **)&mem_real.field, true, needs, on }
+#define ALLOC(field, name, needs) ALLOC_ON(field, name, needs, OWNED(name))
+#define LOCK(field, name) \
+	{ #name, OWNED(name), (void **)&mem_real.field, false, MEM_NEEDS_LOCK, OWNED(name) }
+#define PLAIN(field, name) { #name, NULL, (void **)&mem_real.field, false, 0, NULL }
 
+/* Each entry point's `needs` are the bits its fast path tests above. */
 const struct mem_hook mem_hooks[] = {
-	ALLOC(malloc, malloc),
-	ALLOC(calloc, calloc),
-	ALLOC(realloc, realloc),
-	ALLOC(reallocarray, reallocarray),
-	ALLOC(free, free),
-	ALLOC(posix_memalign, posix_memalign),
-	ALLOC(aligned_alloc, aligned_alloc),
-	ALLOC(memalign, memalign),
-	ALLOC(valloc, valloc),
-	ALLOC(pvalloc, pvalloc),
-	ALLOC(malloc_usable_size, malloc_usable_size),
+	ALLOC_ON(malloc, malloc, MEM_NEEDS_ALLOC, ON(malloc_on)),
+	ALLOC_ON(calloc, calloc, MEM_NEEDS_ALLOC, ON(calloc_on)),
+	ALLOC(realloc, realloc, MEM_NEEDS_REALLOC),
+	ALLOC(reallocarray, reallocarray, MEM_NEEDS_REALLOC),
+	ALLOC(free, free, MEM_NEEDS_FREE),
+	ALLOC(posix_memalign, posix_memalign, MEM_NEEDS_ALLOC),
+	ALLOC(aligned_alloc, aligned_alloc, MEM_NEEDS_ALLOC),
+	ALLOC(memalign, memalign, MEM_NEEDS_ALLOC),
+	ALLOC(valloc, valloc, MEM_NEEDS_ALLOC),
+	ALLOC(pvalloc, pvalloc, MEM_NEEDS_ALLOC),
+	ALLOC(malloc_usable_size, malloc_usable_size, MEM_NEEDS_POOL),
 	LOCK(mutex_lock, pthread_mutex_lock),
 	PLAIN(mutex_trylock, pthread_mutex_trylock),
 	LOCK(mutex_timedlock, pthread_mutex_timedlock),

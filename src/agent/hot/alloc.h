@@ -51,6 +51,14 @@ enum mem_gate_bits {
 				   realloc must tell its blocks apart (never
 				   cleared; dlsym seldom allocates) */
 };
+/* The bits under which an entry point does more than forward to the real
+ * function: while none of its bits is set, calls need not reach it at all
+ * (mem_hook.c routes the program's calls past it). */
+#define MEM_NEEDS_ALLOC (MEM_GATE_BOOT | MEM_GATE_ALLOC | MEM_GATE_HEAP | MEM_GATE_PROBE)
+#define MEM_NEEDS_FREE (MEM_GATE_BOOT | MEM_GATE_HEAP | MEM_GATE_PROBE | MEM_GATE_POOL)
+#define MEM_NEEDS_REALLOC (MEM_NEEDS_ALLOC | MEM_GATE_POOL)
+#define MEM_NEEDS_POOL (MEM_GATE_BOOT | MEM_GATE_POOL) /* malloc_usable_size */
+#define MEM_NEEDS_LOCK (MEM_GATE_BOOT | MEM_GATE_LOCK)
 /* Above the bits, a generation that mem_gate_change() bumps: a thread's
  * countdown drawn under one gate value is not used under another (an
  * earlier session's interval), even when the bits are the same again. */
@@ -181,19 +189,29 @@ struct mem_real {
 /* One function the agent forwards to: its name, the agent's own
  * definition of it (NULL for the try-locks, which are not interposed, and
  * in builds that interpose nothing), the slot of mem_real that holds the
- * definition calls are forwarded to, and whether it belongs to the malloc
- * family (which mem_hook.c may redirect; the lock functions it leaves). */
+ * definition calls are forwarded to, whether it belongs to the malloc
+ * family (which mem_hook.c may redirect; the lock functions it leaves),
+ * the gate bits under which the agent's definition must see the calls
+ * (MEM_NEEDS_*), and what mem_hook_route points the program's PLT slots
+ * at while it must: own, or for malloc and calloc a variant that tests
+ * the countdown first. */
 struct mem_hook {
 	const char *name;
 	void *own;
 	void **real;
 	bool alloc;
+	unsigned needs;
+	void *on;
 };
 
-extern struct mem_state mem;
-extern struct mem_real mem_real;
-extern const struct mem_hook mem_hooks[];
-extern const unsigned mem_nhooks;
+/* Hidden (as -fvisibility=hidden makes their definitions): read
+ * PC-relative, not through a GOT slot, which is one load less in every
+ * interposer. */
+#define MEM_HIDDEN __attribute__((visibility("hidden")))
+extern struct mem_state mem MEM_HIDDEN;
+extern struct mem_real mem_real MEM_HIDDEN;
+extern const struct mem_hook mem_hooks[] MEM_HIDDEN;
+extern const unsigned mem_nhooks MEM_HIDDEN;
 extern __thread struct mem_thread mem_self __attribute__((tls_model("initial-exec")));
 
 /* Counting filter before the live set, one byte per slot (mem_filter_slot
@@ -202,7 +220,7 @@ extern __thread struct mem_thread mem_self __attribute__((tls_model("initial-exe
  * 0: no live sampled block has that slot, so free need not look. 64 KiB,
  * mostly in cache, where the live set (32 MiB) is not. Atomic; zeroed by
  * heap.c with the live set. */
-extern _Atomic uint8_t mem_filter[MEM_FILTER];
+extern _Atomic uint8_t mem_filter[MEM_FILTER] MEM_HIDDEN;
 
 static inline uint32_t mem_filter_slot(uint64_t addr)
 {

@@ -12,7 +12,7 @@
 #define EXPORT __attribute__((visibility("default")))
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define SLOW __attribute__((noinline, cold))
-#define G_LOCK (MEM_GATE_BOOT | MEM_GATE_LOCK)
+#define G_LOCK MEM_NEEDS_LOCK
 
 #ifndef NPROF_NO_INTERPOSE /* sanitizer builds whose runtime intercepts these */
 static inline bool lock_on(void)
