@@ -922,7 +922,9 @@ static bool privileged(void *ctx, uid_t uid, const char *addr)
  * it did not accept itself) and says they failed; and a connection that
  * ended before its request did (a client gone, or one the gate cut,
  * which the gate counts in its own lines) would be a line each. */
-static void mhd_log(void *cls, const char *fmt, va_list ap)
+/* printf-like: libmicrohttpd's format and arguments (clang's
+ * -Wformat-nonliteral asks for the attribute before vsnprintf). */
+static void __attribute__((format(printf, 2, 0))) mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	static const char *const gone[] = {
 		"Connection socket is closed when reading request",
