@@ -1097,6 +1097,15 @@ static void host_names_init(struct server *s, const struct daemon_config *cfg)
 	}
 }
 
+/* d->http_url from listen = ADDR:PORT, with the port the kernel gave. */
+static void set_http_url(struct daemon *d, unsigned port, bool tls)
+{
+	int host_len = (int)(strrchr(d->cfg.listen, ':') - d->cfg.listen);
+
+	snprintf(d->http_url, sizeof(d->http_url), "%s://%.*s:%u/", tls ? "https" : "http",
+		 host_len, d->cfg.listen, port);
+}
+
 struct server *server_start(struct daemon *d, char *err, size_t errlen)
 {
 	struct server *s = calloc(1, sizeof(*s));
@@ -1139,6 +1148,10 @@ struct server *server_start(struct daemon *d, char *err, size_t errlen)
 			note_authorities(s);
 		if (fd < 0 || open_door(s, &s->http_door, fd, tls, err, errlen) < 0)
 			goto fail;
+		/* Here, before the gate accepts the first connection: request
+		 * threads read it (whoami, the cluster's listing), and once
+		 * main wrote it after start they raced with the write. */
+		set_http_url(d, s->http_port, tls);
 	}
 	{
 		struct gate_door *doors[2];
