@@ -394,11 +394,14 @@ $(SAN_DIR)/tsan/daemon/libnprof-core.a: $(call san_obj,tsan/obj,$(CORE_OBJ))
 $(call san_obj,asan/obj,$(BUILD)/src/daemon/ui.o) $(call san_obj,tsan/obj,$(BUILD)/src/daemon/ui.o): $(UI_H)
 $(SAN_DIR)/asan/nprofd: $(call san_obj,asan/obj,$(DAEMON_OBJ)) $(SAN_DIR)/asan/libnprof-core.a
 $(SAN_DIR)/tsan/nprofd: $(call san_obj,tsan/obj,$(DAEMON_OBJ)) $(SAN_DIR)/tsan/daemon/libnprof-core.a
+# -lcrypt: the sanitizers' crypt_r interceptor finds the real crypt_r once,
+# at start; libcrypt loaded later (by pam_unix, at the first sign-in) would
+# leave it calling address 0. Linked in, libcrypt is there from the start.
 $(SAN_DIR)/%/nprofd:
 	@mkdir -p $(@D)
 	$(call msg,LINK,$@)
 	$(Q)$(SAN_CC) $(SAN_$*) -pthread -o $(san_tmp) $(filter %.o,$^) $(filter %.a,$^) \
-		$(LIBS) $(DAEMON_LIBS) && mv -f $(san_tmp) $@
+		$(LIBS) $(DAEMON_LIBS) -Wl,--no-as-needed -lcrypt && mv -f $(san_tmp) $@
 $(SAN_DIR)/%/nprof:
 	@mkdir -p $(@D)
 	$(Q)ln -sfn ../../nprof $@

@@ -64,14 +64,15 @@ relay() {
 run_test() {
 	local v=$1 t=$2 out=$TMP/$1-$2.out reports=$TMP/$1-$2.reports t0=$(date +%s) rc f
 	# A job's child reports as the sanitized daemon until it execs, by
-	# then as the job's user: anyone may write here.
+	# then as the job's user: anyone may write here. One log_path for
+	# every sanitizer: the runtimes share it, the last one read wins.
 	mkdir -p "$reports"
 	chmod 1777 "$reports"
 	timeout -k 10 1500 env NPROF_TEST_NPROFD="$SAN/$v/nprofd" \
-		ASAN_OPTIONS="log_path=$reports/asan:detect_leaks=1:external_symbolizer_path=$SAN/bin/llvm-symbolizer" \
+		ASAN_OPTIONS="log_path=$reports/$v:detect_leaks=1:external_symbolizer_path=$SAN/bin/llvm-symbolizer" \
 		LSAN_OPTIONS="suppressions=$SUPP/daemon_lsan.supp:print_suppressions=0" \
-		UBSAN_OPTIONS="log_path=$reports/ubsan:print_stacktrace=1:halt_on_error=1:external_symbolizer_path=$SAN/bin/llvm-symbolizer" \
-		TSAN_OPTIONS="log_path=$reports/tsan:halt_on_error=0:exitcode=66:second_deadlock_stack=1:suppressions=$SUPP/daemon_tsan.supp:print_suppressions=0:external_symbolizer_path=$SAN/bin/llvm-symbolizer" \
+		UBSAN_OPTIONS="log_path=$reports/$v:print_stacktrace=1:halt_on_error=1:external_symbolizer_path=$SAN/bin/llvm-symbolizer" \
+		TSAN_OPTIONS="log_path=$reports/$v:halt_on_error=0:exitcode=66:second_deadlock_stack=1:suppressions=$SUPP/daemon_tsan.supp:print_suppressions=0:external_symbolizer_path=$SAN/bin/llvm-symbolizer" \
 		"$NPROF_SRC/tests/integration/$t" >"$out" 2>&1 </dev/null
 	rc=$?
 	relay "$v" "$t" "$out"
