@@ -268,6 +268,7 @@ $(SAN_DIR)/tsan/renamed/%.o: $(SAN_DIR)/tsan/obj/%.o $(SAN_DIR)/tsan/interposed
 $(SAN_DIR)/asan/libnprof-core.a: $(call san_obj,asan/obj,$(CORE_OBJ))
 $(SAN_DIR)/tsan/libnprof-core.a: $(call san_obj,tsan/renamed,$(CORE_OBJ))
 $(SAN_DIR)/%/libnprof-core.a:
+	@mkdir -p $(@D)
 	$(call msg,AR,$@)
 	$(Q)ar rcs $(san_tmp) $^ && mv -f $(san_tmp) $@
 
@@ -309,10 +310,16 @@ $(SAN_DIR)/bin/llvm-symbolizer: tests/integration/sanitize_symbolizer.c
 sanitize-asan: $(SAN_DIR)/asan/libnprof.so $(SAN_PROGS:%=$(SAN_DIR)/asan/%) $(SAN_DIR)/bin/llvm-symbolizer
 sanitize-tsan: $(SAN_DIR)/tsan/libnprof.so $(SAN_PROGS:%=$(SAN_DIR)/tsan/%) $(SAN_DIR)/bin/llvm-symbolizer
 
-# The test alone, at the judged 1,000 cycles of each engine and of alloc_storm.
+# The agent's test alone, at the judged 1,000 cycles of each engine and of
+# alloc_storm; then the daemon's API tests against the sanitizer builds of
+# nprofd (tests/integration/daemon_sanitize.sh, which only runs when
+# NPROF_DAEMON_SANITIZE=1 asks it to; the daemon block below adds its
+# builds to this target's prerequisites). Both run even when the first fails.
 sanitize: all sanitize-asan sanitize-tsan
 	ASAN_CYCLES=1000 TSAN_CYCLES=1000 STORM_CYCLES=1000 TEST_TIMEOUT=1800 \
-		TESTS=agent_sanitize tests/run $(BUILD)
+		TESTS=agent_sanitize tests/run $(BUILD); s=$$?; \
+	NPROF_DAEMON_SANITIZE=1 TEST_TIMEOUT=3600 TESTS=daemon_sanitize tests/run $(BUILD) || s=1; \
+	exit $$s
 .PHONY: sanitize sanitize-asan sanitize-tsan
 # --- end of the agent block ----------------------------------------------------
 
@@ -372,6 +379,37 @@ $(BUILD)/gen/ui/%.h: src/daemon/ui/% scripts/embed
 	$(call msg,GEN,$@)
 	$(Q)scripts/embed $< > $@.tmp && mv $@.tmp $@
 $(BUILD)/src/daemon/ui.o $(BUILD)/fuzz-obj/src/daemon/ui.o: $(UI_H)
+
+# Sanitizer builds of nprofd: make sanitize-daemon-asan (ASan and UBSan)
+# and make sanitize-daemon-tsan, the most threaded program in the tree
+# (libmicrohttpd's thread per connection, the job supervisor, the restart
+# watchers, the cluster's lease thread), from the daemon's and the core's
+# sources compiled as for the agent above, into BUILD/sanitize/{asan,tsan}/.
+# The TSan core is the plain tsan/obj one in an archive of its own: the
+# renaming of what the agent interposes is the agent's alone. nprofd runs
+# the nprof beside it: BUILD/sanitize/VARIANT/nprof points at the build's.
+# tests/integration/daemon_sanitize.sh runs the daemon's API tests against
+# both; `make sanitize` runs it (not `make check`: minutes).
+$(SAN_DIR)/tsan/daemon/libnprof-core.a: $(call san_obj,tsan/obj,$(CORE_OBJ))
+$(call san_obj,asan/obj,$(BUILD)/src/daemon/ui.o) $(call san_obj,tsan/obj,$(BUILD)/src/daemon/ui.o): $(UI_H)
+$(SAN_DIR)/asan/nprofd: $(call san_obj,asan/obj,$(DAEMON_OBJ)) $(SAN_DIR)/asan/libnprof-core.a
+$(SAN_DIR)/tsan/nprofd: $(call san_obj,tsan/obj,$(DAEMON_OBJ)) $(SAN_DIR)/tsan/daemon/libnprof-core.a
+# -lcrypt: the sanitizers' crypt_r interceptor finds the real crypt_r once,
+# at start; libcrypt loaded later (by pam_unix, at the first sign-in) would
+# leave it calling address 0. Linked in, libcrypt is there from the start.
+$(SAN_DIR)/%/nprofd:
+	@mkdir -p $(@D)
+	$(call msg,LINK,$@)
+	$(Q)$(SAN_CC) $(SAN_$*) -pthread -o $(san_tmp) $(filter %.o,$^) $(filter %.a,$^) \
+		$(LIBS) $(DAEMON_LIBS) -Wl,--no-as-needed -lcrypt && mv -f $(san_tmp) $@
+$(SAN_DIR)/%/nprof:
+	@mkdir -p $(@D)
+	$(Q)ln -sfn ../../nprof $@
+
+sanitize-daemon-asan: $(SAN_DIR)/asan/nprofd $(SAN_DIR)/asan/nprof $(SAN_DIR)/bin/llvm-symbolizer
+sanitize-daemon-tsan: $(SAN_DIR)/tsan/nprofd $(SAN_DIR)/tsan/nprof $(SAN_DIR)/bin/llvm-symbolizer
+sanitize: sanitize-daemon-asan sanitize-daemon-tsan
+.PHONY: sanitize-daemon-asan sanitize-daemon-tsan
 
 daemon: $(NPROFD)
 all: $(NPROFD)

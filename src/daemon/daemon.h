@@ -43,7 +43,9 @@ struct daemon {
 	bool perf_ok, hw_ok;		/* perf_event_open, probed at start */
 	bool sched_ok;			/* the scheduler's tracepoint (wall without
 					   the agent, offcpu), probed at start */
-	char http_url[128];		/* "http://127.0.0.1:9700/", "" without HTTP */
+	char http_url[128];		/* "http://127.0.0.1:9700/", "" without HTTP;
+					   written by server_start before the gate
+					   accepts, read-only after */
 	uint64_t started_ms;
 	struct cluster *cluster;	/* the registry; NULL: this host alone */
 	struct cluster_auth *cluster_auth; /* the shared key; NULL without [cluster] key_file */

@@ -235,14 +235,8 @@ int main(int argc, char **argv)
 	}
 	log_info("nprofd %s ready: socket %s, state %s, nprof %s", NPROF_VERSION,
 		 d.cfg.socket_path[0] ? d.cfg.socket_path : "(none)", d.cfg.state_dir, d.nprof);
-	if (d.cfg.listen[0]) {
-		int host_len = (int)(strrchr(d.cfg.listen, ':') - d.cfg.listen);
-
-		snprintf(d.http_url, sizeof(d.http_url), "%s://%.*s:%u/",
-			 d.cfg.tls_cert[0] ? "https" : "http", host_len, d.cfg.listen,
-			 server_http_port(srv));
+	if (d.http_url[0])
 		log_info("listening on %s", d.http_url);
-	}
 	if (d.cluster && cluster_start(d.cluster, err, sizeof(err)) < 0) {
 		log_error("%s", err);
 		goto out;

@@ -595,7 +595,9 @@ static bool privileged(void *ctx, uid_t uid, const char *addr)
  * it did not accept itself) and says they failed; and a connection that
  * ended before its request did (a client gone, or one the gate cut,
  * which the gate counts in its own lines) would be a line each. */
-static void mhd_log(void *cls, const char *fmt, va_list ap)
+/* printf-like: libmicrohttpd's format and arguments (clang's
+ * -Wformat-nonliteral asks for the attribute before vsnprintf). */
+static void __attribute__((format(printf, 2, 0))) mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	static const char *const gone[] = {
 		"Connection socket is closed when reading request",
@@ -730,6 +732,15 @@ static int open_door(struct server *s, struct door *door, int fd, bool tls,
 	return 0;
 }
 
+/* d->http_url from listen = ADDR:PORT, with the port the kernel gave. */
+static void set_http_url(struct daemon *d, unsigned port, bool tls)
+{
+	int host_len = (int)(strrchr(d->cfg.listen, ':') - d->cfg.listen);
+
+	snprintf(d->http_url, sizeof(d->http_url), "%s://%.*s:%u/", tls ? "https" : "http",
+		 host_len, d->cfg.listen, port);
+}
+
 struct server *server_start(struct daemon *d, char *err, size_t errlen)
 {
 	struct server *s = calloc(1, sizeof(*s));
@@ -772,6 +783,10 @@ struct server *server_start(struct daemon *d, char *err, size_t errlen)
 			note_authorities(s);
 		if (fd < 0 || open_door(s, &s->http_door, fd, tls, err, errlen) < 0)
 			goto fail;
+		/* Here, before the gate accepts the first connection: request
+		 * threads read it (whoami, the cluster's listing), and once
+		 * main wrote it after start they raced with the write. */
+		set_http_url(d, s->http_port, tls);
 	}
 	{
 		struct gate_door *doors[2];

@@ -561,9 +561,11 @@ CONF
 
 # need_daemon: nprofd is built, curl is there and we are root (a daemon
 # for several users); sets NPROFD, D (the daemon's directory: its
-# config, log and state) and SOCK.
+# config, log and state) and SOCK. NPROFD is NPROF_TEST_NPROFD when set:
+# tests/integration/daemon_sanitize.sh runs these tests against the
+# sanitizer builds of nprofd (BUILD/sanitize/{asan,tsan}/nprofd).
 need_daemon() {
-	NPROFD=$NPROF_BUILD/nprofd
+	NPROFD=${NPROF_TEST_NPROFD:-$NPROF_BUILD/nprofd}
 	[ -x "$NPROFD" ] || bail "nprofd is built ($NPROFD)"
 	command -v curl >/dev/null || bail "curl is installed (scripts/install-deps)"
 	if [ "$(id -u)" != 0 ]; then
