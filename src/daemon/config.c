@@ -410,6 +410,7 @@ struct parser {
 	bool has_o;			/* the open [command]'s run uses %o */
 };
 
+__attribute__((format(printf, 3, 4)))
 static int fail_at(struct parser *p, unsigned line, const char *fmt, ...)
 {
 	va_list ap;
