@@ -83,7 +83,16 @@ async function sandwich(page) {
 	}
 	const byTotalDescending = async () => (await sortByTotal()) === 'descending';
 	if (!(await byTotalDescending())) note('speedscope: the table is not sorted by total, descending');
-	return (await read()).map(({ total, self, name }) => ({ total, self, name }));
+	// The table is drawn after its sort icon: read it once two reads
+	// 100 ms apart agree (a loaded host drew it late).
+	let rows = await read();
+	for (let t = 0; t < 50; t++) {
+		await page.waitForTimeout(100);
+		const again = await read();
+		if (JSON.stringify(again) === JSON.stringify(rows)) break;
+		rows = again;
+	}
+	return rows.map(({ total, self, name }) => ({ total, self, name }));
 }
 
 function noError(page) {
@@ -173,7 +182,9 @@ async function main() {
 		const root = names.includes('main') ? 'main' : 'worker_main';
 		ok(['burn_sixty', 'burn_thirty', 'burn_ten', root].every(n => names.includes(n)) &&
 			rows.some(r => r.name === root && /ms$|s$/.test(r.total)),
-			'its functions are listed, with times (weights in nanoseconds)', JSON.stringify(rows.slice(0, 6)));
+			'its functions are listed, with times (weights in nanoseconds)', JSON.stringify(rows.slice(0, 6)) +
+			` (${rows.length} rows; the file's first profile: ` +
+			JSON.parse(fs.readFileSync(rec, 'utf8')).profiles[0].name + ')');
 		ok(errors.length === 0, 'recording: no console errors, exceptions or network requests', errors.join('\n'));
 	}
 	note('speedscope ' + require('./node_modules/speedscope/package.json').version);
