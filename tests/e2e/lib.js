@@ -10,10 +10,17 @@ const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-backgrou
 
 let count = 0, failed = 0;
 
+// A failure says when it came, in seconds since the script started: a
+// journey that ran out of its time limit shows where the time went
+// (NPROF_E2E_TIMES=1 puts the time on every line).
+const started = Date.now();
+const elapsed = () => ((Date.now() - started) / 1000).toFixed(1);
+
 function ok(cond, what, detail) {
 	count++;
 	if (!cond) failed++;
-	console.log(`${cond ? 'ok' : 'not ok'} ${count} - ${what}`);
+	console.log(`${cond ? 'ok' : 'not ok'} ${count} - ${what}` + (process.env.NPROF_E2E_TIMES ? ` [${elapsed()} s]` : ''));
+	if (!cond) console.log(`#   (${elapsed()} s into the script)`);
 	if (!cond && detail !== undefined) console.log('#   ' + String(detail).replace(/\n/g, '\n#   '));
 	return cond;
 }
@@ -21,6 +28,7 @@ function ok(cond, what, detail) {
 function note(text) { console.log('# ' + text); }
 
 function done() {
+	note(`the script took ${elapsed()} s`);
 	console.log(`1..${count}`);
 	process.exit(failed ? 1 : 0);
 }

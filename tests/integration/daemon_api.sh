@@ -12,8 +12,9 @@
 # off loopback refuses to start; SIGKILL during four running instances
 # leaves every target running, untraced and no longer sampled, and the
 # restarted daemon lists them FAILED in a database that passes
-# integrity_check; retention keeps the newest.
-# test-timeout: 400
+# integrity_check; retention keeps the newest. (199 s here; 312 s on a
+# CI host beside cluster.sh: the limit is a safety net.)
+# test-timeout: 600
 . "$(dirname "$0")/lib.sh"
 need_build
 AGENT=$NPROF_BUILD/libnprof.so

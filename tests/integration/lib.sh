@@ -697,7 +697,9 @@ run_js() {
 		"#"*) echo "$line" ;;
 		esac
 	done <"$out"
-	if [ "$rc" != 0 ] && [ "$failed" = 0 ]; then
+	if [ "$rc" = 124 ]; then
+		not_ok "node $1 ran out of its time limit (E2E_TIMEOUT=${E2E_TIMEOUT:-120} s); the checks above show how far it got"
+	elif [ "$rc" != 0 ] && [ "$failed" = 0 ]; then
 		not_ok "node $1 exited with status $rc"
 		grep -v '^ok \|^not ok \|^#' "$out" | tail -15 | sed 's/^/# /'
 	fi
