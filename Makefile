@@ -325,9 +325,10 @@ sanitize: all sanitize-asan sanitize-tsan
 
 
 # --- nprofd, the host daemon (docs/nprofd.8.md, docs/api.md) ---------------
-# src/daemon/*.c but main.c also go into the daemon's unit tests
-# (tests/unit/daemon_*_test.c) and its fuzz targets.
-DAEMON_SRC  := $(wildcard src/daemon/*.c)
+# nprofd's parts are src/daemon's sub-folders (docs/design.md, "nprofd's
+# parts"); all of them, without main.c, also go into the daemon's unit
+# tests (tests/unit/daemon_*_test.c) and its fuzz targets.
+DAEMON_SRC  := $(wildcard src/daemon/*.c src/daemon/*/*.c)
 DAEMON_OBJ  := $(DAEMON_SRC:%.c=$(BUILD)/%.o)
 DAEMON_MOD  := $(filter-out $(BUILD)/src/daemon/main.o,$(DAEMON_OBJ))
 DAEMON_LIBS := -lmicrohttpd -lsqlite3 -ljansson -lgnutls -lpam -lcurl
@@ -343,22 +344,22 @@ $(BUILD)/tests/unit/daemon_%: tests/unit/daemon_%.c tests/unit/test.h $(DAEMON_M
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(DAEMON_MOD) $(CORE_LIB) $(LIBS) $(DAEMON_LIBS)
 
 # The config parser, fuzzed on its own.
-$(BUILD)/tests/fuzz/daemon_config_fuzz: tests/fuzz/daemon_config_fuzz.c $(FUZZ_CORE) $(BUILD)/fuzz-obj/src/daemon/config.o
+$(BUILD)/tests/fuzz/daemon_config_fuzz: tests/fuzz/daemon_config_fuzz.c $(FUZZ_CORE) $(BUILD)/fuzz-obj/src/daemon/core/config.o
 	@mkdir -p $(@D)
 	$(call msg,FUZZLD,$@)
-	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_CORE) $(BUILD)/fuzz-obj/src/daemon/config.o $(LIBS)
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_CORE) $(BUILD)/fuzz-obj/src/daemon/core/config.o $(LIBS)
 
-# etcd's replies, read by the registry's client (src/daemon/etcd.c).
-$(BUILD)/tests/fuzz/etcd_reply_fuzz: tests/fuzz/etcd_reply_fuzz.c $(FUZZ_CORE) $(BUILD)/fuzz-obj/src/daemon/etcd.o $(BUILD)/fuzz-obj/src/daemon/curl_body.o
+# etcd's replies, read by the registry's client (src/daemon/cluster/etcd.c).
+$(BUILD)/tests/fuzz/etcd_reply_fuzz: tests/fuzz/etcd_reply_fuzz.c $(FUZZ_CORE) $(BUILD)/fuzz-obj/src/daemon/cluster/etcd.o $(BUILD)/fuzz-obj/src/daemon/core/curl_body.o
 	@mkdir -p $(@D)
 	$(call msg,FUZZLD,$@)
-	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_CORE) $(BUILD)/fuzz-obj/src/daemon/etcd.o $(BUILD)/fuzz-obj/src/daemon/curl_body.o $(LIBS) -lcurl
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_CORE) $(BUILD)/fuzz-obj/src/daemon/cluster/etcd.o $(BUILD)/fuzz-obj/src/daemon/core/curl_body.o $(LIBS) -lcurl
 
-# The header one daemon signs its requests to another with (src/daemon/cluster_auth.c).
-$(BUILD)/tests/fuzz/cluster_header_fuzz: tests/fuzz/cluster_header_fuzz.c $(FUZZ_CORE) $(BUILD)/fuzz-obj/src/daemon/cluster_auth.o
+# The header one daemon signs its requests to another with (src/daemon/cluster/cluster_auth.c).
+$(BUILD)/tests/fuzz/cluster_header_fuzz: tests/fuzz/cluster_header_fuzz.c $(FUZZ_CORE) $(BUILD)/fuzz-obj/src/daemon/cluster/cluster_auth.o
 	@mkdir -p $(@D)
 	$(call msg,FUZZLD,$@)
-	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_CORE) $(BUILD)/fuzz-obj/src/daemon/cluster_auth.o $(LIBS) -lgnutls
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_CORE) $(BUILD)/fuzz-obj/src/daemon/cluster/cluster_auth.o $(LIBS) -lgnutls
 
 # The API's request handling against a private daemon, every module but
 # main.c; jobs_start and jobs_run are wrapped so that nothing forks.
@@ -370,7 +371,7 @@ $(BUILD)/tests/fuzz/daemon_request_fuzz: tests/fuzz/daemon_request_fuzz.c $(FUZZ
 		$(FUZZ_DAEMON_OBJ) $(FUZZ_CORE) $(LIBS) $(DAEMON_LIBS)
 
 # The web UI (src/daemon/ui/: HTML, JS, CSS kept as real files) is
-# embedded as build/gen/ui/NAME.h (scripts/embed) and served by ui.c;
+# embedded as build/gen/ui/NAME.h (scripts/embed) and served by door/ui.c;
 # editing a file regenerates its header, and -MMD then rebuilds ui.o.
 UI_FILES := $(wildcard src/daemon/ui/*)
 UI_H     := $(UI_FILES:src/daemon/ui/%=$(BUILD)/gen/ui/%.h)
@@ -378,7 +379,7 @@ $(BUILD)/gen/ui/%.h: src/daemon/ui/% scripts/embed
 	@mkdir -p $(@D)
 	$(call msg,GEN,$@)
 	$(Q)scripts/embed $< > $@.tmp && mv $@.tmp $@
-$(BUILD)/src/daemon/ui.o $(BUILD)/fuzz-obj/src/daemon/ui.o: $(UI_H)
+$(BUILD)/src/daemon/door/ui.o $(BUILD)/fuzz-obj/src/daemon/door/ui.o: $(UI_H)
 
 # Sanitizer builds of nprofd: make sanitize-daemon-asan (ASan and UBSan)
 # and make sanitize-daemon-tsan, the most threaded program in the tree
@@ -391,7 +392,7 @@ $(BUILD)/src/daemon/ui.o $(BUILD)/fuzz-obj/src/daemon/ui.o: $(UI_H)
 # tests/integration/daemon_sanitize.sh runs the daemon's API tests against
 # both; `make sanitize` runs it (not `make check`: minutes).
 $(SAN_DIR)/tsan/daemon/libnprof-core.a: $(call san_obj,tsan/obj,$(CORE_OBJ))
-$(call san_obj,asan/obj,$(BUILD)/src/daemon/ui.o) $(call san_obj,tsan/obj,$(BUILD)/src/daemon/ui.o): $(UI_H)
+$(call san_obj,asan/obj,$(BUILD)/src/daemon/door/ui.o) $(call san_obj,tsan/obj,$(BUILD)/src/daemon/door/ui.o): $(UI_H)
 $(SAN_DIR)/asan/nprofd: $(call san_obj,asan/obj,$(DAEMON_OBJ)) $(SAN_DIR)/asan/libnprof-core.a
 $(SAN_DIR)/tsan/nprofd: $(call san_obj,tsan/obj,$(DAEMON_OBJ)) $(SAN_DIR)/tsan/daemon/libnprof-core.a
 # -lcrypt: the sanitizers' crypt_r interceptor finds the real crypt_r once,

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/cluster_auth.h"
+#include "daemon/cluster/cluster_auth.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -40,14 +40,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "daemon/api.h"
-#include "daemon/config.h"
-#include "daemon/db.h"
-#include "daemon/jobs.h"
-#include "daemon/reply_cache.h"
-#include "daemon/signin_limit.h"
-#include "daemon/tokens.h"
-#include "daemon/workers.h"
+#include "daemon/api/api.h"
+#include "daemon/api/reply_cache.h"
+#include "daemon/auth/signin_limit.h"
+#include "daemon/auth/tokens.h"
+#include "daemon/core/config.h"
+#include "daemon/core/workers.h"
+#include "daemon/jobs/jobs.h"
+#include "daemon/store/db.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/etcd.h"
+#include "daemon/cluster/etcd.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

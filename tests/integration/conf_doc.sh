@@ -2,7 +2,7 @@
 # nprofd.conf(5) holds every key nprofd takes, in its section's table,
 # and no key nprofd does not: each section's keys are what nprofd itself
 # lists as valid (its one-line error for an unknown key, from the table
-# in src/daemon/config.c), and each is a row (or in a row) of the table
+# in src/daemon/core/config.c), and each is a row (or in a row) of the table
 # under that section's heading in docs/nprofd.conf.5.md; the synopsis
 # names each of them too.
 . "$(dirname "$0")/lib.sh"

@@ -213,7 +213,7 @@ check "[workers] select = exe:...split_sv: only the service's process is a worke
 	[ "$(json "$TMP/api.out" '[w["pid"] for w in j["workers"]]')" = "[$(svc_pid)]" ]
 api GET "/api/v1/workers/$(cat /proc/$PLAIN/stat | awk '{ print $1 "-" $22 }')"
 check "a process the selection leaves out: 404, as a missing one" error_names 404 worker
-want=$(sed -n 's/^#define DB_SCHEMA_VERSION \([0-9]*\)$/\1/p' "$NPROF_SRC/src/daemon/db.h")
+want=$(sed -n 's/^#define DB_SCHEMA_VERSION \([0-9]*\)$/\1/p' "$NPROF_SRC/src/daemon/store/db.h")
 check "the database is at this build's schema version ($want)" \
 	[ "$(sqlite3 "$D/state/nprofd.db" 'PRAGMA user_version')" = "$want" ]
 finish

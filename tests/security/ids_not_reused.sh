@@ -151,7 +151,7 @@ SQL
 # (the defaults: retention at start-up keeps what history_per_worker = 1 would trim)
 : >"$D/plain.conf"
 start_daemon "$D/plain.conf" || bail "nprofd starts on the database of version 3"
-want=$(sed -n 's/^#define DB_SCHEMA_VERSION \([0-9]*\)$/\1/p' "$NPROF_SRC/src/daemon/db.h")
+want=$(sed -n 's/^#define DB_SCHEMA_VERSION \([0-9]*\)$/\1/p' "$NPROF_SRC/src/daemon/store/db.h")
 check "it is migrated to this build's schema version ($want)" \
 	[ "$(sqlite3 "$D/state/nprofd.db" 'PRAGMA user_version')" = "$want" ]
 api GET /api/v1/instances

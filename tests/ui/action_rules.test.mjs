@@ -7,7 +7,7 @@ import { decide, selectedText, heapInterval, commandBody, NO_TARGET, NOTHING_RUN
 import { readFileSync } from 'node:fs';
 import { fill } from '../../src/daemon/ui/nouns.js';
 
-// The nouns as nprofd serves them (meta.json is held to src/daemon/nouns.c
+// The nouns as nprofd serves them (meta.json is held to src/daemon/core/nouns.c
 // by daemon_nouns_test).
 fill(JSON.parse(readFileSync(new URL('./meta.json', import.meta.url))));
 

@@ -1,5 +1,5 @@
 // nouns.js: the page's menus as nprofd's GET /api/v1/meta (meta.json,
-// held to src/daemon/nouns.c by daemon_nouns_test) makes them.
+// held to src/daemon/core/nouns.c by daemon_nouns_test) makes them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

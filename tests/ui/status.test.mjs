@@ -5,7 +5,7 @@ import { statusText, remaining, what, isProfile } from '../../src/daemon/ui/stat
 import { readFileSync } from 'node:fs';
 import { fill } from '../../src/daemon/ui/nouns.js';
 
-// The nouns as nprofd serves them (meta.json is held to src/daemon/nouns.c
+// The nouns as nprofd serves them (meta.json is held to src/daemon/core/nouns.c
 // by daemon_nouns_test).
 fill(JSON.parse(readFileSync(new URL('./meta.json', import.meta.url))));
 

@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "daemon/cluster_auth.h"
+#include "daemon/cluster/cluster_auth.h"
 #include "test.h"
 
 #define WINDOW 30000

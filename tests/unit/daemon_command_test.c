@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "daemon/api.h"
+#include "daemon/jobs/command.h"
 #include "test.h"
 
 static char *joined(char **argv)

@@ -3,7 +3,7 @@
  * docs/nprofd.conf.5.md holds the table of keys: each key in its
  * section's table with its default, its bounds and its meaning as the
  * table has them, in the synopsis with its default, and no other key. */
-#include "daemon/config.h"
+#include "daemon/core/config.h"
 #include "test.h"
 
 #include <errno.h>

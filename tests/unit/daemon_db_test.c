@@ -9,7 +9,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
-#include "daemon/db.h"
+#include "daemon/store/db.h"
 #include "test.h"
 
 static int raw(const char *path, const char *sql)
@@ -198,7 +198,7 @@ int main(void)
 		CHECK_INT(db_query_int(db, -1, "SELECT ? + 1", "i", (int64_t)6), ==, 7,
 			  "statements pushed out and prepared again answer right");
 	}
-	/* The states are daemon/nouns.h's: nothing else goes in. */
+	/* The states are daemon/core/nouns.h's: nothing else goes in. */
 	CHECK(db_exec(db, NULL, "UPDATE instances SET status = 'DONE'", "") < 0,
 	      "an instance state nouns.h does not name is refused");
 	CHECK(db_exec(db, NULL, "INSERT INTO artifacts(instance, worker, worker_uid, name, format, "

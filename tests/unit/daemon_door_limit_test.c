@@ -6,7 +6,7 @@
  * whole, from its start or its last reply, and never one whose request
  * is in; what libmicrohttpd never took forgotten. Time is passed in;
  * the cuts are recorded, not done. */
-#include "daemon/door_limit.h"
+#include "daemon/door/door_limit.h"
 #include "test.h"
 
 #include <stdlib.h>

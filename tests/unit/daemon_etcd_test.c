@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/etcd.h"
+#include "daemon/cluster/etcd.h"
 #include "test.h"
 
 #define S(x) x, strlen(x)

@@ -1,4 +1,4 @@
-/* daemon_host_check: the Host and Origin rules (src/daemon/host_check.c)
+/* daemon_host_check: the Host and Origin rules (src/daemon/door/host_check.c)
  * as a DNS-rebinding page and a cross-site page would try them: only
  * the connection's own address, localhost on loopback and the names
  * nprofd was given pass; an Origin must be nprofd's own page. */
@@ -6,8 +6,8 @@
 #include <netinet/in.h>
 #include <string.h>
 
-#include "daemon/config.h"
-#include "daemon/host_check.h"
+#include "daemon/core/config.h"
+#include "daemon/door/host_check.h"
 #include "test.h"
 
 static struct sockaddr_storage v4(const char *ip)

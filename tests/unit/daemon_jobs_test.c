@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
-#include "daemon/jobs.h"
+#include "daemon/jobs/jobs.h"
 #include "test.h"
 
 static char dir[] = "/tmp/nprof-jobs-test.XXXXXX";

@@ -1,5 +1,5 @@
 /* daemon_nouns: nprofd's tables of actions, formats and instance states
- * (src/daemon/nouns.c) are whole and agree with what they name — every
+ * (src/daemon/core/nouns.c) are whole and agree with what they name — every
  * format nprof convert writes is a format a profile converts to and
  * back, every action that stores a file names formats that exist, every
  * profiling mode has its description — and GET /api/v1/meta serves them
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/nouns.h"
+#include "daemon/core/nouns.h"
 #include "output/output.h"
 #include "profile/events.h"
 #include "test.h"

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "daemon/owner.h"
+#include "daemon/auth/owner.h"
 #include "test.h"
 
 static char dir[] = "/tmp/nprof-owner-test.XXXXXX";

@@ -1,7 +1,7 @@
 /* peer: a unix socket's peer by uid; a loopback TCP client by the uid
  * that owns its socket (the kernel's sock_diag), whoever made it and
  * from whichever 127.x address; what is no connected socket refused. */
-#include "daemon/peer.h"
+#include "daemon/core/peer.h"
 #include "test.h"
 
 #include <arpa/inet.h>

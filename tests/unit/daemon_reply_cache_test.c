@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/reply_cache.h"
+#include "daemon/api/reply_cache.h"
 #include "test.h"
 
 static char *get(struct reply_cache *c, const char *key, uint64_t version)

@@ -1,5 +1,5 @@
 /* daemon_retention: [artifacts] max_count, max_bytes and max_age, and
- * [instances] history_per_worker (src/daemon/artifacts.c) on a real
+ * [instances] history_per_worker (src/daemon/store/artifacts.c) on a real
  * index and state directory — the oldest settled artifacts go first,
  * with their files; one still being written and the newest one never
  * go; a file the job left empty goes with its row at settling; a
@@ -11,11 +11,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "daemon/artifacts.h"
-#include "daemon/config.h"
-#include "daemon/db.h"
-#include "daemon/nouns.h"
-#include "daemon/wall_time.h"
+#include "daemon/core/config.h"
+#include "daemon/core/nouns.h"
+#include "daemon/core/wall_time.h"
+#include "daemon/store/artifacts.h"
+#include "daemon/store/db.h"
 #include "test.h"
 
 static struct daemon d;

@@ -1,4 +1,4 @@
-/* daemon_route: nprofd's route table (src/daemon/route.c) is well formed
+/* daemon_route: nprofd's route table (src/daemon/api/route.c) is well formed
  * and matches as the API says — parameters, 404 against 405, the one
  * public route, the admin's — and docs/api.md's endpoints are its rows,
  * both ways: every route is documented, every documented endpoint is a
@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/api.h"
-#include "daemon/route.h"
+#include "daemon/api/api.h"
+#include "daemon/api/route.h"
 #include "test.h"
 
 static const char *no_query(const struct request *rq, const char *key)

@@ -3,7 +3,7 @@
  * failed (and not for those that did not), attempts in flight counted,
  * a success forgetting its pair, records forgotten after the window, no
  * lockout of a name by failures from elsewhere. Time is passed in. */
-#include "daemon/signin_limit.h"
+#include "daemon/auth/signin_limit.h"
 #include "test.h"
 
 #include <errno.h>

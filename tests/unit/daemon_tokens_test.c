@@ -1,4 +1,4 @@
-/* daemon_tokens: API tokens and sessions (src/daemon/tokens.c) on a real
+/* daemon_tokens: API tokens and sessions (src/daemon/auth/tokens.c) on a real
  * index — a token lets in who it was made for, as its kind only, until
  * it expires or is revoked; the index holds its hash, never the token;
  * two tokens differ; a malformed one is refused before any query. */
@@ -9,8 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "daemon/db.h"
-#include "daemon/tokens.h"
+#include "daemon/auth/tokens.h"
+#include "daemon/store/db.h"
 #include "test.h"
 
 static void check_tokens(struct db *db)

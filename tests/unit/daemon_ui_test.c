@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/ui.h"
+#include "daemon/door/ui.h"
 #include "test.h"
 
 static bool has(const char *path, const char *type, const char *text)

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
-#include "daemon/workers.h"
+#include "daemon/core/workers.h"
 #include "test.h"
 
 #define HEX64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"

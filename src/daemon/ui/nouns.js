@@ -1,6 +1,6 @@
 // The nouns the page offers — profiling modes, download formats, worker
 // actions, instance states, what each stored format converts to — as
-// nprofd names them in GET /api/v1/meta (src/daemon/nouns.c): a new mode,
+// nprofd names them in GET /api/v1/meta (src/daemon/core/nouns.c): a new mode,
 // action or format there is one here without a change to the page.
 // Filled once, after sign-in and before any view draws (load); the
 // views read them as they draw. Pure data: no DOM.

@@ -1,0 +1,174 @@
+/* api: the handlers of /api/v1 (docs/api.md), one file per resource —
+ * api_workers.c workers, api_actions.c point-in-time actions, api_instances.c
+ * profiling instances, api_artifacts.c the files they produced,
+ * api_tokens.c API tokens and the audit log, api_session.c signing in,
+ * api_host.c and api_cluster.c this host and the others — and what
+ * they share (api.c). route.c's table names which handler serves which method
+ * and path; a handler finds the path's {parameters} in rq->param. */
+#ifndef NPROF_DAEMON_API_H
+#define NPROF_DAEMON_API_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "daemon/api/route.h"
+#include "daemon/core/daemon.h"
+#include "daemon/core/wall_time.h" /* every handler dates what it writes */
+
+/* Whether path is "PREFIX/SEG" or "PREFIX/SEG/SUFFIX" (suffix NULL: the
+ * former); SEG (one path segment, at most len - 1 bytes) into seg. (The
+ * table matches requests; this is for callers that test a path.) */
+bool api_path(const char *path, const char *prefix, const char *suffix, char *seg, size_t len);
+
+/* The worker named id, pinned (its pidfd into *ret_pidfd; close it) and
+ * visible to rq's user. false when it replied an error: 400 for a
+ * malformed id, 410 when the process is gone, 404 when there is no such
+ * worker or it belongs to someone else (the two look the same). */
+bool api_worker(struct daemon *d, const struct request *rq, struct reply *rp, const char *id,
+		struct worker *ret, int *ret_pidfd);
+
+/* The service section of w, or NULL. */
+const struct service_config *api_service(const struct daemon *d, const struct worker *w);
+
+/* Whether worker x, in svc by an exe: match, runs a program that only
+ * root (or, where the match names one exact program, x's owner) can
+ * change: then it is svc's in earnest, for a restart run as root
+ * (api_actions.c). 0, or -errno with the reason in why. */
+int api_service_program_held(const struct service_config *svc, const struct worker *x,
+			     char *why, size_t whylen);
+
+/* Whether rq's user may run perf events here (root's probe, and for
+ * others kernel.perf_event_paranoid <= 2). */
+bool api_perf_ok(const struct daemon *d, const struct user *u);
+/* Whether u's instances may open the scheduler's tracepoint: an admin's
+ * run as root, and this host has it. */
+bool api_sched_ok(const struct daemon *d, const struct user *u);
+
+/* A list rendered for a request like rq (the same user, path and query)
+ * at version: into rp, and true. Else false, and the caller builds
+ * rp->json and passes it to api_keep. version: db_generation for what
+ * the index holds, the scan's number for workers. */
+bool api_cached(struct daemon *d, const struct request *rq, struct reply *rp, uint64_t version);
+void api_keep(struct daemon *d, const struct request *rq, struct reply *rp, uint64_t version);
+
+/* What one instance runs, filled by the POST handlers: nprof with args,
+ * or an operator's command line. */
+struct launch {
+	const char *kind;		/* profile, stacks, heapdump, coredump, restart, command */
+	const char *mode;		/* a profile's event, a command's name; else NULL */
+	uint64_t duration_ns;		/* a profile's duration, a command's %d */
+	uint64_t time_limit_ns;		/* ended past it (plus grace); 0: duration_ns */
+	const char *interval, *format;
+	const char *art_format;		/* what its stdout holds; NULL: stdout is not kept */
+	const char *art_ext;
+	const char *args[16];		/* nprof's arguments; "PID" stands for the pid */
+	size_t nargs;
+	const char *run;		/* or a command line (%p %d %o %%), split on blanks */
+	const char *target;		/* restart: the unit or [service] it goes through */
+	bool as_root;			/* restart: root, whoever asked */
+	bool as_owner;			/* commands: the worker's owner, whoever asked */
+	bool work_dir;			/* %o: a private directory's file; what it holds is kept */
+};
+
+/* Checks the limits and starts l on w: 201 with the instance, or the
+ * error (409 one of a kind per worker, 429 max_concurrent, 507 quota).
+ * pidfd: w pinned (api_worker's); the child runs only if w still runs
+ * right before its exec (struct job_spec's target). */
+void instance_launch(struct daemon *d, const struct request *rq, struct reply *rp,
+		     const struct worker *w, int pidfd, struct launch *l);
+
+/* The instance id as the API shows it (with its artifacts). */
+json_t *instance_by_id(struct daemon *d, int64_t id);
+
+/* A worker changed in a way the last scan of /proc missed (its agent
+ * loaded or detached): the next request scans again. */
+void api_workers_changed(struct daemon *d);
+
+/* At exit: what the API keeps between requests. */
+void api_release(struct daemon *d);
+
+/* ---- the handlers of route.c's table (route_fn) ---- */
+
+/* api_workers.c: GET /api/v1/workers, /api/v1/workers/{id}; api.c: GET /api/v1/whoami */
+void api_workers_list(struct daemon *d, struct request *rq, struct reply *rp);
+void api_worker_get(struct daemon *d, struct request *rq, struct reply *rp);
+void api_whoami(struct daemon *d, struct request *rq, struct reply *rp);
+void api_meta(struct daemon *d, struct request *rq, struct reply *rp);
+/* api_actions.c: POST /api/v1/workers/{id}/{action} and
+ * /api/v1/workers/{id}/commands/{name}; GET /api/v1/commands */
+void api_worker_act(struct daemon *d, struct request *rq, struct reply *rp);
+void api_worker_command(struct daemon *d, struct request *rq, struct reply *rp);
+void api_commands(struct daemon *d, struct request *rq, struct reply *rp);
+/* api_instances.c: /api/v1/instances, /api/v1/instances/{id}[/stop] */
+void api_instances_list(struct daemon *d, struct request *rq, struct reply *rp);
+void api_instance_create(struct daemon *d, struct request *rq, struct reply *rp);
+void api_instance_get(struct daemon *d, struct request *rq, struct reply *rp);
+void api_instance_stop(struct daemon *d, struct request *rq, struct reply *rp);
+/* api_artifacts.c: /api/v1/artifacts, /api/v1/artifacts/{id}, and
+ * GET /api/v1/diff?before=ID&after=ID[&format=flamegraph|flat|collapsed]:
+ * two profile artifacts compared by nprof diff, run as their owner. */
+void api_artifacts_list(struct daemon *d, struct request *rq, struct reply *rp);
+void api_artifact_get(struct daemon *d, struct request *rq, struct reply *rp);
+void api_artifact_delete(struct daemon *d, struct request *rq, struct reply *rp);
+void api_diff(struct daemon *d, struct request *rq, struct reply *rp);
+/* api_tokens.c: /api/v1/tokens, /api/v1/tokens/{id}, /api/v1/audit */
+void api_token_create(struct daemon *d, struct request *rq, struct reply *rp);
+void api_tokens_list(struct daemon *d, struct request *rq, struct reply *rp);
+void api_token_revoke(struct daemon *d, struct request *rq, struct reply *rp);
+void api_audit(struct daemon *d, struct request *rq, struct reply *rp);
+/* api_session.c: POST /api/v1/session, the sign-in (ROUTE_PUBLIC):
+ * before anyone is known (rq->user.via NULL) it checks the password with
+ * PAM (failures limited per name and address, per address, and at the
+ * door for rq->peer, who failed: signin_limit.h; rq->addr is the
+ * client's address) and makes a session (its cookie Secure with
+ * rq->tls); rq->user then names who tried, for the audit log. A user
+ * the door knew already has nothing to sign in to (400). GET: the
+ * session's user and CSRF token; DELETE: signing out. */
+void api_signin(struct daemon *d, struct request *rq, struct reply *rp);
+void api_session_get(struct daemon *d, struct request *rq, struct reply *rp);
+void api_session_end(struct daemon *d, struct request *rq, struct reply *rp);
+/* api_host.c: GET /api/v1/host: the host's name, kernel, CPUs, and what
+ * its perf, ptrace and agent settings allow the user. */
+void api_host(struct daemon *d, struct request *rq, struct reply *rp);
+/* api_cluster.c: GET /api/v1/hosts: the hosts registered in etcd, or
+ * this one alone. */
+void api_hosts(struct daemon *d, struct request *rq, struct reply *rp);
+
+/* ---- several hosts (api_cluster.c), as route_dispatch asks ---- */
+
+/* A list route's ?host=NAME|* (ROUTE_FANOUT): the list of another host,
+ * or of every host (in batches: batch=N, after=NAME), asked of their
+ * daemons for rq's user, each item with its host; this host's from
+ * local, the route's handler. */
+void api_cluster_list(struct daemon *d, struct request *rq, struct reply *rp,
+		      const char *host, route_fn *local);
+/* Whether host names this daemon. */
+bool api_cluster_is_self(struct daemon *d, const char *host);
+/* This host's name: its name in the cluster, else the host name (buf,
+ * len bytes, holds the latter). */
+const char *api_cluster_self(struct daemon *d, char *buf, size_t len);
+/* Any other route's ?host=NAME of another host (ROUTE_FORWARD): passed
+ * to that host's daemon, signed for rq's user, and its reply passed
+ * back as it came. */
+void api_cluster_forward(struct daemon *d, const struct request *rq, struct reply *rp,
+			 const char *host);
+/* A profile artifact id of another host for rq's user (a comparison of
+ * two hosts' profiles): its record as that host describes it (a new
+ * reference), and *ret_fd the read end of a pipe its stored file flows
+ * into; NULL after replying the error, naming query argument key. */
+json_t *api_cluster_artifact(struct daemon *d, const struct request *rq, struct reply *rp,
+			     const char *host, const char *id, const char *key, int *ret_fd);
+
+/* Instances that were running when nprofd last stopped: FAILED, their
+ * partial files kept when they hold something, removed otherwise. */
+void instances_recover(struct daemon *d);
+
+/* A restart's command succeeded: waits (on a thread of its own) for the
+ * worker's successor, then ends the instance. false if it could not. */
+bool instances_restart_done(struct daemon *d, int64_t id);
+
+/* The jobs' done callback (ctx: the daemon). */
+struct job_end;
+void instances_job_done(void *ctx, const struct job_end *end);
+
+#endif

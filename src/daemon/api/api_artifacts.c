@@ -1,0 +1,586 @@
+/* api_artifacts: listing, downloading (converted on demand) and
+ * deleting the files instances produced. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "daemon/api/api.h"
+#include "daemon/core/nouns.h"
+#include "daemon/jobs/jobs.h"
+#include "daemon/store/db.h"
+#include "threaddump/threaddump.h"
+
+#define CONVERT_TIME_LIMIT_NS (60ull * 1000000000ull)
+#define THREADS_JSON_MAX (64u << 20)
+
+static json_t *artifact_json(json_t *row)
+{
+	json_t *o = json_deep_copy(row);
+	char when[40];
+
+	json_object_set_new(o, "created", json_string(iso_time(
+		(uint64_t)json_integer_value(json_object_get(row, "created")), when, sizeof(when))));
+	json_object_set_new(o, "complete", json_boolean(json_integer_value(
+		json_object_get(row, "complete")) == ARTIFACT_COMPLETE));
+	json_object_del(o, "file");
+	return o;
+}
+
+static json_t *find_artifact(struct daemon *d, const struct request *rq, struct reply *rp,
+			     const char *id_text)
+{
+	char *end;
+	long long id = strtoll(id_text, &end, 10);
+	json_t *rows, *row;
+
+	if (*end || id <= 0) {
+		reply_error(rp, 400, "id", "'%.32s' is not an artifact id (a positive number)", id_text);
+		return NULL;
+	}
+	rows = db_query(d->db, "SELECT * FROM artifacts WHERE id = ?", "i", (int64_t)id);
+	row = json_incref(json_array_get(rows, 0));
+	json_decref(rows);
+	if (!row || !user_may_see(&rq->user,
+				  (uid_t)json_integer_value(json_object_get(row, "worker_uid")))) {
+		json_decref(row);
+		reply_error(rp, 404, "id", "no artifact %lld that you may see", id);
+		return NULL;
+	}
+	snprintf(rp->worker, sizeof(rp->worker), "%s",
+		 json_string_value(json_object_get(row, "worker")));
+	return row;
+}
+
+static int open_stored(struct daemon *d, json_t *row)
+{
+	const char *file = json_string_value(json_object_get(row, "file"));
+	int dir, fd;
+
+	if (!file || strchr(file, '/'))
+		return -EINVAL;
+	dir = open(d->artifacts_dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+	if (dir < 0)
+		return -errno;
+	fd = openat(dir, file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		fd = -errno;
+	close(dir);
+	return fd;
+}
+
+/* A thread dump's JSON as text, in this process: the reader is the
+ * fuzzed one (tests/fuzz/thread_dump_json_fuzz.c). */
+static int threads_to_text(int in, int out, char *err, size_t errlen)
+{
+	struct stat st;
+	struct thread_dump *td = NULL;
+	char *buf = NULL;
+	FILE *f = NULL;
+	ssize_t n = 0;
+	int r = -EIO;
+
+	if (fstat(in, &st) < 0 || st.st_size > THREADS_JSON_MAX) {
+		snprintf(err, errlen, "the thread dump is larger than %u bytes", THREADS_JSON_MAX);
+		return -EFBIG;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf)
+		return -ENOMEM;
+	while (n < st.st_size) {
+		ssize_t k = read(in, buf + n, (size_t)(st.st_size - n));
+
+		if (k <= 0)
+			goto out;
+		n += k;
+	}
+	if ((r = thread_dump_read_json(buf, (size_t)n, &td)) < 0) {
+		snprintf(err, errlen, "the thread dump file is not nprof's thread dump JSON");
+		goto out;
+	}
+	f = fdopen(dup(out), "w");
+	if (!f)
+		goto out;
+	r = thread_dump_write_text(td, 0, f);
+out:
+	if (f && fclose(f) != 0 && r == 0)
+		r = -EIO;
+	thread_dump_free(td);
+	free(buf);
+	return r;
+}
+
+/* The last line of what a child wrote on stderr: its one-line error. */
+static const char *last_line(char *err)
+{
+	char *nl = strrchr(err, '\n');
+
+	while (nl && nl[1] == '\0' && nl > err) {
+		*nl = '\0';
+		nl = strrchr(err, '\n');
+	}
+	return nl ? nl + 1 : err;
+}
+
+/* nprof reading stored files, run as their owner: in as its standard
+ * input, extra as its fd 3 unless -1, out as its standard output. The
+ * files were written by children running as the worker's owner, who could
+ * have written anything into them: they are read as that user, not as
+ * root. */
+static struct job_spec nprof_job(char **argv, uid_t owner, int in, int extra, int out)
+{
+	struct passwd pw, *p = NULL;
+	char pwbuf[4096];
+
+	return (struct job_spec){ .argv = argv, .uid = owner,
+				  .gid = getpwuid_r(owner, &pw, pwbuf, sizeof(pwbuf), &p) == 0 && p
+					 ? p->pw_gid : 65534,
+				  .stdin_fd = in, .stdout_fd = out, .has_fd3 = extra >= 0, .fd3 = extra,
+				  .deadline_ns = clock_ns(CLOCK_MONOTONIC) + CONVERT_TIME_LIMIT_NS };
+}
+
+/* argv run as nprof_job says: what it wrote, as a new unlinked file. -1
+ * after replying the error, which what names. */
+static int run_nprof(struct daemon *d, char **argv, uid_t owner, int in, int extra,
+		     const char *what, struct reply *rp)
+{
+	char err[4096] = "";
+	int out = open(d->artifacts_dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600), r;
+	struct job_spec s = nprof_job(argv, owner, in, extra, out);
+
+	if (out < 0) {
+		reply_error(rp, 500, NULL, "cannot make a temporary file in %s: %s", d->artifacts_dir,
+			    strerror(errno));
+		return -1;
+	}
+	(void)!fchown(out, owner, (gid_t)-1);
+	r = jobs_run(&s, err, sizeof(err));
+	if (r > 0)
+		r = WIFEXITED(r) && WEXITSTATUS(r) == 0 ? 0 : -EIO;
+	if (r < 0) {
+		reply_error(rp, 500, "format", "%s failed%s%s", what, err[0] ? ": " : "",
+			    last_line(err));
+		close(out);
+		return -1;
+	}
+	lseek(out, 0, SEEK_SET);
+	return out;
+}
+
+/* nprof run by run_nprof_streamed, on a thread of its own: what the
+ * request and the response share with it. */
+struct streamed {
+	pthread_mutex_t lock;
+	pthread_cond_t ended_cond;
+	int refs;
+	bool ended, whole;	/* its end, and whether it wrote all of it */
+	int out_w, in, extra;	/* its ends of the pipe and inputs (dups) */
+	char *argv[16];		/* copies: the request's go with it */
+	struct job_spec s;
+	char err[4096];
+};
+
+static void streamed_put(struct streamed *st)
+{
+	bool last;
+
+	pthread_mutex_lock(&st->lock);
+	last = --st->refs == 0;
+	pthread_mutex_unlock(&st->lock);
+	if (!last)
+		return;
+	for (size_t i = 0; st->argv[i]; i++)
+		free(st->argv[i]);
+	pthread_mutex_destroy(&st->lock);
+	pthread_cond_destroy(&st->ended_cond);
+	free(st);
+}
+
+static void *streamed_run(void *arg)
+{
+	struct streamed *st = arg;
+	int r = jobs_run(&st->s, st->err, sizeof(st->err));
+
+	close(st->in);
+	if (st->extra >= 0)
+		close(st->extra);
+	/* Known before the reader can see the end of the pipe: its last
+	 * writer is closed after. */
+	pthread_mutex_lock(&st->lock);
+	st->ended = true;
+	st->whole = r >= 0 && WIFEXITED(r) && WEXITSTATUS(r) == 0;
+	pthread_cond_broadcast(&st->ended_cond);
+	pthread_mutex_unlock(&st->lock);
+	close(st->out_w);
+	streamed_put(st);
+	return NULL;
+}
+
+static bool streamed_whole(void *ctx)
+{
+	struct streamed *st = ctx;
+	bool whole;
+
+	pthread_mutex_lock(&st->lock);
+	while (!st->ended)
+		pthread_cond_wait(&st->ended_cond, &st->lock);
+	whole = st->whole;
+	pthread_mutex_unlock(&st->lock);
+	return whole;
+}
+
+static void streamed_release(void *ctx)
+{
+	streamed_put(ctx);
+}
+
+/* As run_nprof, but what nprof writes is sent as it comes: a pipe, read
+ * once nprof has written its first bytes (or ended). A diff's page is
+ * written last, when its tree is built, and sending it while it is
+ * written, and the browser reading it meanwhile, is a good part of the
+ * time a comparison takes to show. An error before that first byte is a
+ * reply as run_nprof's; one after it (nprof killed at its deadline) cuts
+ * the connection (reply.stream_whole). -1 after replying the error. */
+static int run_nprof_streamed(struct daemon *d, char **argv, uid_t owner, int in, int extra,
+			      const char *what, struct reply *rp)
+{
+	struct streamed *st = calloc(1, sizeof(*st));
+	int pipefd[2] = { -1, -1 };
+	struct pollfd pfd;
+	pthread_t th;
+	pthread_attr_t attr;
+	bool whole = false, ended;
+
+	if (!st || pipe2(pipefd, O_CLOEXEC) < 0) {
+		free(st);
+		reply_error(rp, 500, NULL, "%s failed: out of memory or file descriptors", what);
+		return -1;
+	}
+	/* Room for a megabyte: nprof writes on while the reply is sent. */
+	fcntl(pipefd[1], F_SETPIPE_SZ, 1 << 20);
+	pthread_mutex_init(&st->lock, NULL);
+	pthread_cond_init(&st->ended_cond, NULL);
+	st->refs = 2;
+	st->out_w = pipefd[1];
+	st->in = dup(in);
+	st->extra = extra >= 0 ? dup(extra) : -1;
+	for (size_t i = 0; argv[i] && i + 1 < sizeof(st->argv) / sizeof(st->argv[0]); i++) {
+		if (!(st->argv[i] = strdup(argv[i]))) {
+			if (st->in >= 0)
+				close(st->in);
+			st->in = -1; /* refused below */
+			break;
+		}
+	}
+	st->s = nprof_job(st->argv, owner, st->in, st->extra, pipefd[1]);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (st->in < 0 || (extra >= 0 && st->extra < 0) ||
+	    pthread_create(&th, &attr, streamed_run, st) != 0) {
+		pthread_attr_destroy(&attr);
+		if (st->in >= 0)
+			close(st->in);
+		if (st->extra >= 0)
+			close(st->extra);
+		close(pipefd[0]);
+		close(pipefd[1]);
+		st->refs = 1;
+		streamed_put(st);
+		reply_error(rp, 500, NULL, "%s failed: cannot start a thread for it", what);
+		return -1;
+	}
+	pthread_attr_destroy(&attr);
+	/* Its first bytes, or its end (the deadline ends it). */
+	pfd = (struct pollfd){ .fd = pipefd[0], .events = POLLIN };
+	while (poll(&pfd, 1, -1) < 0 && errno == EINTR)
+		;
+	pthread_mutex_lock(&st->lock);
+	ended = st->ended;
+	whole = st->whole;
+	pthread_mutex_unlock(&st->lock);
+	if (ended && !whole) {
+		reply_error(rp, 500, "format", "%s failed%s%s", what, st->err[0] ? ": " : "",
+			    last_line(st->err));
+		close(pipefd[0]);
+		streamed_put(st);
+		return -1;
+	}
+	rp->stream_whole = streamed_whole;
+	rp->stream_release = streamed_release;
+	rp->stream_ctx = st;
+	return pipefd[0];
+}
+
+/* The stored file converted to format, as a new unlinked file. */
+static int convert(struct daemon *d, json_t *row, int stored, const char *format,
+		   struct reply *rp)
+{
+	const char *have = json_string_value(json_object_get(row, "format"));
+	char err[4096] = "", what[64];
+	char *argv[] = { d->nprof, "convert", "-", "-", "-o", (char *)format, NULL };
+	int out;
+
+	snprintf(what, sizeof(what), "converting the artifact to %.32s", format);
+	if (strcmp(have, "threads"))
+		return run_nprof(d, argv, (uid_t)json_integer_value(json_object_get(row, "worker_uid")),
+				 stored, -1, what, rp);
+	out = open(d->artifacts_dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (out < 0 || threads_to_text(stored, out, err, sizeof(err)) < 0) {
+		reply_error(rp, 500, "format", "%s failed%s%s", what, err[0] ? ": " : "",
+			    out < 0 ? strerror(errno) : err);
+		if (out >= 0)
+			close(out);
+		return -1;
+	}
+	lseek(out, 0, SEEK_SET);
+	return out;
+}
+
+/* Sends fd (owned) as a file in format, named base plus the format's
+ * extension; shown in the browser (sandboxed) when inl says so. */
+static void reply_file(struct reply *rp, int fd, const char *format, const char *base,
+		       const char *inl)
+{
+	const struct format_def *k = format_find(format);
+	struct stat st;
+
+	fstat(fd, &st);
+	rp->fd = fd;
+	/* A pipe (run_nprof_streamed) is sent as it comes, its size unknown. */
+	rp->fd_is_pipe = S_ISFIFO(st.st_mode);
+	rp->size = rp->fd_is_pipe ? 0 : (uint64_t)st.st_size;
+	snprintf(rp->content_type, sizeof(rp->content_type), "%s",
+		 k ? k->type : "application/octet-stream");
+	snprintf(rp->filename, sizeof(rp->filename), "%s%s%s", base, k && k->ext[0] ? "." : "",
+		 k ? k->ext : "");
+	rp->inline_view = inl && (!strcmp(inl, "1") || !strcmp(inl, "true"));
+	snprintf(rp->result, sizeof(rp->result), "downloaded as %s", format);
+}
+
+static bool inline_valid(const char *inl, struct reply *rp)
+{
+	if (inl && strcmp(inl, "1") && strcmp(inl, "0") && strcmp(inl, "true") && strcmp(inl, "false")) {
+		reply_error(rp, 400, "inline", "inline=%.16s: use 1 (show it in the browser) or 0", inl);
+		return false;
+	}
+	return true;
+}
+
+static void download(struct daemon *d, const struct request *rq, struct reply *rp, json_t *row)
+{
+	const char *have = json_string_value(json_object_get(row, "format"));
+	const char *want = rq->query(rq, "format"), *inl = rq->query(rq, "inline");
+	const char *name = json_string_value(json_object_get(row, "name"));
+	char base[96];
+	int fd;
+
+	if (!want || (!strcmp(want, "json") && !strcmp(have, "threads")))
+		want = have;
+	if (!inline_valid(inl, rp))
+		return;
+	if (!format_converts(have, want)) {
+		char targets[256];
+
+		reply_error(rp, 400, "format", "a %s artifact converts to %s", have,
+			    format_targets(have, targets, sizeof(targets)));
+		return;
+	}
+	if (json_integer_value(json_object_get(row, "complete")) == ARTIFACT_WRITING) {
+		reply_error(rp, 409, "id", "artifact %lld is still being written; try again when its "
+			    "instance has ended", (long long)json_integer_value(json_object_get(row, "id")));
+		return;
+	}
+	fd = open_stored(d, row);
+	if (fd < 0) {
+		reply_error(rp, 410, "id", "the file of artifact %lld is gone from the state directory",
+			    (long long)json_integer_value(json_object_get(row, "id")));
+		return;
+	}
+	if (strcmp(want, have)) {
+		int out = convert(d, row, fd, want, rp);
+
+		close(fd);
+		if (out < 0)
+			return;
+		fd = out;
+	}
+	/* The stored name minus its extension, plus the download's. */
+	snprintf(base, sizeof(base), "%.95s", name);
+	if (strchr(base, '.') && strcmp(have, "file"))
+		*strchr(base, '.') = '\0';
+	reply_file(rp, fd, want, base, inl);
+}
+
+void api_artifacts_list(struct daemon *d, struct request *rq, struct reply *rp)
+{
+	const char *worker = rq->query(rq, "worker"), *inst = rq->query(rq, "instance");
+	uint64_t generation = db_generation(d->db);
+	json_t *rows, *list;
+
+	if (api_cached(d, rq, rp, generation))
+		return;
+	list = json_array();
+	rows = db_query(d->db, "SELECT * FROM artifacts WHERE (? IS NULL OR worker = ?) AND "
+			"(? IS NULL OR instance = ?) AND (? OR worker_uid = ?) ORDER BY id DESC "
+			"LIMIT 1000", "ttttiu", worker, worker, inst, inst,
+			(int64_t)rq->user.admin, (unsigned)rq->user.uid);
+	for (size_t i = 0; i < json_array_size(rows); i++)
+		json_array_append_new(list, artifact_json(json_array_get(rows, i)));
+	json_decref(rows);
+	rp->json = json_pack("{so}", "artifacts", list);
+	api_keep(d, rq, rp, generation);
+}
+
+/* A profile artifact of rq's user, complete, for a diff: its row (decref
+ * it) and its open file into *ret_fd; NULL after replying the error. */
+static json_t *diff_input(struct daemon *d, const struct request *rq, struct reply *rp,
+			  const char *key, const char *id, int *ret_fd)
+{
+	json_t *row;
+
+	if (!(row = find_artifact(d, rq, rp, id)))
+		return NULL;
+	if (strcmp(json_string_value(json_object_get(row, "format")), "pprof")) {
+		reply_error(rp, 400, key, "artifact %.32s is a %s, not a profile: only profiles "
+			    "compare", id, json_string_value(json_object_get(row, "format")));
+	} else if (json_integer_value(json_object_get(row, "complete")) == ARTIFACT_WRITING) {
+		reply_error(rp, 409, key, "artifact %.32s is still being written; try again when "
+			    "its instance has ended", id);
+	} else if ((*ret_fd = open_stored(d, row)) < 0) {
+		reply_error(rp, 410, key, "the file of artifact %.32s is gone from the state "
+			    "directory", id);
+	} else {
+		return row;
+	}
+	json_decref(row);
+	return NULL;
+}
+
+/* One side of a comparison, key (before, after): an artifact of this
+ * host, or of KEY_host's when that names another host of the cluster
+ * (*remote set), as api_cluster_artifact gets it. */
+static json_t *diff_side(struct daemon *d, const struct request *rq, struct reply *rp,
+			 const char *key, int *ret_fd, bool *remote)
+{
+	char host_key[16];
+	const char *id = rq->query(rq, key), *host;
+
+	snprintf(host_key, sizeof(host_key), "%s_host", key);
+	host = rq->query(rq, host_key);
+	if (!id) {
+		reply_error(rp, 400, key, "%s=ID is missing: the artifacts to compare are before=ID "
+			    "and after=ID (profiles, see GET /api/v1/artifacts)", key);
+		return NULL;
+	}
+	if (host && !api_cluster_is_self(d, host)) {
+		*remote = true;
+		return api_cluster_artifact(d, rq, rp, host, id, key, ret_fd);
+	}
+	return diff_input(d, rq, rp, key, id, ret_fd);
+}
+
+void api_diff(struct daemon *d, struct request *rq, struct reply *rp)
+{
+	const char *format = rq->query(rq, "format"), *inl = rq->query(rq, "inline");
+	json_t *before = NULL, *after = NULL;
+	int fb = -1, fa = -1, out;
+	bool remote_before = false, remote_after = false;
+	uid_t owner;
+	char *argv[] = { d->nprof, "diff", "-", "/dev/fd/3", "-o", NULL, "--title", NULL, NULL };
+	char base[96], title[256];
+
+	format = format ? format : "flamegraph";
+	if (!format_find(format) || !format_find(format)->diff) {
+		char names[128];
+
+		reply_error(rp, 400, "format", "format=%.32s: a diff is %s", format,
+			    format_diff_list(names, sizeof(names)));
+		return;
+	}
+	if (!inline_valid(inl, rp) || !(before = diff_side(d, rq, rp, "before", &fb, &remote_before)) ||
+	    !(after = diff_side(d, rq, rp, "after", &fa, &remote_after)))
+		goto out;
+	owner = (uid_t)json_integer_value(json_object_get(after, "worker_uid"));
+	if (remote_before || remote_after) {
+		/* Each host gave its profile to this user: nprof reads both, as
+		 * the open files it is given, as this user (root's as nobody: it
+		 * needs no privilege, and no other user's uid is this host's to
+		 * take). */
+		owner = rq->user.uid ? rq->user.uid : 65534;
+	} else if (json_integer_value(json_object_get(before, "worker_uid")) !=
+		   json_integer_value(json_object_get(after, "worker_uid"))) {
+		/* each is read as its owner; no one user may read both */
+		reply_error(rp, 400, "after", "the two profiles are of workers of different users; "
+			    "compare two of one user's (or download both and run nprof diff)");
+		goto out;
+	}
+	argv[5] = (char *)format;
+	snprintf(title, sizeof(title), "%.100s \u2192 %.100s",
+		 json_string_value(json_object_get(before, "name")),
+		 json_string_value(json_object_get(after, "name")));
+	argv[7] = title;
+	out = run_nprof_streamed(d, argv, owner, fb, fa, "comparing the two profiles", rp);
+	if (out >= 0) {
+		snprintf(base, sizeof(base), "diff-%lld-%lld",
+			 (long long)json_integer_value(json_object_get(before, "id")),
+			 (long long)json_integer_value(json_object_get(after, "id")));
+		reply_file(rp, out, format, base, inl);
+	}
+out:
+	if (fb >= 0)
+		close(fb);
+	if (fa >= 0)
+		close(fa);
+	json_decref(before);
+	json_decref(after);
+}
+
+/* GET /api/v1/artifacts/ID: the file, converted to ?format=; with
+ * ?info=1 its JSON. */
+void api_artifact_get(struct daemon *d, struct request *rq, struct reply *rp)
+{
+	json_t *row = find_artifact(d, rq, rp, rq->param[0]);
+
+	if (!row)
+		return;
+	if (rq->query(rq, "info"))
+		rp->json = artifact_json(row);
+	else
+		download(d, rq, rp, row);
+	json_decref(row);
+}
+
+void api_artifact_delete(struct daemon *d, struct request *rq, struct reply *rp)
+{
+	const char *seg = rq->param[0], *file;
+	char path[PATH_MAX * 2];
+	json_t *row = find_artifact(d, rq, rp, seg);
+
+	if (!row)
+		return;
+	if (json_integer_value(json_object_get(row, "complete")) == ARTIFACT_WRITING) {
+		reply_error(rp, 409, "id", "artifact %s is still being written", seg);
+	} else {
+		file = json_string_value(json_object_get(row, "file"));
+		if (file && !strchr(file, '/')) {
+			snprintf(path, sizeof(path), "%s/%s", d->artifacts_dir, file);
+			unlink(path);
+		}
+		if (db_exec(d->db, NULL, "DELETE FROM artifacts WHERE id = ?", "t", seg) < 0) {
+			reply_error(rp, 500, NULL, "artifact %s's file is removed, but its row is "
+				    "not: the index cannot be written (nprofd's log says why)", seg);
+		} else {
+			rp->json = json_pack("{ss}", "deleted", seg);
+			snprintf(rp->result, sizeof(rp->result), "deleted");
+		}
+	}
+	json_decref(row);
+}
