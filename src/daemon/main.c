@@ -28,6 +28,7 @@
 #include "daemon/jobs/jobs.h"
 #include "daemon/store/artifacts.h"
 #include "daemon/store/db.h"
+#include "daemon/store/instances.h"
 #include "engine/events.h"
 #include "help/nprofd.h"
 
@@ -253,14 +254,17 @@ out:
 	cluster_free(d.cluster);
 	if (d.jobs) {
 		uint64_t end = clock_ns(CLOCK_MONOTONIC) + SHUTDOWN_GRACE_NS;
-		json_t *running = d.db ? db_query(d.db, "SELECT id FROM instances WHERE status = "
-						  "'RUNNING'", "") : NULL;
+		int64_t *running = NULL;
+		size_t n = 0;
 
-		/* Running instances end as STOPPED, with what they recorded. */
-		for (size_t i = 0; i < json_array_size(running); i++)
-			jobs_stop(d.jobs, json_integer_value(json_object_get(json_array_get(running, i),
-									      "id")));
-		json_decref(running);
+		/* Running instances end as STOPPED, with what they recorded
+		 * (those the index cannot name end with nprofd, FAILED at its
+		 * next start). */
+		if (d.db && instances_running_ids(d.db, &running, &n) < 0)
+			log_error("cannot read the running instances to stop them");
+		for (size_t i = 0; i < n; i++)
+			jobs_stop(d.jobs, running[i]);
+		free(running);
 		while (jobs_running(d.jobs) && clock_ns(CLOCK_MONOTONIC) < end)
 			usleep(20000);
 		jobs_free(d.jobs);

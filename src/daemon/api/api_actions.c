@@ -22,7 +22,7 @@
 #include "daemon/core/log.h"
 #include "daemon/core/nouns.h"
 #include "daemon/jobs/jobs.h"
-#include "daemon/store/db.h"
+#include "daemon/store/instances.h"
 
 #define ACTION_TIME_LIMIT_NS (120ull * 1000000000ull)
 #define QUICK_TIME_LIMIT_NS (20ull * 1000000000ull)
@@ -159,9 +159,11 @@ static void *restart_wait_thread(void *arg)
 			 "appeared within %llu s", rw->target,
 			 (unsigned long long)(RESTART_WAIT_NS / 1000000000ull));
 	state = instance_state_name(found ? INSTANCE_FINISHED : INSTANCE_FAILED);
-	db_exec(rw->d->db, NULL, "UPDATE instances SET status = ?, message = ?, finished = ?, "
-		"new_worker = ? WHERE id = ?", "ttiti", state, msg, (int64_t)now_ms(),
-		found ? w.id : NULL, rw->id);
+	/* No one waits for this thread: the log is the edge. */
+	if (instance_end(rw->d->db, rw->id, found ? INSTANCE_FINISHED : INSTANCE_FAILED, msg,
+			 now_ms(), found ? w.id : NULL) < 0)
+		log_error("instance %lld: how the restart ended not written to the index",
+			  (long long)rw->id);
 	log_info("instance %lld %s: %s", (long long)rw->id, state, msg);
 	free(rw);
 	return NULL;
@@ -169,10 +171,9 @@ static void *restart_wait_thread(void *arg)
 
 bool instances_restart_done(struct daemon *d, int64_t id)
 {
-	json_t *rows = db_query(d->db, "SELECT worker, worker_uid, mode, target FROM instances WHERE "
-				"id = ? AND kind = 'restart'", "i", id);
-	json_t *row = json_array_get(rows, 0);
-	struct restart_wait *rw = row ? calloc(1, sizeof(*rw)) : NULL;
+	struct instance *in = NULL;
+	struct restart_wait *rw = instance_get(d->db, id, &in) == 0 && !strcmp(in->kind, "restart")
+				  ? calloc(1, sizeof(*rw)) : NULL;
 	pthread_attr_t attr;
 	pthread_t t;
 	bool started = false;
@@ -180,10 +181,10 @@ bool instances_restart_done(struct daemon *d, int64_t id)
 	if (rw) {
 		rw->d = d;
 		rw->id = id;
-		snprintf(rw->old, sizeof(rw->old), "%s", json_string_value(json_object_get(row, "worker")));
-		snprintf(rw->method, sizeof(rw->method), "%s", json_string_value(json_object_get(row, "mode")));
-		snprintf(rw->target, sizeof(rw->target), "%s", json_string_value(json_object_get(row, "target")));
-		rw->uid = (uid_t)json_integer_value(json_object_get(row, "worker_uid"));
+		snprintf(rw->old, sizeof(rw->old), "%s", in->worker);
+		snprintf(rw->method, sizeof(rw->method), "%s", in->mode ?: "");
+		snprintf(rw->target, sizeof(rw->target), "%s", in->target ?: "");
+		rw->uid = in->worker_uid;
 		pthread_attr_init(&attr);
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 		started = pthread_create(&t, &attr, restart_wait_thread, rw) == 0;
@@ -191,7 +192,7 @@ bool instances_restart_done(struct daemon *d, int64_t id)
 		if (!started)
 			free(rw);
 	}
-	json_decref(rows);
+	instance_free(in);
 	return started;
 }
 

@@ -21,35 +21,36 @@
 #include "daemon/jobs/jobs.h"
 #include "daemon/store/artifacts.h"
 #include "daemon/store/db.h"
+#include "daemon/store/instances.h"
 #include "output/output.h"
 
 
 
-/* The artifacts of the instances whose rows are in rows, in one query:
- * an object from instance id (text) to its artifacts, by id. */
-static json_t *artifacts_of(struct daemon *d, json_t *rows)
+/* The artifacts of the n instances in list, in one query: an object
+ * from instance id (text) to its artifacts, by id. */
+static json_t *artifacts_of(struct daemon *d, struct instance *const *list, size_t n)
 {
 	json_t *ids = json_array(), *by = json_object(), *arts;
 	char *ids_text;
 
-	for (size_t i = 0; i < json_array_size(rows); i++)
-		json_array_append(ids, json_object_get(json_array_get(rows, i), "id"));
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(ids, json_integer(list[i]->id));
 	ids_text = json_dumps(ids, JSON_COMPACT);
 	arts = ids_text ? db_query(d->db, "SELECT instance, id, name, format, size, complete FROM "
 				   "artifacts WHERE instance IN (SELECT value FROM json_each(?)) "
 				   "ORDER BY id", "t", ids_text) : NULL;
 	for (size_t i = 0; i < json_array_size(arts); i++) {
-		json_t *a = json_array_get(arts, i), *list;
+		json_t *a = json_array_get(arts, i), *its;
 		char key[24];
 
 		snprintf(key, sizeof(key), "%lld",
 			 (long long)json_integer_value(json_object_get(a, "instance")));
-		if (!(list = json_object_get(by, key)))
-			json_object_set_new(by, key, list = json_array());
+		if (!(its = json_object_get(by, key)))
+			json_object_set_new(by, key, its = json_array());
 		json_object_del(a, "instance");
 		json_object_set_new(a, "complete", json_boolean(json_integer_value(
 			json_object_get(a, "complete")) == ARTIFACT_COMPLETE));
-		json_array_append(list, a);
+		json_array_append(its, a);
 	}
 	json_decref(arts);
 	free(ids_text);
@@ -57,93 +58,110 @@ static json_t *artifacts_of(struct daemon *d, json_t *rows)
 	return by;
 }
 
-/* An instance as the API shows it: row is its row in the index, arts
- * what artifacts_of gave for it and others. */
-static json_t *instance_json(json_t *row, json_t *arts)
+/* Text the API shows: null when absent; "?" when not UTF-8 (a process's
+ * command line, say, need not be). */
+static json_t *text_json(const char *s)
 {
-	json_t *o = json_deep_copy(row), *mine;
-	char when[40];
-	json_t *created = json_object_get(row, "created"), *finished = json_object_get(row, "finished");
-	json_t *dur = json_object_get(row, "duration_ns");
+	json_t *v;
 
-	snprintf(when, sizeof(when), "%lld",
-		 (long long)json_integer_value(json_object_get(row, "id")));
-	mine = json_object_get(arts, when);
-	json_object_set_new(o, "created", json_string(iso_time((uint64_t)json_integer_value(created),
-							       when, sizeof(when))));
-	json_object_set_new(o, "finished", json_is_integer(finished)
-		? json_string(iso_time((uint64_t)json_integer_value(finished), when, sizeof(when)))
-		: json_null());
-	json_object_set_new(o, "duration", json_is_integer(dur)
-		? json_real((double)json_integer_value(dur) / 1e9) : json_null());
-	json_object_del(o, "duration_ns");
-	json_object_del(o, "child_pid");
-	json_object_set_new(o, "artifacts", mine ? json_incref(mine) : json_array());
-	return o;
+	if (!s)
+		return json_null();
+	v = json_string(s);
+	return v ? v : json_string("?");
 }
 
-/* The rows of the instance index as the API shows them. */
-static json_t *instances_json(struct daemon *d, json_t *rows)
+/* An instance as the API shows it (docs/api.md): in, with arts what
+ * artifacts_of gave for it and others. */
+static json_t *instance_json(const struct instance *in, json_t *arts)
 {
-	json_t *arts = artifacts_of(d, rows), *list = json_array();
+	char key[24], created[40], finished[40];
+	json_t *mine;
 
-	for (size_t i = 0; i < json_array_size(rows); i++)
-		json_array_append_new(list, instance_json(json_array_get(rows, i), arts));
+	snprintf(key, sizeof(key), "%lld", (long long)in->id);
+	mine = json_object_get(arts, key);
+	/* (each json_t made here is handed over: "o") */
+	return json_pack("{sI so so sI sI so so sI so so so ss so ss so so so so so}",
+		"id", (json_int_t)in->id,
+		"kind", text_json(in->kind),
+		"worker", text_json(in->worker),
+		"pid", (json_int_t)in->pid,
+		"worker_uid", (json_int_t)in->worker_uid,
+		"service", text_json(in->service),
+		"user", text_json(in->user),
+		"uid", (json_int_t)in->uid,
+		"mode", text_json(in->mode),
+		"interval", text_json(in->interval),
+		"format", text_json(in->format),
+		"status", instance_state_name(in->status),
+		"message", text_json(in->message),
+		"created", iso_time(in->created_ms, created, sizeof(created)),
+		"finished", in->finished_ms ? json_string(iso_time(in->finished_ms, finished,
+								     sizeof(finished)))
+					    : json_null(),
+		"target", text_json(in->target),
+		"new_worker", text_json(in->new_worker),
+		"duration", in->duration_ns >= 0 ? json_real((double)in->duration_ns / 1e9)
+						  : json_null(),
+		"artifacts", mine ? json_incref(mine) : json_array());
+}
+
+/* Instances as the API shows them. */
+static json_t *instances_json(struct daemon *d, struct instance *const *list, size_t n)
+{
+	json_t *arts = artifacts_of(d, list, n), *out = json_array();
+
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(out, instance_json(list[i], arts));
 	json_decref(arts);
-	return list;
+	return out;
 }
 
-/* One row of the instance index as the API shows it. */
-static json_t *instance_shown(struct daemon *d, json_t *row)
+/* One instance as the API shows it. */
+static json_t *instance_shown(struct daemon *d, const struct instance *in)
 {
-	json_t *rows = json_pack("[O]", row), *list = instances_json(d, rows);
+	struct instance *one = (struct instance *)in;
+	json_t *list = instances_json(d, &one, 1);
 	json_t *o = json_incref(json_array_get(list, 0));
 
 	json_decref(list);
-	json_decref(rows);
 	return o ? o : json_object();
 }
 
-/* Whether an instance's row says it runs. */
-static bool row_running(json_t *row)
-{
-	return instance_state_parse(json_string_value(json_object_get(row, "status")) ?: "") ==
-	       INSTANCE_RUNNING;
-}
-
-/* The instance id, visible to rq's user: its row (decref it), or NULL
- * after replying 404. */
-static json_t *find_instance(struct daemon *d, const struct request *rq, struct reply *rp,
-			     const char *id_text)
+/* The instance id, visible to rq's user: its row (instance_free it), or
+ * NULL after replying the error (404 for one the user may not see). */
+static struct instance *find_instance(struct daemon *d, const struct request *rq,
+				      struct reply *rp, const char *id_text)
 {
 	char *end;
 	long long id = strtoll(id_text, &end, 10);
-	json_t *rows, *row;
+	struct instance *in = NULL;
+	int r;
 
 	if (*end || id <= 0) {
 		reply_error(rp, 400, "id", "'%.32s' is not an instance id (a positive number)", id_text);
 		return NULL;
 	}
-	rows = db_query(d->db, "SELECT * FROM instances WHERE id = ?", "i", (int64_t)id);
-	row = json_incref(json_array_get(rows, 0));
-	json_decref(rows);
-	if (!row || !user_may_see(&rq->user,
-				  (uid_t)json_integer_value(json_object_get(row, "worker_uid")))) {
-		json_decref(row);
+	r = instance_get(d->db, id, &in);
+	if (r < 0 && r != -ENOENT) {
+		reply_error(rp, 500, NULL, "cannot read instance %lld from the index (see nprofd's "
+			    "log)", id);
+		return NULL;
+	}
+	if (!in || !user_may_see(&rq->user, in->worker_uid)) {
+		instance_free(in);
 		reply_error(rp, 404, "id", "no instance %lld that you may see", id);
 		return NULL;
 	}
-	snprintf(rp->worker, sizeof(rp->worker), "%s",
-		 json_string_value(json_object_get(row, "worker")));
-	return row;
+	snprintf(rp->worker, sizeof(rp->worker), "%s", in->worker);
+	return in;
 }
 
 json_t *instance_by_id(struct daemon *d, int64_t id)
 {
-	json_t *rows = db_query(d->db, "SELECT * FROM instances WHERE id = ?", "i", id);
-	json_t *o = json_array_size(rows) ? instance_shown(d, json_array_get(rows, 0)) : json_object();
+	struct instance *in = NULL;
+	json_t *o = instance_get(d->db, id, &in) == 0 ? instance_shown(d, in) : json_object();
 
-	json_decref(rows);
+	instance_free(in);
 	return o;
 }
 
@@ -185,10 +203,14 @@ static gid_t owner_gid(uid_t uid)
 	return getpwuid_r(uid, &pw, buf, sizeof(buf), &p) == 0 && p ? p->pw_gid : 65534;
 }
 
+/* An instance that could not start: FAILED with why (the request that
+ * started it is answered a 500 with the cause; a row left RUNNING is
+ * failed by the next start of nprofd, instances_recover). */
 static void fail_instance(struct daemon *d, int64_t id, const char *why)
 {
-	db_exec(d->db, NULL, "UPDATE instances SET status = 'FAILED', finished = ?, message = ? "
-		"WHERE id = ?", "iti", (int64_t)now_ms(), why, id);
+	if (instance_end(d->db, id, INSTANCE_FAILED, why, now_ms(), NULL) < 0)
+		log_error("instance %lld stays RUNNING in the index until nprofd restarts: %s",
+			  (long long)id, why);
 }
 
 void instance_launch(struct daemon *d, const struct request *rq, struct reply *rp,
@@ -197,7 +219,8 @@ void instance_launch(struct daemon *d, const struct request *rq, struct reply *r
 	char *argv[20], **cmd_argv = NULL, pid_text[16], name[128], file[64], output[PATH_MAX] = "";
 	const struct service_config *svc = api_service(d, w);
 	uint64_t ms = now_ms(), deadline;
-	int64_t id = 0, art = 0, running;
+	int64_t id = 0, art = 0, running, count;
+	struct instance row;
 	struct job_spec spec;
 	bool root = l->as_root || (rq->user.admin && !l->as_owner);
 	uid_t uid = root ? 0 : w->uid;
@@ -208,10 +231,8 @@ void instance_launch(struct daemon *d, const struct request *rq, struct reply *r
 	bool locked = true;
 
 	pthread_mutex_lock(&d->start_lock);
-	running = db_query_int(d->db, 0, "SELECT id FROM instances WHERE worker = ? AND kind = ? "
-			       "AND IFNULL(mode, '') = ? AND status = 'RUNNING'", "ttt", w->id, l->kind,
-			       l->mode ? l->mode : "");
-	if (running) {
+	running = instance_running_on(d->db, w->id, l->kind, l->mode);
+	if (running > 0) {
 		reply_error(rp, 409, l->mode ? "mode" : NULL, "instance %lld (%s%s%s) is already running "
 			    "on worker %s; stop it (POST /api/v1/instances/%lld/stop) or wait for it",
 			    (long long)running, l->kind, l->mode ? " " : "", l->mode ? l->mode : "",
@@ -220,8 +241,12 @@ void instance_launch(struct daemon *d, const struct request *rq, struct reply *r
 	}
 	/* Instances, not children: a restart waiting for its new process
 	 * counts, and a slot is taken by the row before the child starts. */
-	if (db_query_int(d->db, 0, "SELECT COUNT(*) FROM instances WHERE status = 'RUNNING'", "") >=
-	    (int64_t)d->cfg.max_concurrent) {
+	count = instances_running_count(d->db);
+	if (running < 0 || count < 0) {
+		reply_error(rp, 500, NULL, "cannot read the index (see nprofd's log)");
+		goto out;
+	}
+	if (count >= (int64_t)d->cfg.max_concurrent) {
 		reply_error(rp, 429, NULL, "%u instances are running, the most this host allows "
 			    "([instances] max_concurrent); try again when one ends",
 			    d->cfg.max_concurrent);
@@ -233,13 +258,15 @@ void instance_launch(struct daemon *d, const struct request *rq, struct reply *r
 			    "or raise the quota", (unsigned long long)d->cfg.max_bytes);
 		goto out;
 	}
-	if (db_exec(d->db, &id, "INSERT INTO instances(kind, worker, pid, worker_uid, service, user, "
-		    "uid, mode, duration_ns, interval, format, target, status, message, created) "
-		    "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,'RUNNING','',?)", "ttiuttutittti", l->kind, w->id,
-		    (int64_t)w->pid, (unsigned)w->uid,
-		    svc ? svc->name : w->unit[0] ? w->unit : w->cgroup, rq->user.name,
-		    (unsigned)rq->user.uid, l->mode, (int64_t)l->duration_ns, l->interval,
-		    l->format, l->target, (int64_t)ms) < 0) {
+	row = (struct instance){
+		.kind = l->kind, .pid = w->pid, .worker_uid = w->uid,
+		.service = svc ? svc->name : w->unit[0] ? w->unit : w->cgroup,
+		.user = rq->user.name, .uid = rq->user.uid, .mode = l->mode,
+		.duration_ns = (int64_t)l->duration_ns, .interval = l->interval, .format = l->format,
+		.target = l->target, .created_ms = ms,
+	};
+	snprintf(row.worker, sizeof(row.worker), "%s", w->id);
+	if (instance_insert(d->db, &row, &id) < 0) {
 		reply_error(rp, 500, NULL, "cannot write the index (see nprofd's log)");
 		goto out;
 	}
@@ -247,10 +274,9 @@ void instance_launch(struct daemon *d, const struct request *rq, struct reply *r
 	 * need not keep other requests waiting. */
 	pthread_mutex_unlock(&d->start_lock);
 	locked = false;
-	db_exec(d->db, NULL, "INSERT INTO workers(id, pid, name, uid, user, service, first_seen, "
-		"last_seen) VALUES(?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET last_seen = "
-		"excluded.last_seen", "titutt" "ii", w->id, (int64_t)w->pid, w->name,
-		(unsigned)w->uid, w->user, svc ? svc->name : w->unit, (int64_t)ms, (int64_t)ms);
+	/* (only a record of where instances ran: the instance goes on without) */
+	if (instance_worker_seen(d->db, w, svc ? svc->name : w->unit, ms) < 0)
+		log_error("instance %lld: worker %s not remembered in the index", (long long)id, w->id);
 	if (l->art_format) {
 		artifact_name(l, w, ms, name, sizeof(name));
 		snprintf(file, sizeof(file), "%lld.%s", (long long)id, l->art_ext);
@@ -299,8 +325,11 @@ void instance_launch(struct daemon *d, const struct request *rq, struct reply *r
 		reply_error(rp, 500, NULL, "cannot start %s: %s", spec.argv[0], strerror(-r));
 		goto out;
 	}
-	db_exec(d->db, NULL, "UPDATE instances SET child_pid = ? WHERE id = ?", "ii",
-		(int64_t)child, id);
+	/* (the child runs, and jobs.c ends it by its own record; the column
+	 * is for the operator reading the index) */
+	if (instance_set_child(d->db, id, child) < 0)
+		log_error("instance %lld: its child %d not written to the index", (long long)id,
+			  (int)child);
 	rp->status = 201;
 	rp->json = instance_by_id(d, id);
 	snprintf(rp->result, sizeof(rp->result), "instance %lld", (long long)id);
@@ -493,7 +522,8 @@ void api_instances_list(struct daemon *d, struct request *rq, struct reply *rp)
 		   *limit_text = rq->query(rq, "limit");
 	long limit = limit_text ? atol(limit_text) : 100;
 	uint64_t generation = db_generation(d->db);
-	json_t *rows, *list;
+	struct instance **list;
+	size_t n;
 
 	if (status && instance_state_parse(status) < 0) {
 		reply_error(rp, 400, "status", "status=%.32s: use %s", status, instance_state_list());
@@ -505,13 +535,15 @@ void api_instances_list(struct daemon *d, struct request *rq, struct reply *rp)
 	}
 	if (api_cached(d, rq, rp, generation))
 		return;
-	rows = db_query(d->db, "SELECT * FROM instances WHERE (? IS NULL OR worker = ?) AND "
-			"(? IS NULL OR status = ?) AND (? OR worker_uid = ?) ORDER BY id DESC LIMIT ?",
-			"ttttiui", worker, worker, status, status, (int64_t)rq->user.admin,
-			(unsigned)rq->user.uid, (int64_t)limit);
-	list = instances_json(d, rows);
-	json_decref(rows);
-	rp->json = json_pack("{so}", "instances", list);
+	if (instances_list(d->db, &(struct instance_filter){ .worker = worker, .status = status,
+							      .all_users = rq->user.admin,
+							      .uid = rq->user.uid, .limit = limit },
+			   &list, &n) < 0) {
+		reply_error(rp, 500, NULL, "cannot read the index (see nprofd's log)");
+		return;
+	}
+	rp->json = json_pack("{so}", "instances", instances_json(d, list, n));
+	instances_free(list, n);
 	api_keep(d, rq, rp, generation);
 }
 
@@ -527,7 +559,7 @@ void api_instance_get(struct daemon *d, struct request *rq, struct reply *rp)
 	const char *seg = rq->param[0];
 	const char *wait_text = rq->query(rq, "wait");
 	uint64_t until = clock_ns(CLOCK_MONOTONIC);
-	json_t *row;
+	struct instance *in;
 
 	if (wait_text) {
 		char *end;
@@ -543,37 +575,36 @@ void api_instance_get(struct daemon *d, struct request *rq, struct reply *rp)
 	for (;;) {
 		uint64_t generation = db_generation(d->db);
 
-		row = find_instance(d, rq, rp, seg);
-		if (!row)
+		in = find_instance(d, rq, rp, seg);
+		if (!in)
 			return;
-		if (!row_running(row) ||
+		if (in->status != INSTANCE_RUNNING ||
 		    clock_ns(CLOCK_MONOTONIC) >= until ||
 		    !db_wait_change(d->db, generation, until))
 			break;
-		json_decref(row);
+		instance_free(in);
 	}
-	rp->json = instance_shown(d, row);
-	json_decref(row);
+	rp->json = instance_shown(d, in);
+	instance_free(in);
 }
 
 /* POST /api/v1/instances/ID/stop */
 void api_instance_stop(struct daemon *d, struct request *rq, struct reply *rp)
 {
 	const char *seg = rq->param[0];
-	json_t *row = find_instance(d, rq, rp, seg);
+	struct instance *in = find_instance(d, rq, rp, seg);
 
-	if (!row)
+	if (!in)
 		return;
-	if (!row_running(row) ||
-	    jobs_stop(d->jobs, json_integer_value(json_object_get(row, "id"))) < 0) {
+	if (in->status != INSTANCE_RUNNING || jobs_stop(d->jobs, in->id) < 0) {
 		reply_error(rp, 409, "id", "instance %s is not running (it is %s)", seg,
-			    json_string_value(json_object_get(row, "status")));
+			    instance_state_name(in->status));
 	} else {
 		rp->status = 202;
-		rp->json = instance_shown(d, row);
+		rp->json = instance_shown(d, in);
 		snprintf(rp->result, sizeof(rp->result), "stop asked");
 	}
-	json_decref(row);
+	instance_free(in);
 }
 
 /* ---- how instances end ---------------------------------------------------- */
@@ -622,12 +653,17 @@ void instances_job_done(void *ctx, const struct job_end *end)
 	/* A restart ends when the new process is there, not when the
 	 * command that asked for it returns. */
 	if (ok && !end->timed_out && instances_restart_done(d, end->id)) {
-		db_exec(d->db, NULL, "UPDATE instances SET message = ? WHERE id = ?", "ti",
-			"the supervisor restarts it; waiting for the new process", end->id);
+		if (instance_set_message(d->db, end->id, "the supervisor restarts it; waiting for "
+					 "the new process") < 0)
+			log_error("instance %lld: its message not written to the index",
+				  (long long)end->id);
 		return;
 	}
-	db_exec(d->db, NULL, "UPDATE instances SET status = ?, message = ?, finished = ? WHERE id = ?",
-		"ttii", instance_state_name(status), msg, (int64_t)now_ms(), end->id);
+	/* No one asked: the log is the edge. A row left RUNNING is failed
+	 * by the next start of nprofd (instances_recover). */
+	if (instance_end(d->db, end->id, status, msg, now_ms(), NULL) < 0)
+		log_error("instance %lld: how it ended not written to the index",
+			  (long long)end->id);
 	log_info("instance %lld %s%s%s", (long long)end->id, instance_state_name(status),
 		 msg[0] ? ": " : "", msg);
 	artifacts_retain(d);
@@ -635,18 +671,21 @@ void instances_job_done(void *ctx, const struct job_end *end)
 
 void instances_recover(struct daemon *d)
 {
-	json_t *rows = db_query(d->db, "SELECT id FROM instances WHERE status = 'RUNNING'", "");
+	int64_t *ids = NULL;
+	size_t n = 0, failed = 0;
 
-	for (size_t i = 0; i < json_array_size(rows); i++) {
-		int64_t id = json_integer_value(json_object_get(json_array_get(rows, i), "id"));
-
-		artifacts_settle(d, id, false);
-		db_exec(d->db, NULL, "UPDATE instances SET status = 'FAILED', finished = ?, "
-			"message = 'nprofd restarted while it ran' WHERE id = ?", "ii",
-			(int64_t)now_ms(), id);
+	if (instances_running_ids(d->db, &ids, &n) < 0) {
+		log_error("cannot read which instances ran when nprofd stopped");
+		return;
 	}
-	if (json_array_size(rows))
-		log_info("%zu instances that were running when nprofd stopped are marked FAILED",
-			 json_array_size(rows));
-	json_decref(rows);
+	for (size_t i = 0; i < n; i++) {
+		artifacts_settle(d, ids[i], false);
+		if (instance_end(d->db, ids[i], INSTANCE_FAILED, "nprofd restarted while it ran",
+				 now_ms(), NULL) < 0)
+			failed++;
+	}
+	if (n)
+		log_info("%zu instances that were running when nprofd stopped are marked FAILED%s",
+			 n - failed, failed ? "; the index refused the others" : "");
+	free(ids);
 }

@@ -12,6 +12,7 @@
 #include "daemon/core/nouns.h"
 #include "daemon/core/wall_time.h"
 #include "daemon/store/db.h"
+#include "daemon/store/instances.h"
 
 int artifacts_create(struct daemon *d, const char *name, uid_t uid)
 {
@@ -177,15 +178,13 @@ void artifacts_collect_work(struct daemon *d, int64_t id, uid_t uid)
 {
 	char name[64], dst[96];
 	int dirfd, artfd, job, n = 0;
-	json_t *rows = db_query(d->db, "SELECT worker, worker_uid, mode, pid FROM instances WHERE id = ?",
-				"i", id);
-	json_t *row = json_array_get(rows, 0);
+	struct instance *in = NULL;
 	DIR *dir;
 	struct dirent *e;
 
 	snprintf(name, sizeof(name), "%lld", (long long)id);
 	dirfd = open(d->work_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (!row || dirfd < 0)
+	if (instance_get(d->db, id, &in) < 0 || dirfd < 0)
 		goto out;
 	job = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (job < 0)
@@ -202,14 +201,16 @@ void artifacts_collect_work(struct daemon *d, int64_t id, uid_t uid)
 		snprintf(dst, sizeof(dst), "%lld-%d.file", (long long)id, n);
 		if (renameat(job, e->d_name, artfd, dst) < 0)
 			continue;
-		snprintf(shown, sizeof(shown), "%s-%lld-%.150s",
-			 json_string_value(json_object_get(row, "mode")),
-			 (long long)json_integer_value(json_object_get(row, "pid")), e->d_name);
-		db_exec(d->db, NULL, "INSERT INTO artifacts(instance, worker, worker_uid, name, format, "
-			"file, size, created, complete) VALUES(?,?,?,?,'file',?,?,?,0)", "itittii", id,
-			json_string_value(json_object_get(row, "worker")),
-			json_integer_value(json_object_get(row, "worker_uid")), shown, dst,
-			(int64_t)st.st_size, (int64_t)now_ms());
+		snprintf(shown, sizeof(shown), "%s-%lld-%.150s", in->mode ?: in->kind,
+			 (long long)in->pid, e->d_name);
+		if (db_exec(d->db, NULL, "INSERT INTO artifacts(instance, worker, worker_uid, name, "
+			    "format, file, size, created, complete) VALUES(?,?,?,?,'file',?,?,?,0)",
+			    "ituttii", id, in->worker, (unsigned)in->worker_uid, shown, dst,
+			    (int64_t)st.st_size, (int64_t)now_ms()) < 0) {
+			/* unindexed, the file would be no one's: gone with the rest */
+			unlinkat(artfd, dst, 0);
+			continue;
+		}
 		n++;
 	}
 	if (dir)
@@ -221,5 +222,5 @@ void artifacts_collect_work(struct daemon *d, int64_t id, uid_t uid)
 out:
 	if (dirfd >= 0)
 		close(dirfd);
-	json_decref(rows);
+	instance_free(in);
 }

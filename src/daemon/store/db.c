@@ -465,6 +465,53 @@ json_t *db_query(struct db *db, const char *sql, const char *types, ...)
 	return rows;
 }
 
+struct db_row {
+	sqlite3_stmt *st;
+};
+
+int64_t db_int(const struct db_row *r, int col)
+{
+	return sqlite3_column_int64(r->st, col);
+}
+
+const char *db_text(const struct db_row *r, int col)
+{
+	return (const char *)sqlite3_column_text(r->st, col);
+}
+
+bool db_null(const struct db_row *r, int col)
+{
+	return sqlite3_column_type(r->st, col) == SQLITE_NULL;
+}
+
+int db_each(struct db *db, int (*each)(void *ctx, const struct db_row *r), void *ctx,
+	    const char *sql, const char *types, ...)
+{
+	struct connection *c = reader_take(db);
+	struct db_row row;
+	va_list ap;
+	int r = 0, s;
+
+	va_start(ap, types);
+	row.st = prepare(c, sql, types, ap);
+	va_end(ap);
+	if (!row.st) {
+		r = -EIO;
+		goto out;
+	}
+	while ((s = sqlite3_step(row.st)) == SQLITE_ROW)
+		if ((r = each(ctx, &row)))
+			break;
+	if (!r && s != SQLITE_DONE) {
+		log_error("database: %s in: %s", sqlite3_errmsg(c->h), sql);
+		r = -EIO;
+	}
+	done(row.st);
+out:
+	pthread_mutex_unlock(&c->lock);
+	return r;
+}
+
 int64_t db_query_int(struct db *db, int64_t fallback, const char *sql, const char *types, ...)
 {
 	sqlite3_stmt *st;

@@ -35,6 +35,20 @@ int db_exec(struct db *db, int64_t *ret_id, const char *sql, const char *types, 
  * (integers, reals, text, null). A new array, or NULL on error. */
 json_t *db_query(struct db *db, const char *sql, const char *types, ...);
 
+/* A row db_each is at: its columns read by position, as the query's
+ * SELECT lists them (valid until the callback returns). */
+struct db_row;
+int64_t db_int(const struct db_row *r, int col);	/* NULL: 0 */
+const char *db_text(const struct db_row *r, int col);	/* NULL: NULL */
+bool db_null(const struct db_row *r, int col);
+
+/* Runs a query and calls each(ctx, row) for every row, until it returns
+ * non-zero. 0 (every row seen), each's non-zero value, or -EIO with the
+ * reason logged. For the model (instances.c, ...), which reads rows
+ * into C structs; db_query's JSON is for what goes out as it is. */
+int db_each(struct db *db, int (*each)(void *ctx, const struct db_row *r), void *ctx,
+	    const char *sql, const char *types, ...);
+
 /* The first column of the first row as an integer, or fallback. */
 int64_t db_query_int(struct db *db, int64_t fallback, const char *sql, const char *types, ...);
 

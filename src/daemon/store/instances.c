@@ -1,0 +1,248 @@
+/* instances: the instances table as typed rows (instances.h). */
+#include "daemon/store/instances.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/array.h"
+#include "daemon/store/db.h"
+
+/* Every read names its columns in this order (read_row's). */
+#define COLUMNS "id, kind, worker, pid, worker_uid, service, user, uid, mode, duration_ns, " \
+		"interval, format, status, message, created, finished, child_pid, target, " \
+		"new_worker"
+enum {
+	C_ID, C_KIND, C_WORKER, C_PID, C_WORKER_UID, C_SERVICE, C_USER, C_UID, C_MODE,
+	C_DURATION, C_INTERVAL, C_FORMAT, C_STATUS, C_MESSAGE, C_CREATED, C_FINISHED,
+	C_CHILD, C_TARGET, C_NEW_WORKER
+};
+
+/* The row and, after it, the text its pointers point into. */
+struct block {
+	struct instance in;
+	char text[];
+};
+
+/* The text columns, with where each goes. */
+static const struct {
+	int col;
+	size_t field;
+} TEXT[] = {
+	{ C_KIND, offsetof(struct instance, kind) },
+	{ C_SERVICE, offsetof(struct instance, service) },
+	{ C_USER, offsetof(struct instance, user) },
+	{ C_MODE, offsetof(struct instance, mode) },
+	{ C_INTERVAL, offsetof(struct instance, interval) },
+	{ C_FORMAT, offsetof(struct instance, format) },
+	{ C_MESSAGE, offsetof(struct instance, message) },
+	{ C_TARGET, offsetof(struct instance, target) },
+	{ C_NEW_WORKER, offsetof(struct instance, new_worker) },
+};
+#define TEXT_COLUMNS (sizeof(TEXT) / sizeof(TEXT[0]))
+
+/* The row r is at, in one allocation; NULL when out of memory. */
+static struct instance *read_row(const struct db_row *r)
+{
+	size_t need = 0, at = 0;
+	struct block *b;
+	int status;
+
+	for (size_t i = 0; i < TEXT_COLUMNS; i++)
+		if (db_text(r, TEXT[i].col))
+			need += strlen(db_text(r, TEXT[i].col)) + 1;
+	if (!(b = calloc(1, sizeof(*b) + need)))
+		return NULL;
+	for (size_t i = 0; i < TEXT_COLUMNS; i++) {
+		const char *s = db_text(r, TEXT[i].col);
+		const char **field = (const char **)((char *)&b->in + TEXT[i].field);
+
+		if (!s)
+			continue;
+		*field = memcpy(b->text + at, s, strlen(s) + 1);
+		at += strlen(s) + 1;
+	}
+	if (!b->in.kind)
+		b->in.kind = "";	/* NOT NULL in the schema */
+	if (!b->in.user)
+		b->in.user = "";
+	if (!b->in.message)
+		b->in.message = "";
+	b->in.id = db_int(r, C_ID);
+	snprintf(b->in.worker, sizeof(b->in.worker), "%s", db_text(r, C_WORKER) ?: "");
+	b->in.pid = (pid_t)db_int(r, C_PID);
+	b->in.worker_uid = (uid_t)db_int(r, C_WORKER_UID);
+	b->in.uid = (uid_t)db_int(r, C_UID);
+	b->in.duration_ns = db_null(r, C_DURATION) ? -1 : db_int(r, C_DURATION);
+	status = instance_state_parse(db_text(r, C_STATUS) ?: "");
+	/* the schema's CHECK allows no other; were one there, it did not run */
+	b->in.status = status < 0 ? INSTANCE_FAILED : (enum instance_state)status;
+	b->in.created_ms = (uint64_t)db_int(r, C_CREATED);
+	b->in.finished_ms = (uint64_t)db_int(r, C_FINISHED);
+	b->in.child_pid = (pid_t)db_int(r, C_CHILD);
+	return &b->in;
+}
+
+void instance_free(struct instance *in)
+{
+	free(in);	/* the block's first member */
+}
+
+/* Rows into a growing list. */
+struct gather {
+	struct instance **list;
+	size_t n, cap;
+};
+
+static int gather_row(void *ctx, const struct db_row *r)
+{
+	struct gather *g = ctx;
+	struct instance *in;
+
+	if (array_reserve(&g->list, &g->cap, g->n + 1, sizeof(*g->list)) < 0 ||
+	    !(in = read_row(r)))
+		return -ENOMEM;
+	g->list[g->n++] = in;
+	return 0;
+}
+
+int instance_get(struct db *db, int64_t id, struct instance **ret)
+{
+	struct gather g = { 0 };
+	int r = db_each(db, gather_row, &g, "SELECT " COLUMNS " FROM instances WHERE id = ?", "i",
+			id);
+
+	*ret = NULL;
+	if (r < 0) {
+		instances_free(g.list, g.n);
+		return r == -ENOMEM ? -ENOMEM : -EIO;
+	}
+	if (!g.n) {
+		free(g.list);
+		return -ENOENT;
+	}
+	*ret = g.list[0];
+	free(g.list);
+	return 0;
+}
+
+int instances_list(struct db *db, const struct instance_filter *f, struct instance ***ret,
+		   size_t *n)
+{
+	struct gather g = { 0 };
+	int r = db_each(db, gather_row, &g, "SELECT " COLUMNS " FROM instances WHERE "
+			"(? IS NULL OR worker = ?) AND (? IS NULL OR status = ?) AND "
+			"(? OR worker_uid = ?) ORDER BY id DESC LIMIT ?", "ttttiui",
+			f->worker, f->worker, f->status, f->status, (int64_t)f->all_users,
+			(unsigned)f->uid, (int64_t)f->limit);
+
+	if (r < 0) {
+		instances_free(g.list, g.n);
+		return r;
+	}
+	*ret = g.list;
+	*n = g.n;
+	return 0;
+}
+
+void instances_free(struct instance **list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		instance_free(list[i]);
+	free(list);
+}
+
+/* Ids into a growing list. */
+struct ids {
+	int64_t *id;
+	size_t n, cap;
+};
+
+static int gather_id(void *ctx, const struct db_row *r)
+{
+	struct ids *ids = ctx;
+
+	if (array_reserve(&ids->id, &ids->cap, ids->n + 1, sizeof(*ids->id)) < 0)
+		return -ENOMEM;
+	ids->id[ids->n++] = db_int(r, 0);
+	return 0;
+}
+
+int instances_running_ids(struct db *db, int64_t **ret, size_t *n)
+{
+	struct ids ids = { 0 };
+	int r = db_each(db, gather_id, &ids, "SELECT id FROM instances WHERE status = 'RUNNING'",
+			"");
+
+	if (r < 0) {
+		free(ids.id);
+		return r;
+	}
+	*ret = ids.id;
+	*n = ids.n;
+	return 0;
+}
+
+/* The first column of the one row a count or a look-up gives. */
+static int first_int(void *ctx, const struct db_row *r)
+{
+	*(int64_t *)ctx = db_int(r, 0);
+	return 1;
+}
+
+int64_t instance_running_on(struct db *db, const char *worker, const char *kind, const char *mode)
+{
+	int64_t id = 0;
+	int r = db_each(db, first_int, &id, "SELECT id FROM instances WHERE worker = ? AND "
+			"kind = ? AND IFNULL(mode, '') = ? AND status = 'RUNNING'", "ttt", worker,
+			kind, mode ? mode : "");
+
+	return r < 0 ? r : id;
+}
+
+int64_t instances_running_count(struct db *db)
+{
+	int64_t count = 0;
+	int r = db_each(db, first_int, &count, "SELECT COUNT(*) FROM instances WHERE "
+			"status = 'RUNNING'", "");
+
+	return r < 0 ? r : count;
+}
+
+int instance_insert(struct db *db, const struct instance *in, int64_t *ret_id)
+{
+	return db_exec(db, ret_id, "INSERT INTO instances(kind, worker, pid, worker_uid, service, "
+		       "user, uid, mode, duration_ns, interval, format, target, status, message, "
+		       "created) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,'RUNNING','',?)", "ttiuttutittti",
+		       in->kind, in->worker, (int64_t)in->pid, (unsigned)in->worker_uid,
+		       in->service, in->user, (unsigned)in->uid, in->mode, in->duration_ns,
+		       in->interval, in->format, in->target, (int64_t)in->created_ms);
+}
+
+int instance_set_child(struct db *db, int64_t id, pid_t child)
+{
+	return db_exec(db, NULL, "UPDATE instances SET child_pid = ? WHERE id = ?", "ii",
+		       (int64_t)child, id);
+}
+
+int instance_set_message(struct db *db, int64_t id, const char *message)
+{
+	return db_exec(db, NULL, "UPDATE instances SET message = ? WHERE id = ?", "ti", message, id);
+}
+
+int instance_end(struct db *db, int64_t id, enum instance_state status, const char *message,
+		 uint64_t ms, const char *new_worker)
+{
+	return db_exec(db, NULL, "UPDATE instances SET status = ?, message = ?, finished = ?, "
+		       "new_worker = IFNULL(?, new_worker) WHERE id = ?", "ttiti",
+		       instance_state_name(status), message, (int64_t)ms, new_worker, id);
+}
+
+int instance_worker_seen(struct db *db, const struct worker *w, const char *service, uint64_t ms)
+{
+	return db_exec(db, NULL, "INSERT INTO workers(id, pid, name, uid, user, service, "
+		       "first_seen, last_seen) VALUES(?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE "
+		       "SET last_seen = excluded.last_seen", "titutt" "ii", w->id, (int64_t)w->pid,
+		       w->name, (unsigned)w->uid, w->user, service, (int64_t)ms, (int64_t)ms);
+}

@@ -1,0 +1,90 @@
+/* instances: the index's profiling instances and actions as C structs —
+ * every statement that reads or writes the instances table is here, and
+ * the handlers above see typed rows, never column names. (The workers
+ * table, which remembers the workers instances ran on, is written here
+ * too: only an instance's start writes it.) */
+#ifndef NPROF_DAEMON_INSTANCES_H
+#define NPROF_DAEMON_INSTANCES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "daemon/core/nouns.h"
+#include "daemon/core/workers.h"
+
+struct db;
+
+/* One row. Text that may be absent is NULL then; read from the index,
+ * it points into the row's own allocation (instance_free). */
+struct instance {
+	int64_t id;
+	const char *kind;		/* nouns.c's instance kinds: profile, stacks, ... */
+	char worker[WORKER_ID_MAX];	/* the worker acted on */
+	pid_t pid;
+	uid_t worker_uid;		/* its owner, who may see the instance */
+	const char *service;		/* its service, unit or cgroup */
+	const char *user;		/* who asked */
+	uid_t uid;
+	const char *mode;		/* a profile's event, an action's method; NULL */
+	int64_t duration_ns;		/* -1: none */
+	const char *interval, *format;
+	enum instance_state status;
+	const char *message;
+	uint64_t created_ms;
+	uint64_t finished_ms;		/* 0 while it runs */
+	pid_t child_pid;		/* 0: none yet */
+	const char *target;		/* a restart: the unit or [service] */
+	const char *new_worker;		/* a restart: the worker that came back */
+};
+
+/* Instance id: 0 and *ret (instance_free it), -ENOENT, or -EIO. */
+int instance_get(struct db *db, int64_t id, struct instance **ret);
+void instance_free(struct instance *in);
+
+/* Which instances a list shows: NULL/false fields do not filter. */
+struct instance_filter {
+	const char *worker;
+	const char *status;		/* a state's name */
+	bool all_users;			/* else only uid's workers' */
+	uid_t uid;
+	long limit;
+};
+
+/* The newest instances first, at most f->limit: 0 and *ret (n of them;
+ * instances_free it), or -EIO. */
+int instances_list(struct db *db, const struct instance_filter *f, struct instance ***ret,
+		   size_t *n);
+void instances_free(struct instance **list, size_t n);
+
+/* The ids of the instances still RUNNING: 0 and *ret (free it), or -EIO. */
+int instances_running_ids(struct db *db, int64_t **ret, size_t *n);
+
+/* The running instance of kind and mode (NULL: none) on worker: its id,
+ * 0 when there is none, or -EIO. */
+int64_t instance_running_on(struct db *db, const char *worker, const char *kind, const char *mode);
+
+/* How many instances run: their number, or -EIO. */
+int64_t instances_running_count(struct db *db);
+
+/* A new RUNNING row from in (its id, status, message, finished and
+ * child_pid ignored): 0 and its id into *ret_id, or -EIO. */
+int instance_insert(struct db *db, const struct instance *in, int64_t *ret_id);
+
+/* The instance's child process. 0 or -EIO. */
+int instance_set_child(struct db *db, int64_t id, pid_t child);
+
+/* Its message, the instance still running. 0 or -EIO. */
+int instance_set_message(struct db *db, int64_t id, const char *message);
+
+/* The instance ended at ms as status with message (and, a restart, the
+ * worker that came back: NULL keeps what the row has). 0 or -EIO. */
+int instance_end(struct db *db, int64_t id, enum instance_state status, const char *message,
+		 uint64_t ms, const char *new_worker);
+
+/* The worker an instance starts on, remembered (first and last seen at
+ * ms). 0 or -EIO. */
+int instance_worker_seen(struct db *db, const struct worker *w, const char *service, uint64_t ms);
+
+#endif
