@@ -16,56 +16,60 @@
 #include "daemon/api/api.h"
 #include "daemon/core/nouns.h"
 #include "daemon/jobs/jobs.h"
+#include "daemon/store/artifact_rows.h"
 #include "daemon/store/db.h"
 #include "threaddump/threaddump.h"
 
 #define CONVERT_TIME_LIMIT_NS (60ull * 1000000000ull)
 #define THREADS_JSON_MAX (64u << 20)
 
-static json_t *artifact_json(json_t *row)
+/* An artifact as the API shows it (docs/api.md): its row but the file's
+ * name in the state directory, which is nprofd's business. */
+static json_t *artifact_json(const struct artifact *a)
 {
-	json_t *o = json_deep_copy(row);
 	char when[40];
 
-	json_object_set_new(o, "created", json_string(iso_time(
-		(uint64_t)json_integer_value(json_object_get(row, "created")), when, sizeof(when))));
-	json_object_set_new(o, "complete", json_boolean(json_integer_value(
-		json_object_get(row, "complete")) == ARTIFACT_COMPLETE));
-	json_object_del(o, "file");
-	return o;
+	return json_pack("{sI sI ss sI ss ss sI ss sb}", "id", (json_int_t)a->id,
+			 "instance", (json_int_t)a->instance, "worker", a->worker,
+			 "worker_uid", (json_int_t)a->worker_uid, "name", a->name,
+			 "format", a->format, "size", (json_int_t)a->size,
+			 "created", iso_time(a->created_ms, when, sizeof(when)),
+			 "complete", a->complete == ARTIFACT_COMPLETE);
 }
 
-static json_t *find_artifact(struct daemon *d, const struct request *rq, struct reply *rp,
-			     const char *id_text)
+/* Artifact id_text, visible to rq's user, into *a: false after replying
+ * the error (404 for one the user may not see). */
+static bool find_artifact(struct daemon *d, const struct request *rq, struct reply *rp,
+			  const char *id_text, struct artifact *a)
 {
 	char *end;
 	long long id = strtoll(id_text, &end, 10);
-	json_t *rows, *row;
+	int r;
 
 	if (*end || id <= 0) {
 		reply_error(rp, 400, "id", "'%.32s' is not an artifact id (a positive number)", id_text);
-		return NULL;
+		return false;
 	}
-	rows = db_query(d->db, "SELECT * FROM artifacts WHERE id = ?", "i", (int64_t)id);
-	row = json_incref(json_array_get(rows, 0));
-	json_decref(rows);
-	if (!row || !user_may_see(&rq->user,
-				  (uid_t)json_integer_value(json_object_get(row, "worker_uid")))) {
-		json_decref(row);
+	r = artifact_get(d->db, id, a);
+	if (r < 0 && r != -ENOENT) {
+		reply_error(rp, 500, NULL, "cannot read artifact %lld from the index (see nprofd's "
+			    "log)", id);
+		return false;
+	}
+	if (r < 0 || !user_may_see(&rq->user, a->worker_uid)) {
 		reply_error(rp, 404, "id", "no artifact %lld that you may see", id);
-		return NULL;
+		return false;
 	}
-	snprintf(rp->worker, sizeof(rp->worker), "%s",
-		 json_string_value(json_object_get(row, "worker")));
-	return row;
+	snprintf(rp->worker, sizeof(rp->worker), "%s", a->worker);
+	return true;
 }
 
-static int open_stored(struct daemon *d, json_t *row)
+static int open_stored(struct daemon *d, const struct artifact *a)
 {
-	const char *file = json_string_value(json_object_get(row, "file"));
+	const char *file = a->file;
 	int dir, fd;
 
-	if (!file || strchr(file, '/'))
+	if (!file[0] || strchr(file, '/'))
 		return -EINVAL;
 	dir = open(d->artifacts_dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
 	if (dir < 0)
@@ -320,18 +324,17 @@ static int run_nprof_streamed(struct daemon *d, char **argv, uid_t owner, int in
 }
 
 /* The stored file converted to format, as a new unlinked file. */
-static int convert(struct daemon *d, json_t *row, int stored, const char *format,
+static int convert(struct daemon *d, const struct artifact *a, int stored, const char *format,
 		   struct reply *rp)
 {
-	const char *have = json_string_value(json_object_get(row, "format"));
+	const char *have = a->format;
 	char err[4096] = "", what[64];
 	char *argv[] = { d->nprof, "convert", "-", "-", "-o", (char *)format, NULL };
 	int out;
 
 	snprintf(what, sizeof(what), "converting the artifact to %.32s", format);
 	if (strcmp(have, "threads"))
-		return run_nprof(d, argv, (uid_t)json_integer_value(json_object_get(row, "worker_uid")),
-				 stored, -1, what, rp);
+		return run_nprof(d, argv, a->worker_uid, stored, -1, what, rp);
 	out = open(d->artifacts_dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	if (out < 0 || threads_to_text(stored, out, err, sizeof(err)) < 0) {
 		reply_error(rp, 500, "format", "%s failed%s%s", what, err[0] ? ": " : "",
@@ -374,11 +377,12 @@ static bool inline_valid(const char *inl, struct reply *rp)
 	return true;
 }
 
-static void download(struct daemon *d, const struct request *rq, struct reply *rp, json_t *row)
+static void download(struct daemon *d, const struct request *rq, struct reply *rp,
+		     const struct artifact *a)
 {
-	const char *have = json_string_value(json_object_get(row, "format"));
+	const char *have = a->format;
 	const char *want = rq->query(rq, "format"), *inl = rq->query(rq, "inline");
-	const char *name = json_string_value(json_object_get(row, "name"));
+	const char *name = a->name;
 	char base[96];
 	int fd;
 
@@ -393,19 +397,19 @@ static void download(struct daemon *d, const struct request *rq, struct reply *r
 			    format_targets(have, targets, sizeof(targets)));
 		return;
 	}
-	if (json_integer_value(json_object_get(row, "complete")) == ARTIFACT_WRITING) {
+	if (a->complete == ARTIFACT_WRITING) {
 		reply_error(rp, 409, "id", "artifact %lld is still being written; try again when its "
-			    "instance has ended", (long long)json_integer_value(json_object_get(row, "id")));
+			    "instance has ended", (long long)a->id);
 		return;
 	}
-	fd = open_stored(d, row);
+	fd = open_stored(d, a);
 	if (fd < 0) {
 		reply_error(rp, 410, "id", "the file of artifact %lld is gone from the state directory",
-			    (long long)json_integer_value(json_object_get(row, "id")));
+			    (long long)a->id);
 		return;
 	}
 	if (strcmp(want, have)) {
-		int out = convert(d, row, fd, want, rp);
+		int out = convert(d, a, fd, want, rp);
 
 		close(fd);
 		if (out < 0)
@@ -423,76 +427,105 @@ void api_artifacts_list(struct daemon *d, struct request *rq, struct reply *rp)
 {
 	const char *worker = rq->query(rq, "worker"), *inst = rq->query(rq, "instance");
 	uint64_t generation = db_generation(d->db);
-	json_t *rows, *list;
+	struct artifact_filter f = { .worker = worker, .all_users = rq->user.admin,
+				     .uid = rq->user.uid, .limit = 1000 };
+	struct artifact *arts;
+	json_t *list;
+	size_t n;
 
 	if (api_cached(d, rq, rp, generation))
 		return;
+	if (inst) {
+		char *end;
+		long long id = strtoll(inst, &end, 10);
+
+		/* (an id that is no number names no artifact's instance) */
+		f.instance = *end || id <= 0 ? -1 : id;
+	}
+	if (artifacts_list(d->db, &f, &arts, &n) < 0) {
+		reply_error(rp, 500, NULL, "cannot read the index (see nprofd's log)");
+		return;
+	}
 	list = json_array();
-	rows = db_query(d->db, "SELECT * FROM artifacts WHERE (? IS NULL OR worker = ?) AND "
-			"(? IS NULL OR instance = ?) AND (? OR worker_uid = ?) ORDER BY id DESC "
-			"LIMIT 1000", "ttttiu", worker, worker, inst, inst,
-			(int64_t)rq->user.admin, (unsigned)rq->user.uid);
-	for (size_t i = 0; i < json_array_size(rows); i++)
-		json_array_append_new(list, artifact_json(json_array_get(rows, i)));
-	json_decref(rows);
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(list, artifact_json(&arts[i]));
+	free(arts);
 	rp->json = json_pack("{so}", "artifacts", list);
 	api_keep(d, rq, rp, generation);
 }
 
-/* A profile artifact of rq's user, complete, for a diff: its row (decref
- * it) and its open file into *ret_fd; NULL after replying the error. */
-static json_t *diff_input(struct daemon *d, const struct request *rq, struct reply *rp,
-			  const char *key, const char *id, int *ret_fd)
-{
-	json_t *row;
+/* One side of a comparison, as the diff needs it. */
+struct side {
+	int64_t id;
+	char name[256];
+	uid_t owner;
+	int fd;				/* its profile, open; -1 */
+	bool remote;			/* another host's */
+};
 
-	if (!(row = find_artifact(d, rq, rp, id)))
-		return NULL;
-	if (strcmp(json_string_value(json_object_get(row, "format")), "pprof")) {
+/* A profile artifact of rq's user, complete, for a diff, into *s (its
+ * file open); false after replying the error. */
+static bool diff_input(struct daemon *d, const struct request *rq, struct reply *rp,
+		       const char *key, const char *id, struct side *s)
+{
+	struct artifact a;
+
+	if (!find_artifact(d, rq, rp, id, &a))
+		return false;
+	if (strcmp(a.format, "pprof")) {
 		reply_error(rp, 400, key, "artifact %.32s is a %s, not a profile: only profiles "
-			    "compare", id, json_string_value(json_object_get(row, "format")));
-	} else if (json_integer_value(json_object_get(row, "complete")) == ARTIFACT_WRITING) {
+			    "compare", id, a.format);
+	} else if (a.complete == ARTIFACT_WRITING) {
 		reply_error(rp, 409, key, "artifact %.32s is still being written; try again when "
 			    "its instance has ended", id);
-	} else if ((*ret_fd = open_stored(d, row)) < 0) {
+	} else if ((s->fd = open_stored(d, &a)) < 0) {
 		reply_error(rp, 410, key, "the file of artifact %.32s is gone from the state "
 			    "directory", id);
 	} else {
-		return row;
+		s->id = a.id;
+		s->owner = a.worker_uid;
+		snprintf(s->name, sizeof(s->name), "%s", a.name);
+		return true;
 	}
-	json_decref(row);
-	return NULL;
+	return false;
 }
 
 /* One side of a comparison, key (before, after): an artifact of this
  * host, or of KEY_host's when that names another host of the cluster
- * (*remote set), as api_cluster_artifact gets it. */
-static json_t *diff_side(struct daemon *d, const struct request *rq, struct reply *rp,
-			 const char *key, int *ret_fd, bool *remote)
+ * (s->remote), as api_cluster_artifact gets it. false after replying the
+ * error. */
+static bool diff_side(struct daemon *d, const struct request *rq, struct reply *rp,
+		      const char *key, struct side *s)
 {
 	char host_key[16];
 	const char *id = rq->query(rq, key), *host;
+	json_t *art;
 
 	snprintf(host_key, sizeof(host_key), "%s_host", key);
 	host = rq->query(rq, host_key);
 	if (!id) {
 		reply_error(rp, 400, key, "%s=ID is missing: the artifacts to compare are before=ID "
 			    "and after=ID (profiles, see GET /api/v1/artifacts)", key);
-		return NULL;
+		return false;
 	}
-	if (host && !api_cluster_is_self(d, host)) {
-		*remote = true;
-		return api_cluster_artifact(d, rq, rp, host, id, key, ret_fd);
-	}
-	return diff_input(d, rq, rp, key, id, ret_fd);
+	if (!host || api_cluster_is_self(d, host))
+		return diff_input(d, rq, rp, key, id, s);
+	s->remote = true;
+	/* (the other host's reply, as its API shows the artifact) */
+	if (!(art = api_cluster_artifact(d, rq, rp, host, id, key, &s->fd)))
+		return false;
+	s->id = json_integer_value(json_object_get(art, "id"));
+	s->owner = (uid_t)json_integer_value(json_object_get(art, "worker_uid"));
+	snprintf(s->name, sizeof(s->name), "%s", json_string_value(json_object_get(art, "name")) ?: "");
+	json_decref(art);
+	return true;
 }
 
 void api_diff(struct daemon *d, struct request *rq, struct reply *rp)
 {
 	const char *format = rq->query(rq, "format"), *inl = rq->query(rq, "inline");
-	json_t *before = NULL, *after = NULL;
-	int fb = -1, fa = -1, out;
-	bool remote_before = false, remote_after = false;
+	struct side before = { .fd = -1 }, after = { .fd = -1 };
+	int out;
 	uid_t owner;
 	char *argv[] = { d->nprof, "diff", "-", "/dev/fd/3", "-o", NULL, "--title", NULL, NULL };
 	char base[96], title[256];
@@ -505,76 +538,69 @@ void api_diff(struct daemon *d, struct request *rq, struct reply *rp)
 			    format_diff_list(names, sizeof(names)));
 		return;
 	}
-	if (!inline_valid(inl, rp) || !(before = diff_side(d, rq, rp, "before", &fb, &remote_before)) ||
-	    !(after = diff_side(d, rq, rp, "after", &fa, &remote_after)))
+	if (!inline_valid(inl, rp) || !diff_side(d, rq, rp, "before", &before) ||
+	    !diff_side(d, rq, rp, "after", &after))
 		goto out;
-	owner = (uid_t)json_integer_value(json_object_get(after, "worker_uid"));
-	if (remote_before || remote_after) {
+	owner = after.owner;
+	if (before.remote || after.remote) {
 		/* Each host gave its profile to this user: nprof reads both, as
 		 * the open files it is given, as this user (root's as nobody: it
 		 * needs no privilege, and no other user's uid is this host's to
 		 * take). */
 		owner = rq->user.uid ? rq->user.uid : 65534;
-	} else if (json_integer_value(json_object_get(before, "worker_uid")) !=
-		   json_integer_value(json_object_get(after, "worker_uid"))) {
+	} else if (before.owner != after.owner) {
 		/* each is read as its owner; no one user may read both */
 		reply_error(rp, 400, "after", "the two profiles are of workers of different users; "
 			    "compare two of one user's (or download both and run nprof diff)");
 		goto out;
 	}
 	argv[5] = (char *)format;
-	snprintf(title, sizeof(title), "%.100s \u2192 %.100s",
-		 json_string_value(json_object_get(before, "name")),
-		 json_string_value(json_object_get(after, "name")));
+	snprintf(title, sizeof(title), "%.100s \u2192 %.100s", before.name, after.name);
 	argv[7] = title;
-	out = run_nprof_streamed(d, argv, owner, fb, fa, "comparing the two profiles", rp);
+	out = run_nprof_streamed(d, argv, owner, before.fd, after.fd, "comparing the two profiles",
+				 rp);
 	if (out >= 0) {
-		snprintf(base, sizeof(base), "diff-%lld-%lld",
-			 (long long)json_integer_value(json_object_get(before, "id")),
-			 (long long)json_integer_value(json_object_get(after, "id")));
+		snprintf(base, sizeof(base), "diff-%lld-%lld", (long long)before.id,
+			 (long long)after.id);
 		reply_file(rp, out, format, base, inl);
 	}
 out:
-	if (fb >= 0)
-		close(fb);
-	if (fa >= 0)
-		close(fa);
-	json_decref(before);
-	json_decref(after);
+	if (before.fd >= 0)
+		close(before.fd);
+	if (after.fd >= 0)
+		close(after.fd);
 }
 
 /* GET /api/v1/artifacts/ID: the file, converted to ?format=; with
  * ?info=1 its JSON. */
 void api_artifact_get(struct daemon *d, struct request *rq, struct reply *rp)
 {
-	json_t *row = find_artifact(d, rq, rp, rq->param[0]);
+	struct artifact a;
 
-	if (!row)
+	if (!find_artifact(d, rq, rp, rq->param[0], &a))
 		return;
 	if (rq->query(rq, "info"))
-		rp->json = artifact_json(row);
+		rp->json = artifact_json(&a);
 	else
-		download(d, rq, rp, row);
-	json_decref(row);
+		download(d, rq, rp, &a);
 }
 
 void api_artifact_delete(struct daemon *d, struct request *rq, struct reply *rp)
 {
-	const char *seg = rq->param[0], *file;
+	const char *seg = rq->param[0];
 	char path[PATH_MAX * 2];
-	json_t *row = find_artifact(d, rq, rp, seg);
+	struct artifact a;
 
-	if (!row)
+	if (!find_artifact(d, rq, rp, seg, &a))
 		return;
-	if (json_integer_value(json_object_get(row, "complete")) == ARTIFACT_WRITING) {
+	if (a.complete == ARTIFACT_WRITING) {
 		reply_error(rp, 409, "id", "artifact %s is still being written", seg);
 	} else {
-		file = json_string_value(json_object_get(row, "file"));
-		if (file && !strchr(file, '/')) {
-			snprintf(path, sizeof(path), "%s/%s", d->artifacts_dir, file);
+		if (a.file[0] && !strchr(a.file, '/')) {
+			snprintf(path, sizeof(path), "%s/%s", d->artifacts_dir, a.file);
 			unlink(path);
 		}
-		if (db_exec(d->db, NULL, "DELETE FROM artifacts WHERE id = ?", "t", seg) < 0) {
+		if (artifact_delete(d->db, a.id) < 0) {
 			reply_error(rp, 500, NULL, "artifact %s's file is removed, but its row is "
 				    "not: the index cannot be written (nprofd's log says why)", seg);
 		} else {
@@ -582,5 +608,4 @@ void api_artifact_delete(struct daemon *d, struct request *rq, struct reply *rp)
 			snprintf(rp->result, sizeof(rp->result), "deleted");
 		}
 	}
-	json_decref(row);
 }

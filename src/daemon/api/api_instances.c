@@ -19,6 +19,7 @@
 #include "daemon/core/nouns.h"
 #include "daemon/jobs/command.h"
 #include "daemon/jobs/jobs.h"
+#include "daemon/store/artifact_rows.h"
 #include "daemon/store/artifacts.h"
 #include "daemon/store/db.h"
 #include "daemon/store/instances.h"
@@ -27,34 +28,36 @@
 
 
 /* The artifacts of the n instances in list, in one query: an object
- * from instance id (text) to its artifacts, by id. */
+ * from instance id (text) to its artifacts as the API shows them, by
+ * id. NULL when the index cannot be read. */
 static json_t *artifacts_of(struct daemon *d, struct instance *const *list, size_t n)
 {
-	json_t *ids = json_array(), *by = json_object(), *arts;
-	char *ids_text;
+	int64_t *ids = calloc(n ? n : 1, sizeof(*ids));
+	struct artifact *arts = NULL;
+	size_t m = 0;
+	json_t *by;
 
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(ids, json_integer(list[i]->id));
-	ids_text = json_dumps(ids, JSON_COMPACT);
-	arts = ids_text ? db_query(d->db, "SELECT instance, id, name, format, size, complete FROM "
-				   "artifacts WHERE instance IN (SELECT value FROM json_each(?)) "
-				   "ORDER BY id", "t", ids_text) : NULL;
-	for (size_t i = 0; i < json_array_size(arts); i++) {
-		json_t *a = json_array_get(arts, i), *its;
+	for (size_t i = 0; ids && i < n; i++)
+		ids[i] = list[i]->id;
+	if (!ids || artifacts_of_instances(d->db, ids, n, &arts, &m) < 0) {
+		free(ids);
+		return NULL;
+	}
+	free(ids);
+	by = json_object();
+	for (size_t i = 0; i < m; i++) {
+		json_t *its;
 		char key[24];
 
-		snprintf(key, sizeof(key), "%lld",
-			 (long long)json_integer_value(json_object_get(a, "instance")));
+		snprintf(key, sizeof(key), "%lld", (long long)arts[i].instance);
 		if (!(its = json_object_get(by, key)))
 			json_object_set_new(by, key, its = json_array());
-		json_object_del(a, "instance");
-		json_object_set_new(a, "complete", json_boolean(json_integer_value(
-			json_object_get(a, "complete")) == ARTIFACT_COMPLETE));
-		json_array_append(its, a);
+		json_array_append_new(its, json_pack("{sI ss ss sI sb}", "id", (json_int_t)arts[i].id,
+						     "name", arts[i].name, "format", arts[i].format,
+						     "size", (json_int_t)arts[i].size, "complete",
+						     arts[i].complete == ARTIFACT_COMPLETE));
 	}
-	json_decref(arts);
-	free(ids_text);
-	json_decref(ids);
+	free(arts);
 	return by;
 }
 
@@ -105,11 +108,14 @@ static json_t *instance_json(const struct instance *in, json_t *arts)
 		"artifacts", mine ? json_incref(mine) : json_array());
 }
 
-/* Instances as the API shows them. */
+/* Instances as the API shows them; NULL when the index cannot be read. */
 static json_t *instances_json(struct daemon *d, struct instance *const *list, size_t n)
 {
-	json_t *arts = artifacts_of(d, list, n), *out = json_array();
+	json_t *arts = artifacts_of(d, list, n), *out;
 
+	if (!arts)
+		return NULL;
+	out = json_array();
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(out, instance_json(list[i], arts));
 	json_decref(arts);
@@ -216,10 +222,10 @@ static void fail_instance(struct daemon *d, int64_t id, const char *why)
 void instance_launch(struct daemon *d, const struct request *rq, struct reply *rp,
 		     const struct worker *w, int pidfd, struct launch *l)
 {
-	char *argv[20], **cmd_argv = NULL, pid_text[16], name[128], file[64], output[PATH_MAX] = "";
+	char *argv[20], **cmd_argv = NULL, pid_text[16], output[PATH_MAX] = "";
 	const struct service_config *svc = api_service(d, w);
 	uint64_t ms = now_ms(), deadline;
-	int64_t id = 0, art = 0, running, count;
+	int64_t id = 0, running, count;
 	struct instance row;
 	struct job_spec spec;
 	bool root = l->as_root || (rq->user.admin && !l->as_owner);
@@ -278,13 +284,15 @@ void instance_launch(struct daemon *d, const struct request *rq, struct reply *r
 	if (instance_worker_seen(d->db, w, svc ? svc->name : w->unit, ms) < 0)
 		log_error("instance %lld: worker %s not remembered in the index", (long long)id, w->id);
 	if (l->art_format) {
-		artifact_name(l, w, ms, name, sizeof(name));
-		snprintf(file, sizeof(file), "%lld.%s", (long long)id, l->art_ext);
-		fd = artifacts_create(d, file, uid);
-		if (fd < 0 || db_exec(d->db, &art, "INSERT INTO artifacts(instance, worker, worker_uid, "
-				      "name, format, file, created) VALUES(?,?,?,?,?,?,?)", "ituttti",
-				      id, w->id, (unsigned)w->uid, name, l->art_format, file,
-				      (int64_t)ms) < 0) {
+		struct artifact a = { .instance = id, .worker_uid = w->uid, .created_ms = ms,
+				      .complete = ARTIFACT_WRITING };
+
+		snprintf(a.worker, sizeof(a.worker), "%s", w->id);
+		artifact_name(l, w, ms, a.name, sizeof(a.name));
+		snprintf(a.format, sizeof(a.format), "%s", l->art_format);
+		snprintf(a.file, sizeof(a.file), "%lld.%s", (long long)id, l->art_ext);
+		fd = artifacts_create(d, a.file, uid);
+		if (fd < 0 || artifact_insert(d->db, &a, NULL) < 0) {
 			fail_instance(d, id, "cannot create the artifact file in the state directory");
 			reply_error(rp, 500, NULL, "cannot create the artifact file in the state "
 				    "directory: %s", strerror(fd < 0 ? -fd : EIO));
@@ -523,6 +531,7 @@ void api_instances_list(struct daemon *d, struct request *rq, struct reply *rp)
 	long limit = limit_text ? atol(limit_text) : 100;
 	uint64_t generation = db_generation(d->db);
 	struct instance **list;
+	json_t *shown;
 	size_t n;
 
 	if (status && instance_state_parse(status) < 0) {
@@ -542,8 +551,13 @@ void api_instances_list(struct daemon *d, struct request *rq, struct reply *rp)
 		reply_error(rp, 500, NULL, "cannot read the index (see nprofd's log)");
 		return;
 	}
-	rp->json = json_pack("{so}", "instances", instances_json(d, list, n));
+	shown = instances_json(d, list, n);
 	instances_free(list, n);
+	if (!shown) {
+		reply_error(rp, 500, NULL, "cannot read the index (see nprofd's log)");
+		return;
+	}
+	rp->json = json_pack("{so}", "instances", shown);
 	api_keep(d, rq, rp, generation);
 }
 

@@ -11,7 +11,7 @@
 #include "daemon/core/log.h"
 #include "daemon/core/nouns.h"
 #include "daemon/core/wall_time.h"
-#include "daemon/store/db.h"
+#include "daemon/store/artifact_rows.h"
 #include "daemon/store/instances.h"
 
 int artifacts_create(struct daemon *d, const char *name, uid_t uid)
@@ -47,98 +47,98 @@ static void remove_file(struct daemon *d, const char *name)
 		log_error("cannot remove %s: %s", path, strerror(errno));
 }
 
-static void remove_artifact(struct daemon *d, json_t *row)
+/* The artifact's file and row: 0, or -EIO when the row stays (the
+ * index refused; the log says why). */
+static int remove_artifact(struct daemon *d, const struct artifact *a)
 {
-	remove_file(d, json_string_value(json_object_get(row, "file")));
-	db_exec(d->db, NULL, "DELETE FROM artifacts WHERE id = ?", "i",
-		(int64_t)json_integer_value(json_object_get(row, "id")));
+	remove_file(d, a->file);
+	return artifact_delete(d->db, a->id);
+}
+
+/* The artifacts of instance id (every user's): 0 and *ret (free it). */
+static int artifacts_of(struct daemon *d, int64_t id, struct artifact **ret, size_t *n)
+{
+	return artifacts_list(d->db, &(struct artifact_filter){ .instance = id, .all_users = true,
+								 .limit = -1 }, ret, n);
 }
 
 void artifacts_settle(struct daemon *d, int64_t id, bool ok)
 {
-	json_t *rows = db_query(d->db, "SELECT id, file FROM artifacts WHERE instance = ?", "i", id);
+	struct artifact *arts;
+	size_t n;
 
-	for (size_t i = 0; i < json_array_size(rows); i++) {
-		json_t *row = json_array_get(rows, i);
+	if (artifacts_of(d, id, &arts, &n) < 0) {
+		log_error("instance %lld: its artifacts stay unsettled: the index cannot be read",
+			  (long long)id);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *file = arts[i].file;
 		char path[PATH_MAX * 2];
 		struct stat st;
-		const char *file = json_string_value(json_object_get(row, "file"));
 
-		snprintf(path, sizeof(path), "%s/%s", d->artifacts_dir, file ? file : "");
-		if (!file || strchr(file, '/') || stat(path, &st) < 0 || st.st_size == 0) {
-			remove_artifact(d, row);
+		snprintf(path, sizeof(path), "%s/%s", d->artifacts_dir, file);
+		if (!file[0] || strchr(file, '/') || stat(path, &st) < 0 || st.st_size == 0) {
+			remove_artifact(d, &arts[i]);
 			continue;
 		}
 		/* A partial file of a failed job stays listed (complete false):
 		 * what it holds may still help, and it is never orphaned. */
-		db_exec(d->db, NULL, "UPDATE artifacts SET size = ?, complete = ? WHERE id = ?", "iii",
-			(int64_t)st.st_size, (int64_t)(ok ? ARTIFACT_COMPLETE : ARTIFACT_PARTIAL),
-			(int64_t)json_integer_value(json_object_get(row, "id")));
+		if (artifact_settled(d->db, arts[i].id, (uint64_t)st.st_size,
+				     ok ? ARTIFACT_COMPLETE : ARTIFACT_PARTIAL) < 0)
+			log_error("artifact %lld stays marked as being written: the index refused",
+				  (long long)arts[i].id);
 	}
-	json_decref(rows);
-}
-
-static int64_t total_bytes(struct daemon *d)
-{
-	return db_query_int(d->db, 0, "SELECT SUM(size) FROM artifacts", "");
+	free(arts);
 }
 
 bool artifacts_full(struct daemon *d)
 {
-	return (uint64_t)total_bytes(d) > d->cfg.max_bytes;
-}
+	uint64_t count, bytes;
 
-/* The oldest settled artifact that is not the newest one, or NULL. */
-static json_t *oldest(struct daemon *d)
-{
-	json_t *rows = db_query(d->db, "SELECT id, file, created FROM artifacts WHERE complete > 0 "
-				"AND id < (SELECT MAX(id) FROM artifacts) ORDER BY id LIMIT 1", "");
-	json_t *row = json_incref(json_array_get(rows, 0));
-
-	json_decref(rows);
-	return row;
+	/* unreadable, it is not known to be full: retention runs again at
+	 * every instance's end */
+	return artifacts_totals(d->db, &count, &bytes) == 0 && bytes > d->cfg.max_bytes;
 }
 
 static void trim_history(struct daemon *d)
 {
-	json_t *rows = db_query(d->db,
-		"SELECT id FROM (SELECT id, ROW_NUMBER() OVER (PARTITION BY worker ORDER BY id DESC) "
-		"AS n FROM instances WHERE status != 'RUNNING') WHERE n > ?", "u",
-		d->cfg.history_per_worker);
+	int64_t *ids = NULL;
+	size_t n = 0;
 
-	for (size_t i = 0; i < json_array_size(rows); i++) {
-		int64_t id = json_integer_value(json_object_get(json_array_get(rows, i), "id"));
-		json_t *arts = db_query(d->db, "SELECT id, file FROM artifacts WHERE instance = ?",
-					"i", id);
+	if (instances_beyond_history(d->db, d->cfg.history_per_worker, &ids, &n) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		struct artifact *arts;
+		size_t k, m;
 
-		for (size_t k = 0; k < json_array_size(arts); k++)
-			remove_artifact(d, json_array_get(arts, k));
-		json_decref(arts);
-		db_exec(d->db, NULL, "DELETE FROM instances WHERE id = ?", "i", id);
+		if (artifacts_of(d, ids[i], &arts, &m) < 0)
+			continue;
+		for (k = 0; k < m && remove_artifact(d, &arts[k]) == 0; k++)
+			;
+		free(arts);
+		/* an instance goes once its artifacts have gone: none is orphaned */
+		if (k == m)
+			instance_delete(d->db, ids[i]);
 	}
-	json_decref(rows);
+	free(ids);
 }
 
 void artifacts_retain(struct daemon *d)
 {
 	uint64_t age_limit = d->cfg.max_age_ns ? now_ms() - d->cfg.max_age_ns / 1000000 : 0;
-	json_t *row;
+	struct artifact a;
+	uint64_t count, bytes;
 
 	trim_history(d);
-	while ((row = oldest(d))) {
-		uint64_t created = (uint64_t)json_integer_value(json_object_get(row, "created"));
-		bool over = (uint64_t)db_query_int(d->db, 0, "SELECT COUNT(*) FROM artifacts", "") >
-				    d->cfg.max_count ||
-			    (uint64_t)total_bytes(d) > d->cfg.max_bytes ||
-			    (age_limit && created < age_limit);
-
-		if (over) {
-			log_info("retention: removing artifact %lld",
-				 (long long)json_integer_value(json_object_get(row, "id")));
-			remove_artifact(d, row);
-		}
-		json_decref(row);
-		if (!over)
+	while (artifact_oldest_settled(d->db, &a) == 0 &&
+	       artifacts_totals(d->db, &count, &bytes) == 0) {
+		if (count <= d->cfg.max_count && bytes <= d->cfg.max_bytes &&
+		    !(age_limit && a.created_ms < age_limit))
+			break;
+		log_info("retention: removing artifact %lld", (long long)a.id);
+		/* the same oldest would come back: stop until the next end */
+		if (remove_artifact(d, &a) < 0)
 			break;
 	}
 }
@@ -179,6 +179,7 @@ void artifacts_collect_work(struct daemon *d, int64_t id, uid_t uid)
 	char name[64], dst[96];
 	int dirfd, artfd, job, n = 0;
 	struct instance *in = NULL;
+	struct artifact art;
 	DIR *dir;
 	struct dirent *e;
 
@@ -203,10 +204,14 @@ void artifacts_collect_work(struct daemon *d, int64_t id, uid_t uid)
 			continue;
 		snprintf(shown, sizeof(shown), "%s-%lld-%.150s", in->mode ?: in->kind,
 			 (long long)in->pid, e->d_name);
-		if (db_exec(d->db, NULL, "INSERT INTO artifacts(instance, worker, worker_uid, name, "
-			    "format, file, size, created, complete) VALUES(?,?,?,?,'file',?,?,?,0)",
-			    "ituttii", id, in->worker, (unsigned)in->worker_uid, shown, dst,
-			    (int64_t)st.st_size, (int64_t)now_ms()) < 0) {
+		art = (struct artifact){ .instance = id, .worker_uid = in->worker_uid,
+					 .size = (uint64_t)st.st_size, .created_ms = now_ms(),
+					 .complete = ARTIFACT_WRITING };
+		snprintf(art.worker, sizeof(art.worker), "%s", in->worker);
+		snprintf(art.name, sizeof(art.name), "%s", shown);
+		snprintf(art.format, sizeof(art.format), "file");
+		snprintf(art.file, sizeof(art.file), "%s", dst);
+		if (artifact_insert(d->db, &art, NULL) < 0) {
 			/* unindexed, the file would be no one's: gone with the rest */
 			unlinkat(artfd, dst, 0);
 			continue;

@@ -184,6 +184,27 @@ int instances_running_ids(struct db *db, int64_t **ret, size_t *n)
 	return 0;
 }
 
+int instances_beyond_history(struct db *db, unsigned per_worker, int64_t **ret, size_t *n)
+{
+	struct ids ids = { 0 };
+	int r = db_each(db, gather_id, &ids, "SELECT id FROM (SELECT id, ROW_NUMBER() OVER "
+			"(PARTITION BY worker ORDER BY id DESC) AS n FROM instances WHERE "
+			"status != 'RUNNING') WHERE n > ?", "u", per_worker);
+
+	if (r < 0) {
+		free(ids.id);
+		return r;
+	}
+	*ret = ids.id;
+	*n = ids.n;
+	return 0;
+}
+
+int instance_delete(struct db *db, int64_t id)
+{
+	return db_exec(db, NULL, "DELETE FROM instances WHERE id = ?", "i", id);
+}
+
 /* The first column of the one row a count or a look-up gives. */
 static int first_int(void *ctx, const struct db_row *r)
 {

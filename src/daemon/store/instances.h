@@ -61,6 +61,13 @@ void instances_free(struct instance **list, size_t n);
 /* The ids of the instances still RUNNING: 0 and *ret (free it), or -EIO. */
 int instances_running_ids(struct db *db, int64_t **ret, size_t *n);
 
+/* The ended instances of each worker past its newest per_worker: 0 and
+ * their ids into *ret (free it), or -EIO. */
+int instances_beyond_history(struct db *db, unsigned per_worker, int64_t **ret, size_t *n);
+
+/* The row removed (its artifacts are the caller's). 0 or -EIO. */
+int instance_delete(struct db *db, int64_t id);
+
 /* The running instance of kind and mode (NULL: none) on worker: its id,
  * 0 when there is none, or -EIO. */
 int64_t instance_running_on(struct db *db, const char *worker, const char *kind, const char *mode);

@@ -1,0 +1,160 @@
+/* artifact_rows: the artifacts table as typed rows (artifact_rows.h). */
+#include "daemon/store/artifact_rows.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/array.h"
+#include "daemon/store/db.h"
+
+/* Every read names its columns in this order (read_row's). */
+#define COLUMNS "id, instance, worker, worker_uid, name, format, file, size, created, complete"
+enum { C_ID, C_INSTANCE, C_WORKER, C_WORKER_UID, C_NAME, C_FORMAT, C_FILE, C_SIZE, C_CREATED,
+       C_COMPLETE };
+
+static void read_row(const struct db_row *r, struct artifact *a)
+{
+	int64_t complete = db_int(r, C_COMPLETE);
+
+	*a = (struct artifact){
+		.id = db_int(r, C_ID),
+		.instance = db_int(r, C_INSTANCE),
+		.worker_uid = (uid_t)db_int(r, C_WORKER_UID),
+		.size = (uint64_t)db_int(r, C_SIZE),
+		.created_ms = (uint64_t)db_int(r, C_CREATED),
+		/* the schema's CHECK allows these three alone */
+		.complete = complete == ARTIFACT_COMPLETE ? ARTIFACT_COMPLETE
+			  : complete == ARTIFACT_PARTIAL ? ARTIFACT_PARTIAL : ARTIFACT_WRITING,
+	};
+	snprintf(a->worker, sizeof(a->worker), "%s", db_text(r, C_WORKER) ?: "");
+	snprintf(a->name, sizeof(a->name), "%s", db_text(r, C_NAME) ?: "");
+	snprintf(a->format, sizeof(a->format), "%s", db_text(r, C_FORMAT) ?: "");
+	snprintf(a->file, sizeof(a->file), "%s", db_text(r, C_FILE) ?: "");
+}
+
+static int one_row(void *ctx, const struct db_row *r)
+{
+	read_row(r, ctx);
+	return 1;
+}
+
+int artifact_get(struct db *db, int64_t id, struct artifact *ret)
+{
+	int r = db_each(db, one_row, ret, "SELECT " COLUMNS " FROM artifacts WHERE id = ?", "i", id);
+
+	return r < 0 ? -EIO : r ? 0 : -ENOENT;
+}
+
+int artifact_oldest_settled(struct db *db, struct artifact *ret)
+{
+	int r = db_each(db, one_row, ret, "SELECT " COLUMNS " FROM artifacts WHERE complete > 0 "
+			"AND id < (SELECT MAX(id) FROM artifacts) ORDER BY id LIMIT 1", "");
+
+	return r < 0 ? -EIO : r ? 0 : -ENOENT;
+}
+
+/* Rows into a growing array. */
+struct gather {
+	struct artifact *list;
+	size_t n, cap;
+};
+
+static int gather_row(void *ctx, const struct db_row *r)
+{
+	struct gather *g = ctx;
+
+	if (array_reserve(&g->list, &g->cap, g->n + 1, sizeof(*g->list)) < 0)
+		return -ENOMEM;
+	read_row(r, &g->list[g->n++]);
+	return 0;
+}
+
+int artifacts_list(struct db *db, const struct artifact_filter *f, struct artifact **ret,
+		   size_t *n)
+{
+	struct gather g = { 0 };
+	int r = db_each(db, gather_row, &g, "SELECT " COLUMNS " FROM artifacts WHERE "
+			"(? IS NULL OR worker = ?) AND (? = 0 OR instance = ?) AND "
+			"(? OR worker_uid = ?) ORDER BY id DESC LIMIT ?", "ttiiiui",
+			f->worker, f->worker, f->instance, f->instance, (int64_t)f->all_users,
+			(unsigned)f->uid, (int64_t)f->limit);
+
+	if (r < 0) {
+		free(g.list);
+		return -EIO;
+	}
+	*ret = g.list;
+	*n = g.n;
+	return 0;
+}
+
+int artifacts_of_instances(struct db *db, const int64_t *ids, size_t n, struct artifact **ret,
+			   size_t *m)
+{
+	struct gather g = { 0 };
+	/* the ids as one JSON array, which json_each reads: one statement
+	 * whatever their number */
+	size_t cap = 3 + n * 21, len = 0;	/* "[", the ids with commas, "]", NUL */
+	char *list = malloc(cap);
+	int r;
+
+	if (!list)
+		return -ENOMEM;
+	list[len++] = '[';
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)snprintf(list + len, cap - len, "%s%lld", i ? "," : "",
+					(long long)ids[i]);
+	snprintf(list + len, cap - len, "]");
+	r = db_each(db, gather_row, &g, "SELECT " COLUMNS " FROM artifacts WHERE instance IN "
+		    "(SELECT value FROM json_each(?)) ORDER BY id", "t", list);
+	free(list);
+	if (r < 0) {
+		free(g.list);
+		return r == -ENOMEM ? -ENOMEM : -EIO;
+	}
+	*ret = g.list;
+	*m = g.n;
+	return 0;
+}
+
+int artifact_insert(struct db *db, const struct artifact *a, int64_t *ret_id)
+{
+	return db_exec(db, ret_id, "INSERT INTO artifacts(instance, worker, worker_uid, name, "
+		       "format, file, size, created, complete) VALUES(?,?,?,?,?,?,?,?,?)",
+		       "ituttti" "ii", a->instance, a->worker, (unsigned)a->worker_uid, a->name,
+		       a->format, a->file, (int64_t)a->size, (int64_t)a->created_ms,
+		       (int64_t)a->complete);
+}
+
+int artifact_settled(struct db *db, int64_t id, uint64_t size, enum artifact_state complete)
+{
+	return db_exec(db, NULL, "UPDATE artifacts SET size = ?, complete = ? WHERE id = ?", "iii",
+		       (int64_t)size, (int64_t)complete, id);
+}
+
+int artifact_delete(struct db *db, int64_t id)
+{
+	return db_exec(db, NULL, "DELETE FROM artifacts WHERE id = ?", "i", id);
+}
+
+static int two_ints(void *ctx, const struct db_row *r)
+{
+	uint64_t *v = ctx;
+
+	v[0] = (uint64_t)db_int(r, 0);
+	v[1] = (uint64_t)db_int(r, 1);
+	return 1;
+}
+
+int artifacts_totals(struct db *db, uint64_t *count, uint64_t *bytes)
+{
+	uint64_t v[2] = { 0, 0 };
+
+	if (db_each(db, two_ints, v, "SELECT COUNT(*), IFNULL(SUM(size), 0) FROM artifacts", "") < 0)
+		return -EIO;
+	*count = v[0];
+	*bytes = v[1];
+	return 0;
+}
