@@ -272,21 +272,39 @@ void unwind_self_reader_init(struct unwind_self_reader *r, uint64_t safe_lo,
 	r->syscalls = 0;
 }
 
-int unwind_read_self(void *ctx, uint64_t addr, void *dst, size_t len)
+/* The read of unwind_read_self outside the stack: a system call that
+ * fails with EFAULT where a load would fault. Out of line so that the
+ * plain loads pay nothing for its iovecs, its stack protector and errno
+ * (only the system call can change errno: saved here, not on every read). */
+static __attribute__((noinline)) int read_self_syscall(struct unwind_self_reader *r,
+						       uint64_t addr, void *dst, size_t len)
 {
-	struct unwind_self_reader *r = ctx;
 	struct iovec local = { dst, len }, remote = { (void *)(uintptr_t)addr, len };
 	int saved = errno;
 	ssize_t got;
 
-	if (addr >= r->safe_lo && addr < r->safe_hi && r->safe_hi - addr >= len) {
-		memcpy(dst, (const void *)(uintptr_t)addr, len);
-		return 0;
-	}
 	r->syscalls++;
 	if (!r->pid)
 		r->pid = getpid();
 	got = process_vm_readv(r->pid, &local, 1, &remote, 1, 0);
 	errno = saved;
 	return got == (ssize_t)len ? 0 : -1;
+}
+
+int unwind_read_self(void *ctx, uint64_t addr, void *dst, size_t len)
+{
+	struct unwind_self_reader *r = ctx;
+
+	if (addr < r->safe_lo || addr >= r->safe_hi || r->safe_hi - addr < len)
+		return read_self_syscall(r, addr, dst, len);
+	/* The walker's reads are one word (a return address, a saved rbp)
+	 * or two (a frame-pointer frame): sizes the compiler copies inline,
+	 * where a variable one would call memcpy. */
+	if (len == sizeof(uint64_t))
+		memcpy(dst, (const void *)(uintptr_t)addr, sizeof(uint64_t));
+	else if (len == 2 * sizeof(uint64_t))
+		memcpy(dst, (const void *)(uintptr_t)addr, 2 * sizeof(uint64_t));
+	else
+		memcpy(dst, (const void *)(uintptr_t)addr, len);
+	return 0;
 }
