@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,9 +16,18 @@
 #include "base/hex.h"
 #include "base/target_files.h"
 
+/* The last generation given out; 64 bits never wrap. */
+static atomic_uint_fast64_t last_generation;
+
+static uint64_t next_generation(void)
+{
+	return atomic_fetch_add_explicit(&last_generation, 1, memory_order_relaxed) + 1;
+}
+
 void unwind_modules_init(struct unwind_modules *m)
 {
 	memset(m, 0, sizeof(*m));
+	m->generation = next_generation();
 }
 
 void unwind_modules_release(struct unwind_modules *m)
@@ -61,6 +71,9 @@ int unwind_modules_add(struct unwind_modules *m, uint64_t start, uint64_t end,
 	m->n++;
 	if (!table)
 		m->no_table++;
+	/* Rows cached for the list as it was may now belong to another
+	 * module (or to none): the list is another one. */
+	m->generation = next_generation();
 	return 0;
 }
 

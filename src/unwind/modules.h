@@ -30,6 +30,14 @@ struct unwind_modules {
 	struct unwind_module *v; /* sorted by start, non-overlapping */
 	unsigned n, cap;
 	unsigned no_table;	 /* mappings added without a table */
+	/* Names this list's contents among every list the process ever made:
+	 * a fresh value from one process-wide counter at init and at each
+	 * add, never 0 after init. A row cache (unwind/row_cache.h) keys its
+	 * entries with it, so that rows remembered under one list are never
+	 * served for another (a list rebuilt after dlopen or dlclose, the
+	 * list of another process, or a freed list's address reused). 0 (a
+	 * list zeroed but never initialised): the walker caches nothing. */
+	uint64_t generation;
 	/* How the walker asks a lazy table for a row (set by
 	 * unwind_modules_from_maps when its cache is lazy:
 	 * unwind_table_find_lazy). It locks and allocates, so only a

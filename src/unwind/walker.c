@@ -21,9 +21,43 @@ static int read_u64(unwind_read_fn read, void *ctx, uint64_t addr, uint64_t *ret
 	return read(ctx, addr, ret, sizeof(*ret));
 }
 
+/* The row for a pc: the module holding it, then its row; NULL: none
+ * (frame pointers). */
+static const struct cfi_row *row_find(const struct unwind_modules *mods, uint64_t pc)
+{
+	const struct unwind_module *mod = unwind_modules_find(mods, pc);
+
+	if (!mod)
+		return NULL;
+	if (mod->table && mod->table->lazy && mods->find_lazy)
+		return mods->find_lazy(mod->table, pc - mod->bias);
+	return unwind_table_find(mod->table, pc - mod->bias);
+}
+
+static const struct cfi_row *row_find_cached(const struct unwind_modules *mods,
+					     struct unwind_row_cache *rows, uint64_t pc)
+{
+	const struct cfi_row *row;
+
+	if (!rows || !mods || !mods->generation)
+		return row_find(mods, pc);
+	if (unwind_row_cache_get(rows, mods->generation, pc, &row))
+		return row;
+	row = row_find(mods, pc);
+	unwind_row_cache_put(rows, mods->generation, pc, row);
+	return row;
+}
+
 unsigned unwind_walk_ex(const struct unwind_regs *regs, const struct unwind_modules *mods,
 			unwind_read_fn read, void *ctx, uint64_t *ips, unsigned max,
 			struct unwind_info *ret_info)
+{
+	return unwind_walk_cached(regs, mods, NULL, read, ctx, ips, max, ret_info);
+}
+
+unsigned unwind_walk_cached(const struct unwind_regs *regs, const struct unwind_modules *mods,
+			    struct unwind_row_cache *rows, unwind_read_fn read, void *ctx,
+			    uint64_t *ips, unsigned max, struct unwind_info *ret_info)
 {
 	struct unwind_info info = { .stop = UNWIND_STOP_MAX };
 	uint64_t pc = regs->rip, sp = regs->rsp, bp = regs->rbp;
@@ -31,9 +65,8 @@ unsigned unwind_walk_ex(const struct unwind_regs *regs, const struct unwind_modu
 	unsigned n = 0;
 
 	while (n < max) {
-		const struct unwind_module *mod;
-		const struct cfi_row *row = NULL;
-		uint64_t lookup, cfa, ra, nbp = bp;
+		const struct cfi_row *row;
+		uint64_t cfa, ra, nbp = bp;
 		bool nbp_known = bp_known;
 
 		ips[n++] = pc;
@@ -41,12 +74,7 @@ unsigned unwind_walk_ex(const struct unwind_regs *regs, const struct unwind_modu
 			break;
 		/* A return address points after the call, maybe at the next
 		 * function or past the FDE's end: look up the call itself. */
-		lookup = exact ? pc : pc - 1;
-		mod = unwind_modules_find(mods, lookup);
-		if (mod && mod->table && mod->table->lazy && mods->find_lazy)
-			row = mods->find_lazy(mod->table, lookup - mod->bias);
-		else if (mod)
-			row = unwind_table_find(mod->table, lookup - mod->bias);
+		row = row_find_cached(mods, rows, exact ? pc : pc - 1);
 		if (row) {
 			int32_t off = row->cfa_off;
 
@@ -244,21 +272,39 @@ void unwind_self_reader_init(struct unwind_self_reader *r, uint64_t safe_lo,
 	r->syscalls = 0;
 }
 
-int unwind_read_self(void *ctx, uint64_t addr, void *dst, size_t len)
+/* The read of unwind_read_self outside the stack: a system call that
+ * fails with EFAULT where a load would fault. Out of line so that the
+ * plain loads pay nothing for its iovecs, its stack protector and errno
+ * (only the system call can change errno: saved here, not on every read). */
+static __attribute__((noinline)) int read_self_syscall(struct unwind_self_reader *r,
+						       uint64_t addr, void *dst, size_t len)
 {
-	struct unwind_self_reader *r = ctx;
 	struct iovec local = { dst, len }, remote = { (void *)(uintptr_t)addr, len };
 	int saved = errno;
 	ssize_t got;
 
-	if (addr >= r->safe_lo && addr < r->safe_hi && r->safe_hi - addr >= len) {
-		memcpy(dst, (const void *)(uintptr_t)addr, len);
-		return 0;
-	}
 	r->syscalls++;
 	if (!r->pid)
 		r->pid = getpid();
 	got = process_vm_readv(r->pid, &local, 1, &remote, 1, 0);
 	errno = saved;
 	return got == (ssize_t)len ? 0 : -1;
+}
+
+int unwind_read_self(void *ctx, uint64_t addr, void *dst, size_t len)
+{
+	struct unwind_self_reader *r = ctx;
+
+	if (addr < r->safe_lo || addr >= r->safe_hi || r->safe_hi - addr < len)
+		return read_self_syscall(r, addr, dst, len);
+	/* The walker's reads are one word (a return address, a saved rbp)
+	 * or two (a frame-pointer frame): sizes the compiler copies inline,
+	 * where a variable one would call memcpy. */
+	if (len == sizeof(uint64_t))
+		memcpy(dst, (const void *)(uintptr_t)addr, sizeof(uint64_t));
+	else if (len == 2 * sizeof(uint64_t))
+		memcpy(dst, (const void *)(uintptr_t)addr, 2 * sizeof(uint64_t));
+	else
+		memcpy(dst, (const void *)(uintptr_t)addr, len);
+	return 0;
 }

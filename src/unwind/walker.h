@@ -22,6 +22,7 @@
 #include <sys/types.h>
 
 #include "unwind/modules.h"
+#include "unwind/row_cache.h"
 
 struct unwind_regs {
 	uint64_t rip, rsp, rbp;
@@ -59,6 +60,14 @@ unsigned unwind_walk(const struct unwind_regs *regs, const struct unwind_modules
 unsigned unwind_walk_ex(const struct unwind_regs *regs, const struct unwind_modules *mods,
 			unwind_read_fn read, void *ctx, uint64_t *ips, unsigned max,
 			struct unwind_info *ret_info);
+
+/* unwind_walk_ex that looks each pc's row up in rows first and remembers
+ * what it finds there (rows may be NULL: no cache). The same stack as
+ * unwind_walk_ex; for a caller that walks the same code again and again
+ * (the agent: one cache for the process, see unwind/row_cache.h). */
+unsigned unwind_walk_cached(const struct unwind_regs *regs, const struct unwind_modules *mods,
+			    struct unwind_row_cache *rows, unwind_read_fn read, void *ctx,
+			    uint64_t *ips, unsigned max, struct unwind_info *ret_info);
 
 /* perf's x86-64 user register numbers (asm/perf_regs.h). The engine asks
  * for at least these: attr.sample_regs_user = UNWIND_PERF_REGS_MASK. */

@@ -599,7 +599,7 @@ static __attribute__((noinline)) void test_lazy(void)
 /* Walking the live stack in place, as the agent will. */
 static __attribute__((noinline)) void test_self_reader(void)
 {
-	uint64_t ips[MAX_FRAMES], rip, rsp, rbp, v = 0;
+	uint64_t ips[MAX_FRAMES], rip, rsp, rbp, v = 0, syscalls;
 	char names[MAX_FRAMES][64];
 	struct unwind_self_reader r;
 	struct unwind_info info;
@@ -620,6 +620,14 @@ static __attribute__((noinline)) void test_self_reader(void)
 	errno = 1234;
 	CHECK(unwind_read_self(&r, (uint64_t)(uintptr_t)&cmp_calls, &v, 4) == 0 && errno == 1234,
 	      "self reader: heap/data via syscall, errno preserved");
+	errno = 4321;
+	CHECK(unwind_read_self(&r, 8, &v, 8) == -1 && errno == 4321,
+	      "self reader: a failed read (EFAULT) leaves errno as it was");
+	v = 0;
+	syscalls = r.syscalls;
+	CHECK(unwind_read_self(&r, rsp, &v, 8) == 0 && v == *(const uint64_t *)(uintptr_t)rsp &&
+	      r.syscalls == syscalls,
+	      "self reader: a read on the stack is a plain load (no system call)");
 	NOTAIL();
 }
 

@@ -202,8 +202,8 @@ uint32_t mem_stack_here(void *frame)
 	/* Counted in like a signal handler: the module list we walk with is
 	 * freed only when no walker runs (agent_modules_refresh). */
 	atomic_fetch_add_explicit(&hot.inflight, 1, memory_order_acq_rel);
-	n = unwind_walk_ex(&regs, atomic_load_explicit(&hot.mods, memory_order_acquire),
-			   unwind_read_self, &reader, ips, max, &info);
+	n = unwind_walk_cached(&regs, atomic_load_explicit(&hot.mods, memory_order_acquire),
+			       &hot_rows, unwind_read_self, &reader, ips, max, &info);
 	atomic_fetch_sub_explicit(&hot.inflight, 1, memory_order_acq_rel);
 	if (mem.per_thread)
 		tid = hot_self.tid ? hot_self.tid : gettid();

@@ -36,8 +36,10 @@ void hot_dump_on_signal(const siginfo_t *si, const void *ucv)
 		unwind_self_reader_init(&reader, regs.rsp, hot_self.stack_hi);
 	else
 		unwind_self_reader_init(&reader, 0, 0);
-	d->n = (uint16_t)unwind_walk_ex(&regs, atomic_load_explicit(&hot.mods, memory_order_acquire),
-					unwind_read_self, &reader, d->ips, HOT_DUMP_DEPTH, &info);
+	d->n = (uint16_t)unwind_walk_cached(&regs,
+					    atomic_load_explicit(&hot.mods, memory_order_acquire),
+					    &hot_rows, unwind_read_self, &reader, d->ips,
+					    HOT_DUMP_DEPTH, &info);
 	d->truncated = info.stop != UNWIND_STOP_END;
 	d->tid = hot_self.tid ? hot_self.tid : gettid();
 	atomic_store_explicit(&d->tag, seq << 2 | HOT_DUMP_DONE, memory_order_release);

@@ -30,6 +30,7 @@
 #include <sys/types.h>
 
 #include "unwind/modules.h"
+#include "unwind/row_cache.h"
 
 #define HOT_STRIPES 8
 #define HOT_MAX_DEPTH 2048		/* frames per sample, whatever asked */
@@ -149,6 +150,12 @@ struct hot_thread {
 };
 
 extern struct hot_state hot;
+/* atomic (each entry a seqlock, unwind/row_cache.h): the CFI rows every
+ * walk of the agent's has found, by pc and module list generation; one
+ * for the process, shared by the signal handler, the allocation samples
+ * and thread dumps. Entries of a retired module list are never served for
+ * the new one, so agent_modules_refresh need not clear it. */
+extern struct unwind_row_cache hot_rows;
 extern __thread struct hot_thread hot_self __attribute__((tls_model("initial-exec")));
 
 /* The SA_SIGINFO handler for HOT_SIGNAL. */

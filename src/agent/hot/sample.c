@@ -15,6 +15,7 @@
 #include "unwind/walker.h"
 
 struct hot_state hot;
+struct unwind_row_cache hot_rows;
 __thread struct hot_thread hot_self __attribute__((tls_model("initial-exec")));
 _Atomic uint64_t hot_cpu_fds[HOT_CPU_SLOTS];
 
@@ -150,8 +151,8 @@ void hot_on_signal(int sig, siginfo_t *si, void *ucv)
 	else
 		unwind_self_reader_init(&reader, 0, 0);
 	mods = atomic_load_explicit(&hot.mods, memory_order_acquire);
-	rec->n = (uint16_t)unwind_walk_ex(&regs, mods, unwind_read_self, &reader, rec->ips,
-					  max, &info);
+	rec->n = (uint16_t)unwind_walk_cached(&regs, mods, &hot_rows, unwind_read_self, &reader,
+					      rec->ips, max, &info);
 	rec->tid = tid;
 	rec->time_ns = clock_ns(CLOCK_MONOTONIC);
 	rec->weight = weight;
