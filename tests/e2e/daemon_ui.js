@@ -438,11 +438,15 @@ const startCpu = async (page, workers, instances) => page.evaluate(async ({ work
 			const opt = await page.locator(`#i-worker option[value="${HOST}/${wid}"]`).innerText().catch(() => '');
 			ok(opt.endsWith(` on ${HOST}`), `every host: the worker menu names ${HOST}'s worker with its host: ${opt}`);
 			await page.selectOption('#i-worker', `${HOST}/${wid}`);
-			// until the list is HOST's alone (the one before stays until
-			// the new one arrives)
-			await page.waitForFunction(h => document.getElementById('i-host').value === h &&
-				[...document.querySelectorAll('#i-list tr[data-id]')].every(r => r.dataset.id.startsWith(h + '/')),
-				HOST, { timeout: 10000 }).catch(() => {});
+			// until the list is that worker's (the one before stays until
+			// the new one arrives, and a list may be empty or another
+			// filter's on the way: an answer in flight when the filter
+			// changed is drawn too)
+			await page.waitForFunction(([h, want, not]) => {
+				const ids = [...document.querySelectorAll('#i-list tr[data-id]')].map(r => r.dataset.id);
+				return document.getElementById('i-host').value === h && ids.includes(want) &&
+					ids.every(id => id.startsWith(h + '/') && !not.includes(id));
+			}, [HOST, K(inst), [K(inst2), KO(instO)]], { timeout: 30000 }).catch(() => {});
 			const shown = await page.$$eval('#i-list tr[data-id]', rs => rs.map(r => r.dataset.id));
 			ok(await page.inputValue('#i-host') === HOST && endsHost(`#\\/instances\\?worker=${wid}`).test(page.url()) &&
 				shown.includes(K(inst)) && !shown.includes(K(inst2)) && !shown.includes(KO(instO)),

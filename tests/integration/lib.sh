@@ -67,6 +67,12 @@ cleanup() {
 	for p in "${test_users[@]}"; do
 		userdel "$p" 2>/dev/null
 	done
+	# NPROF_TEST_KEEP=DIR keeps what the test left (daemons' logs and
+	# indexes, recordings) in DIR/NAME, to read after a failure.
+	if [ -n "${NPROF_TEST_KEEP:-}" ]; then
+		mkdir -p "$NPROF_TEST_KEEP" && rm -rf "${NPROF_TEST_KEEP:?}/${0##*/}" &&
+			cp -a "$TMP" "$NPROF_TEST_KEEP/${0##*/}" 2>/dev/null
+	fi
 	rm -rf "$TMP"
 }
 trap cleanup EXIT

@@ -60,8 +60,12 @@ async function poll(box, t) {
 	if (t.filter.status) q.set('status', t.filter.status);
 	if (t.filter.host) q.set('host', t.filter.host);
 	let running = false;
+	const asked = t.filter;
 	try {
 		const j = await api('GET', '/api/v1/instances?' + q);
+		// the filter changed while the answer was on its way: the new
+		// filter's poll draws the table (and goes on polling), not this
+		if (tables.get(box) !== t || t.filter !== asked) return;
 		const list = j.instances || [];
 		remember(list);
 		render(t, list);
@@ -69,6 +73,7 @@ async function poll(box, t) {
 		showErr(t.err, '');
 		if (t.onList) t.onList(list);
 	} catch (e) {
+		if (tables.get(box) !== t || t.filter !== asked) return;
 		showErr(t.err, e);
 	}
 	if (tables.get(box) !== t) return;
