@@ -7,7 +7,7 @@ import { h, append, setText, showErr, once, busy } from './dom.js';
 import { time, workerLabel } from './fmt.js';
 import { ACTIONS } from './nouns.js';
 import { remote, onHost } from './hosts.js';
-import { track } from './instance_store.js';
+import { track, placed } from './instance_store.js';
 import { viewLinks } from './artifacts.js';
 
 const LOG_LINES = 8;
@@ -27,6 +27,10 @@ export function runner(box, targets, refresh) {
 			const st = h('span.status', { class: 's-' + inst.status }, inst.status);
 			append(li, [' ', h('a', { href: onHost('#/instances/' + encodeURIComponent(inst.id), w) },
 				'instance ' + inst.id), host ? ` on ${host} ` : ' ', st]);
+			// An action quicker than its reply (a small heap snapshot) is
+			// over already: its files now, with nothing to follow.
+			if (inst.status !== 'RUNNING' && inst.artifacts && inst.artifacts.length)
+				append(li, [' ', viewLinks(placed(inst, host))]);
 			if (inst.status === 'RUNNING')
 				track(inst.id, i => {
 					st.className = 'status s-' + i.status;
