@@ -77,9 +77,6 @@ struct launch {
 void instance_launch(struct daemon *d, const struct request *rq, struct reply *rp,
 		     const struct worker *w, int pidfd, struct launch *l);
 
-/* The instance id as the API shows it (with its artifacts). */
-json_t *instance_by_id(struct daemon *d, int64_t id);
-
 /* A worker changed in a way the last scan of /proc missed (its agent
  * loaded or detached): the next request scans again. */
 void api_workers_changed(struct daemon *d);

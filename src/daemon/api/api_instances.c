@@ -122,7 +122,8 @@ static json_t *instances_json(struct daemon *d, struct instance *const *list, si
 	return out;
 }
 
-/* One instance as the API shows it. */
+/* One instance as the API shows it; NULL when its artifacts cannot be
+ * read. */
 static json_t *instance_shown(struct daemon *d, const struct instance *in)
 {
 	struct instance *one = (struct instance *)in;
@@ -130,7 +131,19 @@ static json_t *instance_shown(struct daemon *d, const struct instance *in)
 	json_t *o = json_incref(json_array_get(list, 0));
 
 	json_decref(list);
-	return o ? o : json_object();
+	return o;
+}
+
+/* rp answers with in as the API shows it (status already set), or a
+ * 500 saying what was done (done: NULL when nothing) and that it cannot
+ * be read back. */
+static void reply_instance(struct daemon *d, struct reply *rp, const struct instance *in,
+			   const char *done)
+{
+	if (!(rp->json = instance_shown(d, in)))
+		reply_error(rp, 500, NULL, "%s%sinstance %lld cannot be read back from the index "
+			    "(see nprofd's log)", done ? done : "", done ? "; " : "",
+			    (long long)in->id);
 }
 
 /* The instance id, visible to rq's user: its row (instance_free it), or
@@ -162,14 +175,6 @@ static struct instance *find_instance(struct daemon *d, const struct request *rq
 	return in;
 }
 
-json_t *instance_by_id(struct daemon *d, int64_t id)
-{
-	struct instance *in = NULL;
-	json_t *o = instance_get(d->db, id, &in) == 0 ? instance_shown(d, in) : json_object();
-
-	instance_free(in);
-	return o;
-}
 
 static void artifact_name(const struct launch *l, const struct worker *w, uint64_t ms,
 			  char *buf, size_t len)
@@ -226,7 +231,7 @@ void instance_launch(struct daemon *d, const struct request *rq, struct reply *r
 	const struct service_config *svc = api_service(d, w);
 	uint64_t ms = now_ms(), deadline;
 	int64_t id = 0, running, count;
-	struct instance row;
+	struct instance row, *started = NULL;
 	struct job_spec spec;
 	bool root = l->as_root || (rq->user.admin && !l->as_owner);
 	uid_t uid = root ? 0 : w->uid;
@@ -339,9 +344,14 @@ void instance_launch(struct daemon *d, const struct request *rq, struct reply *r
 		log_error("instance %lld: its child %d not written to the index", (long long)id,
 			  (int)child);
 	rp->status = 201;
-	rp->json = instance_by_id(d, id);
 	snprintf(rp->result, sizeof(rp->result), "instance %lld", (long long)id);
+	if (instance_get(d->db, id, &started) < 0)
+		reply_error(rp, 500, NULL, "instance %lld started; it cannot be read back from the "
+			    "index (see nprofd's log)", (long long)id);
+	else
+		reply_instance(d, rp, started, "started");
 out:
+	instance_free(started);
 	command_argv_free(cmd_argv);
 	if (fd >= 0)
 		close(fd);
@@ -598,7 +608,7 @@ void api_instance_get(struct daemon *d, struct request *rq, struct reply *rp)
 			break;
 		instance_free(in);
 	}
-	rp->json = instance_shown(d, in);
+	reply_instance(d, rp, in, NULL);
 	instance_free(in);
 }
 
@@ -615,8 +625,8 @@ void api_instance_stop(struct daemon *d, struct request *rq, struct reply *rp)
 			    instance_state_name(in->status));
 	} else {
 		rp->status = 202;
-		rp->json = instance_shown(d, in);
 		snprintf(rp->result, sizeof(rp->result), "stop asked");
+		reply_instance(d, rp, in, "stop asked");
 	}
 	instance_free(in);
 }

@@ -71,23 +71,30 @@ static int gather_row(void *ctx, const struct db_row *r)
 	return 0;
 }
 
+/* What a query gathered, r its db_each result: the rows into *ret and
+ * *n, or freed when it failed (-EIO, -ENOMEM). */
+static int rows_taken(struct gather *g, int r, struct artifact **ret, size_t *n)
+{
+	if (r < 0) {
+		free(g->list);
+		return r;
+	}
+	*ret = g->list;
+	*n = g->n;
+	return 0;
+}
+
 int artifacts_list(struct db *db, const struct artifact_filter *f, struct artifact **ret,
 		   size_t *n)
 {
 	struct gather g = { 0 };
-	int r = db_each(db, gather_row, &g, "SELECT " COLUMNS " FROM artifacts WHERE "
-			"(? IS NULL OR worker = ?) AND (? = 0 OR instance = ?) AND "
-			"(? OR worker_uid = ?) ORDER BY id DESC LIMIT ?", "ttiiiui",
-			f->worker, f->worker, f->instance, f->instance, (int64_t)f->all_users,
-			(unsigned)f->uid, (int64_t)f->limit);
 
-	if (r < 0) {
-		free(g.list);
-		return -EIO;
-	}
-	*ret = g.list;
-	*n = g.n;
-	return 0;
+	return rows_taken(&g, db_each(db, gather_row, &g, "SELECT " COLUMNS " FROM artifacts "
+				      "WHERE (? IS NULL OR worker = ?) AND (? = 0 OR instance = ?) "
+				      "AND (? OR worker_uid = ?) ORDER BY id DESC LIMIT ?", "ttiiiui",
+				      f->worker, f->worker, f->instance, f->instance,
+				      (int64_t)f->all_users, (unsigned)f->uid, (int64_t)f->limit),
+			  ret, n);
 }
 
 int artifacts_of_instances(struct db *db, const int64_t *ids, size_t n, struct artifact **ret,
@@ -110,13 +117,7 @@ int artifacts_of_instances(struct db *db, const int64_t *ids, size_t n, struct a
 	r = db_each(db, gather_row, &g, "SELECT " COLUMNS " FROM artifacts WHERE instance IN "
 		    "(SELECT value FROM json_each(?)) ORDER BY id", "t", list);
 	free(list);
-	if (r < 0) {
-		free(g.list);
-		return r == -ENOMEM ? -ENOMEM : -EIO;
-	}
-	*ret = g.list;
-	*m = g.n;
-	return 0;
+	return rows_taken(&g, r, ret, m);
 }
 
 int artifact_insert(struct db *db, const struct artifact *a, int64_t *ret_id)

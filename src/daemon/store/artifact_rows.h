@@ -30,7 +30,8 @@ struct artifact {
 	enum artifact_state complete;
 };
 
-/* Artifact id: 0 and *ret, -ENOENT, or -EIO. */
+/* Artifact id: 0 and *ret, -ENOENT, or -EIO. The lists below fail with
+ * -EIO (or -ENOMEM). */
 int artifact_get(struct db *db, int64_t id, struct artifact *ret);
 
 /* Which artifacts a list shows: NULL/false fields do not filter. */
@@ -43,12 +44,12 @@ struct artifact_filter {
 };
 
 /* The newest first, at most f->limit: 0 and *ret (n of them; free it),
- * or -EIO. */
+ * or the error. */
 int artifacts_list(struct db *db, const struct artifact_filter *f, struct artifact **ret,
 		   size_t *n);
 
 /* The artifacts of the n instances ids, by id: 0 and *ret (m of them;
- * free it), or -EIO (-ENOMEM). */
+ * free it), or the error. */
 int artifacts_of_instances(struct db *db, const int64_t *ids, size_t n, struct artifact **ret,
 			   size_t *m);
 

@@ -56,7 +56,7 @@ static int remove_artifact(struct daemon *d, const struct artifact *a)
 }
 
 /* The artifacts of instance id (every user's): 0 and *ret (free it). */
-static int artifacts_of(struct daemon *d, int64_t id, struct artifact **ret, size_t *n)
+static int instance_artifacts(struct daemon *d, int64_t id, struct artifact **ret, size_t *n)
 {
 	return artifacts_list(d->db, &(struct artifact_filter){ .instance = id, .all_users = true,
 								 .limit = -1 }, ret, n);
@@ -67,7 +67,7 @@ void artifacts_settle(struct daemon *d, int64_t id, bool ok)
 	struct artifact *arts;
 	size_t n;
 
-	if (artifacts_of(d, id, &arts, &n) < 0) {
+	if (instance_artifacts(d, id, &arts, &n) < 0) {
 		log_error("instance %lld: its artifacts stay unsettled: the index cannot be read",
 			  (long long)id);
 		return;
@@ -112,7 +112,7 @@ static void trim_history(struct daemon *d)
 		struct artifact *arts;
 		size_t k, m;
 
-		if (artifacts_of(d, ids[i], &arts, &m) < 0)
+		if (instance_artifacts(d, ids[i], &arts, &m) < 0)
 			continue;
 		for (k = 0; k < m && remove_artifact(d, &arts[k]) == 0; k++)
 			;

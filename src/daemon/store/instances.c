@@ -107,43 +107,44 @@ static int gather_row(void *ctx, const struct db_row *r)
 	return 0;
 }
 
+/* What a query gathered, r its db_each result: the rows into *ret and
+ * *n, or freed when it failed. */
+static int rows_taken(struct gather *g, int r, struct instance ***ret, size_t *n)
+{
+	if (r < 0) {
+		instances_free(g->list, g->n);
+		return r;
+	}
+	*ret = g->list;
+	*n = g->n;
+	return 0;
+}
+
 int instance_get(struct db *db, int64_t id, struct instance **ret)
 {
 	struct gather g = { 0 };
-	int r = db_each(db, gather_row, &g, "SELECT " COLUMNS " FROM instances WHERE id = ?", "i",
-			id);
+	struct instance **list;
+	size_t n;
+	int r = rows_taken(&g, db_each(db, gather_row, &g, "SELECT " COLUMNS " FROM instances "
+				       "WHERE id = ?", "i", id), &list, &n);
 
-	*ret = NULL;
-	if (r < 0) {
-		instances_free(g.list, g.n);
-		return r == -ENOMEM ? -ENOMEM : -EIO;
-	}
-	if (!g.n) {
-		free(g.list);
-		return -ENOENT;
-	}
-	*ret = g.list[0];
-	free(g.list);
-	return 0;
+	*ret = r == 0 && n ? list[0] : NULL;
+	if (r == 0)
+		free(list);
+	return r < 0 ? r : n ? 0 : -ENOENT;
 }
 
 int instances_list(struct db *db, const struct instance_filter *f, struct instance ***ret,
 		   size_t *n)
 {
 	struct gather g = { 0 };
-	int r = db_each(db, gather_row, &g, "SELECT " COLUMNS " FROM instances WHERE "
-			"(? IS NULL OR worker = ?) AND (? IS NULL OR status = ?) AND "
-			"(? OR worker_uid = ?) ORDER BY id DESC LIMIT ?", "ttttiui",
-			f->worker, f->worker, f->status, f->status, (int64_t)f->all_users,
-			(unsigned)f->uid, (int64_t)f->limit);
 
-	if (r < 0) {
-		instances_free(g.list, g.n);
-		return r;
-	}
-	*ret = g.list;
-	*n = g.n;
-	return 0;
+	return rows_taken(&g, db_each(db, gather_row, &g, "SELECT " COLUMNS " FROM instances "
+				      "WHERE (? IS NULL OR worker = ?) AND (? IS NULL OR status = ?) "
+				      "AND (? OR worker_uid = ?) ORDER BY id DESC LIMIT ?", "ttttiui",
+				      f->worker, f->worker, f->status, f->status,
+				      (int64_t)f->all_users, (unsigned)f->uid, (int64_t)f->limit),
+			  ret, n);
 }
 
 void instances_free(struct instance **list, size_t n)
@@ -169,35 +170,34 @@ static int gather_id(void *ctx, const struct db_row *r)
 	return 0;
 }
 
+/* What a query of ids gathered, as rows_taken. */
+static int ids_taken(struct ids *ids, int r, int64_t **ret, size_t *n)
+{
+	if (r < 0) {
+		free(ids->id);
+		return r;
+	}
+	*ret = ids->id;
+	*n = ids->n;
+	return 0;
+}
+
 int instances_running_ids(struct db *db, int64_t **ret, size_t *n)
 {
 	struct ids ids = { 0 };
-	int r = db_each(db, gather_id, &ids, "SELECT id FROM instances WHERE status = 'RUNNING'",
-			"");
 
-	if (r < 0) {
-		free(ids.id);
-		return r;
-	}
-	*ret = ids.id;
-	*n = ids.n;
-	return 0;
+	return ids_taken(&ids, db_each(db, gather_id, &ids, "SELECT id FROM instances WHERE "
+				       "status = 'RUNNING'", ""), ret, n);
 }
 
 int instances_beyond_history(struct db *db, unsigned per_worker, int64_t **ret, size_t *n)
 {
 	struct ids ids = { 0 };
-	int r = db_each(db, gather_id, &ids, "SELECT id FROM (SELECT id, ROW_NUMBER() OVER "
-			"(PARTITION BY worker ORDER BY id DESC) AS n FROM instances WHERE "
-			"status != 'RUNNING') WHERE n > ?", "u", per_worker);
 
-	if (r < 0) {
-		free(ids.id);
-		return r;
-	}
-	*ret = ids.id;
-	*n = ids.n;
-	return 0;
+	return ids_taken(&ids, db_each(db, gather_id, &ids, "SELECT id FROM (SELECT id, "
+				       "ROW_NUMBER() OVER (PARTITION BY worker ORDER BY id DESC) AS n "
+				       "FROM instances WHERE status != 'RUNNING') WHERE n > ?", "u",
+				       per_worker), ret, n);
 }
 
 int instance_delete(struct db *db, int64_t id)

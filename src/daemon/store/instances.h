@@ -39,7 +39,8 @@ struct instance {
 	const char *new_worker;		/* a restart: the worker that came back */
 };
 
-/* Instance id: 0 and *ret (instance_free it), -ENOENT, or -EIO. */
+/* Instance id: 0 and *ret (instance_free it), -ENOENT, or -EIO
+ * (-ENOMEM). Every function below that reads fails the same way. */
 int instance_get(struct db *db, int64_t id, struct instance **ret);
 void instance_free(struct instance *in);
 
