@@ -383,13 +383,13 @@ static void check_success(const struct request *rq, const struct reply *rp)
 			abort();
 	} else if (!strcmp(rq->method, "DELETE") &&
 		   api_path(p, "/api/v1/artifacts", NULL, seg, sizeof(seg))) {
-		if (db_query_int(d.db, 0, "SELECT COUNT(*) FROM artifacts WHERE id = ?", "i",
-				 (int64_t)strtoll(seg, NULL, 10)) != 0)
+		if (db_value(d.db, "SELECT COUNT(*) FROM artifacts WHERE id = ?", "i",
+			     (int64_t)strtoll(seg, NULL, 10)) != 0)
 			abort(); /* "deleted", and still there */
 	} else if (!strcmp(rq->method, "DELETE") &&
 		   api_path(p, "/api/v1/tokens", NULL, seg, sizeof(seg))) {
-		if (db_query_int(d.db, 1, "SELECT COUNT(*) FROM tokens WHERE id = ? AND revoked IS NULL",
-				 "i", (int64_t)strtoll(seg, NULL, 10)) != 0)
+		if (db_value(d.db, "SELECT COUNT(*) FROM tokens WHERE id = ? AND revoked IS NULL",
+			     "i", (int64_t)strtoll(seg, NULL, 10)) != 0)
 			abort(); /* "revoked", and still live */
 	} else if (!strcmp(rq->method, "POST") && !strcmp(p, "/api/v1/tokens")) {
 		struct token_info u = { 0 };

@@ -1,11 +1,16 @@
 /* db: the index's schema migrates forward and refuses a newer one;
  * ids never come back, also across a migration from version 3 (above
  * every id the old rows and the audit log's successful requests name);
- * rows go in and come back as JSON; the read connections see every
+ * rows go in and come back, read by position (db_each, db_rows); the
+ * read connections see every
  * write committed before their query, also while threads read at once;
  * kept statements take new parameters each time. */
+#include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sqlite3.h>
 #include <unistd.h>
 
@@ -24,6 +29,39 @@ static int raw(const char *path, const char *sql)
 	return r == SQLITE_OK ? 0 : -1;
 }
 
+/* The first column of a query's first row as a new string ("" when
+ * there is none, NULL when the query fails). */
+static int copy_text(void *ctx, const struct db_row *r)
+{
+	*(char **)ctx = strdup(db_text(r, 0) ?: "(null)");
+	return 1;
+}
+
+static char *first_text(struct db *db, const char *sql)
+{
+	char *text = NULL;
+	int r = db_each(db, copy_text, &text, sql, "");
+
+	return r < 0 ? NULL : text ? text : strdup("");
+}
+
+/* One row of (worker, pid, target, new_worker), as db_rows reads it. */
+struct instance_cols {
+	char worker[16], target[16];
+	int64_t pid;
+	bool new_worker_null;
+};
+
+static void read_instance_cols(const struct db_row *r, void *elem)
+{
+	struct instance_cols *c = elem;
+
+	snprintf(c->worker, sizeof(c->worker), "%s", db_text(r, 0) ?: "");
+	c->pid = db_int(r, 1);
+	snprintf(c->target, sizeof(c->target), "%s", db_text(r, 2) ?: "");
+	c->new_worker_null = db_null(r, 3);
+}
+
 /* A reader thread: the count of rows it sees never goes down, and is
  * never more than were written. */
 struct reader {
@@ -39,7 +77,7 @@ static void *read_counts(void *arg)
 
 	for (int i = 0; i < 300; i++) {
 		int before = __atomic_load_n(r->written, __ATOMIC_ACQUIRE);
-		int64_t n = db_query_int(r->db, -1, "SELECT COUNT(*) FROM tokens", "");
+		int64_t n = db_value(r->db, "SELECT COUNT(*) FROM tokens", "");
 		int after = __atomic_load_n(r->written, __ATOMIC_ACQUIRE);
 
 		if (n < last || n < before || n > after + 1)
@@ -73,7 +111,7 @@ static void readers_and_a_writer(struct db *db)
 	for (int i = 0; i < 6; i++)
 		CHECK_INT(rs[i].bad, ==, 0, "reader %d saw every write done before its query, never "
 			  "fewer rows than before, never more than written", i);
-	CHECK_INT(db_query_int(db, -1, "SELECT COUNT(*) FROM tokens", ""), ==, 200,
+	CHECK_INT(db_value(db, "SELECT COUNT(*) FROM tokens", ""), ==, 200,
 		  "and all 200 are there");
 }
 
@@ -151,7 +189,7 @@ int main(void)
 {
 	char dir[] = "/tmp/nprof-db-test.XXXXXX", path[128], err[512] = "";
 	struct db *db;
-	json_t *rows;
+	char *text;
 	int64_t id = 0;
 
 	if (!mkdtemp(dir))
@@ -159,32 +197,38 @@ int main(void)
 	snprintf(path, sizeof(path), "%s/nprofd.db", dir);
 	db = db_open(path, err, sizeof(err));
 	CHECK(db != NULL, "a new database opens (%s)", err);
-	CHECK_INT(db_query_int(db, -1, "PRAGMA user_version", ""), ==, DB_SCHEMA_VERSION,
+	CHECK_INT(db_value(db, "PRAGMA user_version", ""), ==, DB_SCHEMA_VERSION,
 		  "at the current schema version");
 	CHECK(db_exec(db, &id, "INSERT INTO instances(kind, worker, pid, worker_uid, user, uid, "
 		      "status, created, target) VALUES('restart', ?, ?, 0, 'root', 0, 'RUNNING', ?, ?)",
 		      "tiit", "12-34", (int64_t)12, (int64_t)1000, "web") == 0 && id == 1,
 	      "a row goes in, its id back");
-	rows = db_query(db, "SELECT worker, pid, target, new_worker FROM instances", "");
-	CHECK_STR(json_dumps(json_array_get(rows, 0), JSON_SORT_KEYS | JSON_COMPACT),
-		  "{\"new_worker\":null,\"pid\":12,\"target\":\"web\",\"worker\":\"12-34\"}",
-		  "and comes back as JSON, nulls included");
-	json_decref(rows);
+	{
+		struct instance_cols *cols = NULL;
+		size_t n = 0;
+
+		CHECK(db_rows(db, sizeof(*cols), read_instance_cols, &cols, &n, "SELECT worker, pid, "
+			      "target, new_worker FROM instances", "") == 0 && n == 1 &&
+		      !strcmp(cols[0].worker, "12-34") && cols[0].pid == 12 &&
+		      !strcmp(cols[0].target, "web") && cols[0].new_worker_null,
+		      "and comes back, column by column, nulls included");
+		free(cols);
+	}
 	{
 		uint64_t g = db_generation(db);
-		int64_t a = db_query_int(db, -1, "SELECT ? + 1", "i", (int64_t)1);
-		int64_t b = db_query_int(db, -1, "SELECT ? + 1", "i", (int64_t)41);
+		int64_t a = db_value(db, "SELECT ? + 1", "i", (int64_t)1);
+		int64_t b = db_value(db, "SELECT ? + 1", "i", (int64_t)41);
 
 		CHECK(a == 2 && b == 42, "a kept statement takes new parameters (%lld, %lld)",
 		      (long long)a, (long long)b);
 		CHECK(db_generation(db) == g, "queries leave the generation alone");
 		CHECK(db_exec(db, NULL, "UPDATE instances SET status = 'FINISHED'", "") == 0 &&
 		      db_generation(db) == g + 1, "a write moves it on");
-		CHECK_STR(json_string_value(json_object_get(json_array_get(
-			  rows = db_query(db, "SELECT status FROM instances", ""), 0), "status")),
-			  "FINISHED", "a read right after the write sees it");
-		json_decref(rows);
-		CHECK(db_query(db, "SELECT nothing FROM nowhere", "") == NULL &&
+		text = first_text(db, "SELECT status FROM instances");
+		CHECK_STR(text, "FINISHED", "a read right after the write sees it");
+		free(text);
+		CHECK(first_text(db, "SELECT nothing FROM nowhere") == NULL &&
+		      db_value(db, "SELECT nothing FROM nowhere", "") == -EIO &&
 		      db_exec(db, NULL, "UPDATE nowhere SET x = 1", "") < 0 &&
 		      db_generation(db) == g + 1, "a bad statement fails, and is not a write");
 		for (int i = 0; i < 100; i++) {
@@ -192,10 +236,10 @@ int main(void)
 
 			/* more statements than a connection keeps */
 			snprintf(sql, sizeof(sql), "SELECT %d + ?", i);
-			if (db_query_int(db, -1, sql, "i", (int64_t)1) != i + 1)
+			if (db_value(db, sql, "i", (int64_t)1) != i + 1)
 				CHECK(false, "statement %d of 100 gave the wrong answer", i);
 		}
-		CHECK_INT(db_query_int(db, -1, "SELECT ? + 1", "i", (int64_t)6), ==, 7,
+		CHECK_INT(db_value(db, "SELECT ? + 1", "i", (int64_t)6), ==, 7,
 			  "statements pushed out and prepared again answer right");
 	}
 	/* The states are daemon/core/nouns.h's: nothing else goes in. */
@@ -217,12 +261,12 @@ int main(void)
 	      "turned back into version 1");
 	db = db_open(path, err, sizeof(err));
 	CHECK(db != NULL, "version 1 opens (%s)", err);
-	CHECK_INT(db_query_int(db, -1, "PRAGMA user_version", ""), ==, DB_SCHEMA_VERSION,
+	CHECK_INT(db_value(db, "PRAGMA user_version", ""), ==, DB_SCHEMA_VERSION,
 		  "migrated to the current version");
-	CHECK_INT(db_query_int(db, -1, "SELECT COUNT(*) FROM instances WHERE target IS NULL AND "
+	CHECK_INT(db_value(db, "SELECT COUNT(*) FROM instances WHERE target IS NULL AND "
 			       "new_worker IS NULL AND worker = '12-34'", ""), ==, 1,
 		  "its rows kept, the new columns there");
-	CHECK_INT(db_query_int(db, -1, "SELECT COUNT(*) FROM tokens WHERE kind = 'api' AND "
+	CHECK_INT(db_value(db, "SELECT COUNT(*) FROM tokens WHERE kind = 'api' AND "
 			       "csrf IS NULL", ""), ==, 200, "its tokens are API tokens");
 	db_close(db);
 
@@ -249,17 +293,17 @@ int main(void)
 		  "PRAGMA user_version = 3;") == 0, "a database of version 3");
 	db = db_open(path, err, sizeof(err));
 	CHECK(db != NULL, "version 3 opens (%s)", err);
-	CHECK_INT(db_query_int(db, -1, "PRAGMA user_version", ""), ==, DB_SCHEMA_VERSION,
+	CHECK_INT(db_value(db, "PRAGMA user_version", ""), ==, DB_SCHEMA_VERSION,
 		  "migrated to the current version");
-	rows = db_query(db, "SELECT (SELECT json_group_array(json_array(id, target, kind)) FROM "
-			"instances) AS i, (SELECT json_group_array(json_array(id, instance, file, "
-			"complete)) FROM artifacts) AS a, (SELECT json_group_array(json_array(id, kind, "
-			"csrf)) FROM tokens) AS t, (SELECT COUNT(*) FROM audit) AS n", "");
-	CHECK_STR(json_dumps(json_array_get(rows, 0), JSON_SORT_KEYS | JSON_COMPACT),
-		  "{\"a\":\"[[4,3,\\\"3.pb.gz\\\",1]]\",\"i\":\"[[3,\\\"web\\\",\\\"restart\\\"]]\","
-		  "\"n\":6,\"t\":\"[[2,\\\"session\\\",\\\"c\\\"]]\"}",
-		  "its rows kept, column by column");
-	json_decref(rows);
+	text = first_text(db, "SELECT json_object("
+			  "'a', json((SELECT json_group_array(json_array(id, instance, file, complete)) "
+			  "FROM artifacts)), "
+			  "'i', json((SELECT json_group_array(json_array(id, target, kind)) FROM instances)), "
+			  "'n', (SELECT COUNT(*) FROM audit), "
+			  "'t', json((SELECT json_group_array(json_array(id, kind, csrf)) FROM tokens)))");
+	CHECK_STR(text, "{\"a\":[[4,3,\"3.pb.gz\",1]],\"i\":[[3,\"web\",\"restart\"]],"
+		  "\"n\":6,\"t\":[[2,\"session\",\"c\"]]}", "its rows kept, column by column");
+	free(text);
 	{
 		int64_t a = insert_artifact(db, 3), i = insert_instance(db), t = -1, u = -1;
 

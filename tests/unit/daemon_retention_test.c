@@ -47,7 +47,7 @@ static int64_t add(const char *worker, const char *status, size_t size, int64_t 
 static bool file_there(int64_t art)
 {
 	char path[PATH_MAX * 2];
-	int64_t inst = db_query_int(d.db, -1, "SELECT instance FROM artifacts WHERE id = ?", "i", art);
+	int64_t inst = db_value(d.db, "SELECT instance FROM artifacts WHERE id = ?", "i", art);
 	struct stat st;
 
 	snprintf(path, sizeof(path), "%s/%lld.pb.gz", d.artifacts_dir, (long long)inst);
@@ -56,7 +56,7 @@ static bool file_there(int64_t art)
 
 static int64_t count(void)
 {
-	return db_query_int(d.db, -1, "SELECT COUNT(*) FROM artifacts", "");
+	return db_value(d.db, "SELECT COUNT(*) FROM artifacts", "");
 }
 
 static void reset(void)
@@ -95,7 +95,7 @@ static void check_writing_and_newest_stay(void)
 	newest = add("1-1", "FINISHED", 10, now - 1000, ARTIFACT_COMPLETE);
 	artifacts_retain(&d);
 	CHECK(file_there(writing) &&
-	      db_query_int(d.db, -1, "SELECT COUNT(*) FROM artifacts WHERE id = ?", "i", writing) == 1,
+	      db_value(d.db, "SELECT COUNT(*) FROM artifacts WHERE id = ?", "i", writing) == 1,
 	      "an artifact still being written stays, however old");
 	CHECK(file_there(newest) && count() == 2,
 	      "the newest stays; the settled older one went (%lld left)", (long long)count());
@@ -140,12 +140,12 @@ static void check_history(void)
 	}
 	add("1-1", "RUNNING", 10, now - 9000, ARTIFACT_WRITING);
 	artifacts_retain(&d);
-	CHECK_INT(db_query_int(d.db, -1, "SELECT COUNT(*) FROM instances WHERE worker = '1-1' AND "
+	CHECK_INT(db_value(d.db, "SELECT COUNT(*) FROM instances WHERE worker = '1-1' AND "
 			       "status != 'RUNNING'", ""), ==, 2,
 		  "history_per_worker = 2: worker 1-1 keeps its two newest ended instances");
-	CHECK_INT(db_query_int(d.db, -1, "SELECT COUNT(*) FROM instances WHERE worker = '2-2'", ""),
+	CHECK_INT(db_value(d.db, "SELECT COUNT(*) FROM instances WHERE worker = '2-2'", ""),
 		  ==, 2, "and worker 2-2 its own two");
-	CHECK_INT(db_query_int(d.db, -1, "SELECT COUNT(*) FROM instances WHERE status = 'RUNNING'",
+	CHECK_INT(db_value(d.db, "SELECT COUNT(*) FROM instances WHERE status = 'RUNNING'",
 			       ""), ==, 1, "a running instance is not history");
 	CHECK_INT(count(), ==, 5, "the instances' artifacts went with them (5 left)");
 }
@@ -157,17 +157,17 @@ static void check_settle(void)
 
 	reset();
 	full = add("1-1", "RUNNING", 10, now, ARTIFACT_WRITING);
-	artifacts_settle(&d, db_query_int(d.db, -1, "SELECT instance FROM artifacts WHERE id = ?",
+	artifacts_settle(&d, db_value(d.db, "SELECT instance FROM artifacts WHERE id = ?",
 					  "i", full), false);
-	CHECK_INT(db_query_int(d.db, -1, "SELECT complete FROM artifacts WHERE id = ?", "i", full),
+	CHECK_INT(db_value(d.db, "SELECT complete FROM artifacts WHERE id = ?", "i", full),
 		  ==, ARTIFACT_PARTIAL, "a failed job's file stays, partial");
 	empty = add("1-1", "RUNNING", 0, now, ARTIFACT_WRITING);
 	snprintf(path, sizeof(path), "%s/%lld.pb.gz", d.artifacts_dir,
-		 (long long)db_query_int(d.db, -1, "SELECT instance FROM artifacts WHERE id = ?", "i",
+		 (long long)db_value(d.db, "SELECT instance FROM artifacts WHERE id = ?", "i",
 					 empty));
-	artifacts_settle(&d, db_query_int(d.db, -1, "SELECT instance FROM artifacts WHERE id = ?",
+	artifacts_settle(&d, db_value(d.db, "SELECT instance FROM artifacts WHERE id = ?",
 					  "i", empty), true);
-	CHECK_INT(db_query_int(d.db, -1, "SELECT COUNT(*) FROM artifacts WHERE id = ?", "i", empty),
+	CHECK_INT(db_value(d.db, "SELECT COUNT(*) FROM artifacts WHERE id = ?", "i", empty),
 		  ==, 0, "a job that wrote nothing leaves no artifact");
 	CHECK(access(path, F_OK) != 0, "nor its empty file");
 }

@@ -1,7 +1,9 @@
 /* daemon_tokens: API tokens and sessions (src/daemon/auth/tokens.c) on a real
  * index — a token lets in who it was made for, as its kind only, until
  * it expires or is revoked; the index holds its hash, never the token;
- * two tokens differ; a malformed one is refused before any query. */
+ * two tokens differ; a malformed one is refused before any query; the
+ * rows (store/token_rows.c) list, count and find a user's live tokens
+ * of one kind. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +13,7 @@
 
 #include "daemon/auth/tokens.h"
 #include "daemon/store/db.h"
+#include "daemon/store/token_rows.h"
 #include "test.h"
 
 static void check_tokens(struct db *db)
@@ -38,7 +41,7 @@ static void check_tokens(struct db *db)
 	      "it stands for alice (uid %u, %s), no CSRF token", (unsigned)info.uid, info.user);
 	CHECK(token_check(db, api, TOKEN_SESSION, &info) == -EACCES,
 	      "an API token is no session cookie");
-	CHECK_INT(db_query_int(db, -1, "SELECT COUNT(*) FROM tokens WHERE hash = ? OR name = ? AND "
+	CHECK_INT(db_value(db, "SELECT COUNT(*) FROM tokens WHERE hash = ? OR name = ? AND "
 			       "hash LIKE 'nprof_%'", "tt", api, "ci"), ==, 0,
 		  "the index holds its hash, not the token");
 
@@ -78,6 +81,47 @@ static void check_expiry(struct db *db)
 	CHECK(token_check(db, tok, TOKEN_API, &info) == -EACCES, "20 ms later: expired, refused");
 }
 
+static void check_rows(struct db *db)
+{
+	struct user carol = { .uid = 1003, .name = "carol" }, dave = { .uid = 1004, .name = "dave" };
+	char tok[TOKEN_LEN + 1], csrf[TOKEN_LEN + 1];
+	int64_t first = -1, second = -1, theirs = -1, sid = -1;
+	struct token_filter mine = { .kind = TOKEN_API, .uid = 1003, .limit = 10 };
+	struct token_filter all = { .kind = TOKEN_API, .all_users = true, .limit = 10 };
+	struct token_row *rows = NULL, one;
+	size_t n = 0;
+	uint64_t now;
+
+	token_create(db, &carol, TOKEN_API, "first", 60000, tok, sizeof(tok), NULL, &first);
+	token_create(db, &carol, TOKEN_API, "second", 60000, tok, sizeof(tok), NULL, &second);
+	token_create(db, &dave, TOKEN_API, "theirs", 60000, tok, sizeof(tok), NULL, &theirs);
+	token_create(db, &carol, TOKEN_SESSION, "web", 60000, tok, sizeof(tok), csrf, &sid);
+	now = (uint64_t)time(NULL) * 1000;
+	CHECK_INT(token_rows_live_count(db, 1003, TOKEN_API, now), ==, 2,
+		  "carol holds two live API tokens (her session is of another kind)");
+	CHECK_INT(token_row_oldest_live(db, 1003, TOKEN_API, now), ==, first,
+		  "the oldest of them is the first made");
+	CHECK(token_rows_list(db, &mine, &rows, &n) == 0 && n == 2 && rows[0].id == second &&
+	      rows[1].id == first && !strcmp(rows[1].name, "first") && !strcmp(rows[1].user, "carol") &&
+	      rows[1].uid == 1003 && !strcmp(rows[1].kind, TOKEN_API) && !rows[1].revoked_ms &&
+	      rows[1].expires_ms > rows[1].created_ms,
+	      "her list: hers, newest first, every column read");
+	free(rows);
+	CHECK(token_rows_list(db, &all, &rows, &n) == 0 && n >= 3 && rows[0].id == theirs,
+	      "an admin's list has everyone's (%zu)", n);
+	free(rows);
+	CHECK(token_row_get(db, sid, TOKEN_SESSION, &one) == 0 && !strcmp(one.csrf, csrf) &&
+	      token_row_get(db, sid, TOKEN_API, &one) == -ENOENT &&
+	      token_row_get(db, 999999, TOKEN_API, &one) == -ENOENT,
+	      "one token by id and kind, its CSRF token with it; another kind's or none is ENOENT");
+	CHECK(token_revoke(db, first) == 0 && token_row_get(db, first, TOKEN_API, &one) == 0 &&
+	      one.revoked_ms >= now - 1000 &&
+	      token_rows_live_count(db, 1003, TOKEN_API, now) == 1 &&
+	      token_row_oldest_live(db, 1003, TOKEN_API, now) == second,
+	      "revoked: its time kept, no longer counted, the next is the oldest");
+	CHECK_INT(token_row_oldest_live(db, 1005, TOKEN_API, now), ==, 0, "no token: 0");
+}
+
 static void check_equal(void)
 {
 	CHECK(token_equal("abc", "abc") && !token_equal("abc", "abd") && !token_equal("abc", "ab") &&
@@ -98,6 +142,7 @@ int main(void)
 	if (db) {
 		check_tokens(db);
 		check_expiry(db);
+		check_rows(db);
 		db_close(db);
 	}
 	check_equal();

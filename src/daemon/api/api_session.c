@@ -13,7 +13,7 @@
 #include "daemon/auth/pam_auth.h"
 #include "daemon/auth/signin_limit.h"
 #include "daemon/auth/tokens.h"
-#include "daemon/store/db.h"
+#include "daemon/store/token_rows.h"
 
 #define PASSWORD_MAX 1024
 
@@ -37,15 +37,11 @@ static void set_cookie(struct reply *rp, const char *token, uint64_t max_age_s, 
 /* Past max_sessions live ones, the user's oldest session ends. */
 static void bound_sessions(struct daemon *d, uid_t uid)
 {
-	while (db_query_int(d->db, 0, "SELECT COUNT(*) FROM tokens WHERE uid = ? AND kind = "
-			    "'session' AND revoked IS NULL AND expires > ?", "ui", (unsigned)uid,
-			    (int64_t)now_ms()) >= (int64_t)d->cfg.max_sessions) {
-		int64_t oldest = db_query_int(d->db, 0, "SELECT id FROM tokens WHERE uid = ? AND "
-					      "kind = 'session' AND revoked IS NULL AND expires > ? "
-					      "ORDER BY id LIMIT 1", "ui", (unsigned)uid,
-					      (int64_t)now_ms());
+	while (token_rows_live_count(d->db, uid, TOKEN_SESSION, now_ms()) >=
+	       (int64_t)d->cfg.max_sessions) {
+		int64_t oldest = token_row_oldest_live(d->db, uid, TOKEN_SESSION, now_ms());
 
-		if (!oldest || token_revoke(d->db, oldest) < 0)
+		if (oldest <= 0 || token_revoke(d->db, oldest) < 0)
 			break;
 	}
 }
@@ -178,7 +174,11 @@ void api_session_end(struct daemon *d, struct request *rq, struct reply *rp)
 		not_a_session(rq, rp, 404);
 		return;
 	}
-	token_revoke(d->db, rq->user.session);
+	if (token_revoke(d->db, rq->user.session) < 0) {
+		reply_error(rp, 500, NULL, "your session could not be ended in the index (see "
+			    "nprofd's log); sign out again");
+		return;
+	}
 	snprintf(rp->set_cookie, sizeof(rp->set_cookie),
 		 "%s=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict", SESSION_COOKIE);
 	rp->json = json_pack("{sb}", "signed_out", 1);

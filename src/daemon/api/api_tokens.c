@@ -1,5 +1,6 @@
 /* api_tokens: API tokens (created over the unix socket only: a token is
  * handed to the user the kernel vouched for) and the audit log. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,7 +8,8 @@
 #include "base/units.h"
 #include "daemon/api/api.h"
 #include "daemon/auth/tokens.h"
-#include "daemon/store/db.h"
+#include "daemon/store/audit_rows.h"
+#include "daemon/store/token_rows.h"
 
 #define TOKEN_TTL_DEFAULT_NS (90ull * 24 * 3600 * 1000000000ull)
 #define TOKEN_TTL_MAX_NS (366ull * 24 * 3600 * 1000000000ull)
@@ -23,7 +25,7 @@ void api_token_create(struct daemon *d, struct request *rq, struct reply *rp)
 	const char *name = json_is_string(name_v) ? json_string_value(name_v) : "api";
 	uint64_t ttl = TOKEN_TTL_DEFAULT_NS;
 	char token[TOKEN_LEN + 1], when[40];
-	int64_t id;
+	int64_t id, live;
 
 	if (strcmp(rq->user.via, "socket")) {
 		reply_error(rp, 403, NULL, "tokens are created over nprofd's unix socket only: run "
@@ -38,9 +40,9 @@ void api_token_create(struct daemon *d, struct request *rq, struct reply *rp)
 			     !ttl || ttl > TOKEN_TTL_MAX_NS)) {
 		reply_error(rp, 400, "expires_in", "expires_in must be a duration from 1s to 366d "
 			    "(\"90d\", \"12h\")");
-	} else if (db_query_int(d->db, 0, "SELECT COUNT(*) FROM tokens WHERE uid = ? AND kind = 'api' "
-				"AND revoked IS NULL AND expires > ?", "ui", (unsigned)rq->user.uid, (int64_t)now_ms()) >=
-		   TOKENS_PER_USER) {
+	} else if ((live = token_rows_live_count(d->db, rq->user.uid, TOKEN_API, now_ms())) < 0) {
+		reply_error(rp, 500, NULL, "cannot read your tokens from the index (see nprofd's log)");
+	} else if (live >= TOKENS_PER_USER) {
 		reply_error(rp, 429, NULL, "you hold %d live tokens, the most a user may; revoke one "
 			    "(nprof token list, nprof token revoke ID)", TOKENS_PER_USER);
 	} else if (token_create(d->db, &rq->user, TOKEN_API, name, ttl / 1000000, token,
@@ -56,25 +58,36 @@ void api_token_create(struct daemon *d, struct request *rq, struct reply *rp)
 	json_decref(body);
 }
 
-void api_tokens_list(struct daemon *d, struct request *rq, struct reply *rp)
+/* An ISO time, or null for 0 (never). */
+static json_t *time_or_null(uint64_t ms)
 {
-	json_t *rows = db_query(d->db, "SELECT id, user, uid, name, created, expires, revoked FROM "
-				"tokens WHERE kind = 'api' AND (? OR uid = ?) ORDER BY id DESC LIMIT 1000", "iu",
-				(int64_t)rq->user.admin, (unsigned)rq->user.uid);
 	char when[40];
 
-	for (size_t i = 0; i < json_array_size(rows); i++) {
-		json_t *t = json_array_get(rows, i);
-		json_t *rev = json_object_get(t, "revoked");
+	return ms ? json_string(iso_time(ms, when, sizeof(when))) : json_null();
+}
 
-		json_object_set_new(t, "created", json_string(iso_time(
-			(uint64_t)json_integer_value(json_object_get(t, "created")), when, sizeof(when))));
-		json_object_set_new(t, "expires", json_string(iso_time(
-			(uint64_t)json_integer_value(json_object_get(t, "expires")), when, sizeof(when))));
-		json_object_set_new(t, "revoked", json_is_integer(rev) ? json_string(iso_time(
-			(uint64_t)json_integer_value(rev), when, sizeof(when))) : json_null());
+void api_tokens_list(struct daemon *d, struct request *rq, struct reply *rp)
+{
+	struct token_filter f = { .kind = TOKEN_API, .all_users = rq->user.admin,
+				  .uid = rq->user.uid, .limit = 1000 };
+	struct token_row *rows;
+	json_t *list;
+	size_t n;
+
+	if (token_rows_list(d->db, &f, &rows, &n) < 0) {
+		reply_error(rp, 500, NULL, "cannot read the tokens from the index (see nprofd's log)");
+		return;
 	}
-	rp->json = json_pack("{so}", "tokens", rows ? rows : json_array());
+	list = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(list, json_pack("{sI ss sI ss so so so}",
+			"id", (json_int_t)rows[i].id, "user", rows[i].user,
+			"uid", (json_int_t)rows[i].uid, "name", rows[i].name,
+			"created", time_or_null(rows[i].created_ms),
+			"expires", time_or_null(rows[i].expires_ms),
+			"revoked", time_or_null(rows[i].revoked_ms)));
+	free(rows);
+	rp->json = json_pack("{so}", "tokens", list);
 }
 
 void api_token_revoke(struct daemon *d, struct request *rq, struct reply *rp)
@@ -82,42 +95,54 @@ void api_token_revoke(struct daemon *d, struct request *rq, struct reply *rp)
 	const char *seg = rq->param[0];
 	char *end;
 	long long id = strtoll(seg, &end, 10);
-	int64_t owner = *end || id <= 0 ? -1
-		: db_query_int(d->db, -1, "SELECT uid FROM tokens WHERE id = ? AND kind = 'api'",
-			       "i", (int64_t)id);
+	struct token_row t;
+	int r = *end || id <= 0 ? -ENOENT : token_row_get(d->db, id, TOKEN_API, &t);
 
-	if (owner < 0 || (!rq->user.admin && owner != (int64_t)rq->user.uid)) {
+	if (r == -EIO) {
+		reply_error(rp, 500, NULL, "cannot read token %lld from the index (see nprofd's log)",
+			    id);
+	} else if (r < 0 || (!rq->user.admin && t.uid != rq->user.uid)) {
 		reply_error(rp, 404, "id", "no token %.32s of yours", seg);
-		return;
+	} else if (token_revoke(d->db, id) < 0) {
+		reply_error(rp, 500, NULL, "cannot revoke token %lld in the index (see nprofd's log)",
+			    id);
+	} else {
+		rp->json = json_pack("{sI}", "revoked", (json_int_t)id);
+		snprintf(rp->result, sizeof(rp->result), "revoked token %lld", id);
 	}
-	token_revoke(d->db, id);
-	rp->json = json_pack("{sI}", "revoked", (json_int_t)id);
-	snprintf(rp->result, sizeof(rp->result), "revoked token %lld", id);
 }
 
 /* For admins: the route says so (route.c). */
 void api_audit(struct daemon *d, struct request *rq, struct reply *rp)
 {
-	const char *limit_text = rq->query(rq, "limit"), *user = rq->query(rq, "user"),
-		   *worker = rq->query(rq, "worker");
-	long limit = limit_text ? atol(limit_text) : 200;
-	json_t *rows;
-	char when[40];
+	const char *limit_text = rq->query(rq, "limit");
+	struct audit_filter f = { .user = rq->query(rq, "user"), .worker = rq->query(rq, "worker"),
+				  .limit = limit_text ? atol(limit_text) : 200 };
+	struct audit_row *rows;
+	json_t *list;
+	size_t n;
 
 	/* As instances: a row costs ~2 KiB as JSON objects while the reply
 	 * is built; 100000 of them took the daemon to 280 MB, per request. */
-	if (limit < 1 || limit > 10000) {
+	if (f.limit < 1 || f.limit > 10000) {
 		reply_error(rp, 400, "limit", "limit must be 1 to 10000");
 		return;
 	}
-	rows = db_query(d->db, "SELECT * FROM audit WHERE (? IS NULL OR user = ?) AND "
-			"(? IS NULL OR worker = ?) ORDER BY id DESC LIMIT ?", "tttti",
-			user, user, worker, worker, (int64_t)limit);
-	for (size_t i = 0; i < json_array_size(rows); i++) {
-		json_t *a = json_array_get(rows, i);
-
-		json_object_set_new(a, "time", json_string(iso_time(
-			(uint64_t)json_integer_value(json_object_get(a, "time")), when, sizeof(when))));
+	if (audit_list(d->db, &f, &rows, &n) < 0) {
+		reply_error(rp, 500, NULL, "cannot read the audit log from the index (see nprofd's "
+			    "log)");
+		return;
 	}
-	rp->json = json_pack("{so}", "audit", rows ? rows : json_array());
+	list = json_array();
+	for (size_t i = 0; i < n; i++) {
+		const struct audit_row *a = &rows[i];
+
+		json_array_append_new(list, json_pack("{sI so ss sI ss ss ss so sI ss}",
+			"id", (json_int_t)a->id, "time", time_or_null(a->time_ms), "user", a->user,
+			"uid", (json_int_t)a->uid, "via", a->via, "method", a->method, "path", a->path,
+			"worker", a->worker[0] ? json_string(a->worker) : json_null(),
+			"status", (json_int_t)a->status, "result", a->result));
+	}
+	free(rows);
+	rp->json = json_pack("{so}", "audit", list);
 }

@@ -8,7 +8,7 @@
 #include "base/hex.h"
 #include "daemon/auth/tokens.h"
 #include "daemon/core/wall_time.h"
-#include "daemon/store/db.h"
+#include "daemon/store/token_rows.h"
 
 static void hash_hex(const char *token, char out[65])
 {
@@ -41,56 +41,46 @@ int token_create(struct db *db, const struct user *u, const char *kind, const ch
 {
 	char token[TOKEN_LEN + 1], hash[65];
 	uint64_t now = now_ms();
-	int64_t id;
+	struct token_row row = { .uid = u->uid, .created_ms = now, .expires_ms = now + ttl_ms };
 
 	if (len < sizeof(token))
 		return -ENOBUFS;
 	if (token_random(token) < 0 || (csrf && token_random(csrf) < 0))
 		return -EIO;
 	hash_hex(token, hash);
-	if (db_exec(db, &id,
-		    "INSERT INTO tokens(uid, user, name, hash, created, expires, kind, csrf) "
-		    "VALUES(?,?,?,?,?,?,?,?)", "utttiitt", (unsigned)u->uid, u->name, name, hash,
-		    (int64_t)now, (int64_t)(now + ttl_ms), kind, csrf) < 0)
+	snprintf(row.user, sizeof(row.user), "%s", u->name);
+	snprintf(row.name, sizeof(row.name), "%s", name);
+	snprintf(row.kind, sizeof(row.kind), "%s", kind);
+	snprintf(row.csrf, sizeof(row.csrf), "%s", csrf ? csrf : "");
+	if (token_row_insert(db, &row, hash, ret_id) < 0)
 		return -EIO;
 	memcpy(buf, token, sizeof(token));
-	*ret_id = id;
 	return 0;
 }
 
 int token_check(struct db *db, const char *token, const char *kind, struct token_info *ret)
 {
+	struct token_row row;
 	char hash[65];
-	json_t *rows;
-	json_t *row;
-	int r = -EACCES;
+	int r;
 
 	if (strlen(token) != TOKEN_LEN || strncmp(token, "nprof_", 6))
 		return -EACCES;
 	hash_hex(token, hash);
-	rows = db_query(db, "SELECT id, uid, user, csrf, expires FROM tokens WHERE hash = ? AND "
-			    "kind = ? AND revoked IS NULL AND expires > ?", "tti", hash, kind,
-			    (int64_t)now_ms());
-	row = json_array_get(rows, 0);
-	if (row) {
-		const char *csrf = json_string_value(json_object_get(row, "csrf"));
-
-		ret->id = json_integer_value(json_object_get(row, "id"));
-		ret->uid = (uid_t)json_integer_value(json_object_get(row, "uid"));
-		snprintf(ret->user, sizeof(ret->user), "%s",
-			 json_string_value(json_object_get(row, "user")));
-		snprintf(ret->csrf, sizeof(ret->csrf), "%s", csrf ? csrf : "");
-		ret->expires_ms = (uint64_t)json_integer_value(json_object_get(row, "expires"));
-		r = 0;
-	}
-	json_decref(rows);
-	return r;
+	r = token_row_live(db, hash, kind, now_ms(), &row);
+	if (r < 0)
+		return r == -ENOENT ? -EACCES : r;
+	ret->id = row.id;
+	ret->uid = row.uid;
+	snprintf(ret->user, sizeof(ret->user), "%s", row.user);
+	snprintf(ret->csrf, sizeof(ret->csrf), "%s", row.csrf);
+	ret->expires_ms = row.expires_ms;
+	return 0;
 }
 
 int token_revoke(struct db *db, int64_t id)
 {
-	return db_exec(db, NULL, "UPDATE tokens SET revoked = ? WHERE id = ? AND revoked IS NULL",
-		       "ii", (int64_t)now_ms(), id);
+	return token_row_revoke(db, id, now_ms());
 }
 
 bool token_equal(const char *a, const char *b)

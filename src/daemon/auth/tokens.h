@@ -23,7 +23,7 @@ struct token_info {
 	int64_t id;
 	uid_t uid;
 	char user[64];
-	char csrf[TOKEN_LEN + 1];	/* sessions; "" for API tokens */
+	char csrf[64];			/* sessions (TOKEN_LEN of them); "" for API tokens */
 	uint64_t expires_ms;
 };
 
@@ -35,7 +35,7 @@ int token_create(struct db *db, const struct user *u, const char *kind, const ch
 		 uint64_t ttl_ms, char *buf, size_t len, char *csrf, int64_t *ret_id);
 
 /* The live (unrevoked, unexpired) token of kind: who it stands for, into
- * ret. 0, or -EACCES. */
+ * ret. 0, -EACCES, or -EIO when the index cannot be read. */
 int token_check(struct db *db, const char *token, const char *kind, struct token_info *ret);
 
 /* Ends the token now (revoked); 0, or -EIO. */

@@ -35,7 +35,7 @@
 #include "daemon/door/listen.h"
 #include "daemon/door/server.h"
 #include "daemon/door/ui.h"
-#include "daemon/store/db.h"
+#include "daemon/store/audit_rows.h"
 
 /* A connection's thread needs little: no large buffers on the stack. */
 #define CONNECTION_STACK (512u << 10)
@@ -273,18 +273,22 @@ static bool worth_auditing(const struct request *rq, const struct reply *rp)
 
 static void audit(struct daemon *d, const struct request *rq, const struct reply *rp)
 {
-	char path[512];
+	struct audit_row a = {
+		.time_ms = now_ms(),
+		.uid = rq->user.name[0] && rq->user.uid != (uid_t)-1 ? (int64_t)rq->user.uid : -1,
+		.status = rp->status,
+	};
 
 	if (!worth_auditing(rq, rp))
 		return;
-	snprintf(path, sizeof(path), "%s", rq->path);
-	db_exec(d->db, NULL,
-		"INSERT INTO audit(time, user, uid, via, method, path, worker, status, result) "
-		"VALUES(?,?,?,?,?,?,?,?,?)", "itittttut", (int64_t)now_ms(),
-		rq->user.name[0] ? rq->user.name : "-",
-		rq->user.name[0] && rq->user.uid != (uid_t)-1 ? (int64_t)rq->user.uid : -1,
-		rq->user.via ? rq->user.via : "-", rq->method, path,
-		rp->worker[0] ? rp->worker : NULL, rp->status, rp->result);
+	snprintf(a.user, sizeof(a.user), "%s", rq->user.name[0] ? rq->user.name : "-");
+	snprintf(a.via, sizeof(a.via), "%s", rq->user.via ? rq->user.via : "-");
+	snprintf(a.method, sizeof(a.method), "%s", rq->method);
+	snprintf(a.path, sizeof(a.path), "%s", rq->path);
+	snprintf(a.worker, sizeof(a.worker), "%s", rp->worker);
+	snprintf(a.result, sizeof(a.result), "%s", rp->result);
+	if (audit_insert(d->db, &a) < 0)
+		log_error("its line in the audit log could not be written");
 }
 
 /* ---- one request -------------------------------------------------------- */

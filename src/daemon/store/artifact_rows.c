@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/array.h"
 #include "daemon/store/db.h"
 
 /* Every read names its columns in this order (read_row's). */
@@ -14,8 +13,10 @@
 enum { C_ID, C_INSTANCE, C_WORKER, C_WORKER_UID, C_NAME, C_FORMAT, C_FILE, C_SIZE, C_CREATED,
        C_COMPLETE };
 
-static void read_row(const struct db_row *r, struct artifact *a)
+/* The row r is at, into the struct artifact at elem (db_rows' reader). */
+static void read_row(const struct db_row *r, void *elem)
 {
+	struct artifact *a = elem;
 	int64_t complete = db_int(r, C_COMPLETE);
 
 	*a = (struct artifact){
@@ -55,52 +56,19 @@ int artifact_oldest_settled(struct db *db, struct artifact *ret)
 	return r < 0 ? -EIO : r ? 0 : -ENOENT;
 }
 
-/* Rows into a growing array. */
-struct gather {
-	struct artifact *list;
-	size_t n, cap;
-};
-
-static int gather_row(void *ctx, const struct db_row *r)
-{
-	struct gather *g = ctx;
-
-	if (array_reserve(&g->list, &g->cap, g->n + 1, sizeof(*g->list)) < 0)
-		return -ENOMEM;
-	read_row(r, &g->list[g->n++]);
-	return 0;
-}
-
-/* What a query gathered, r its db_each result: the rows into *ret and
- * *n, or freed when it failed (-EIO, -ENOMEM). */
-static int rows_taken(struct gather *g, int r, struct artifact **ret, size_t *n)
-{
-	if (r < 0) {
-		free(g->list);
-		return r;
-	}
-	*ret = g->list;
-	*n = g->n;
-	return 0;
-}
-
 int artifacts_list(struct db *db, const struct artifact_filter *f, struct artifact **ret,
 		   size_t *n)
 {
-	struct gather g = { 0 };
-
-	return rows_taken(&g, db_each(db, gather_row, &g, "SELECT " COLUMNS " FROM artifacts "
-				      "WHERE (? IS NULL OR worker = ?) AND (? = 0 OR instance = ?) "
-				      "AND (? OR worker_uid = ?) ORDER BY id DESC LIMIT ?", "ttiiiui",
-				      f->worker, f->worker, f->instance, f->instance,
-				      (int64_t)f->all_users, (unsigned)f->uid, (int64_t)f->limit),
-			  ret, n);
+	return db_rows(db, sizeof(**ret), read_row, ret, n, "SELECT " COLUMNS " FROM artifacts "
+		       "WHERE (? IS NULL OR worker = ?) AND (? = 0 OR instance = ?) "
+		       "AND (? OR worker_uid = ?) ORDER BY id DESC LIMIT ?", "ttiiiui",
+		       f->worker, f->worker, f->instance, f->instance, (int64_t)f->all_users,
+		       (unsigned)f->uid, (int64_t)f->limit);
 }
 
 int artifacts_of_instances(struct db *db, const int64_t *ids, size_t n, struct artifact **ret,
 			   size_t *m)
 {
-	struct gather g = { 0 };
 	/* the ids as one JSON array, which json_each reads: one statement
 	 * whatever their number */
 	size_t cap = 3 + n * 21, len = 0;	/* "[", the ids with commas, "]", NUL */
@@ -114,10 +82,10 @@ int artifacts_of_instances(struct db *db, const int64_t *ids, size_t n, struct a
 		len += (size_t)snprintf(list + len, cap - len, "%s%lld", i ? "," : "",
 					(long long)ids[i]);
 	snprintf(list + len, cap - len, "]");
-	r = db_each(db, gather_row, &g, "SELECT " COLUMNS " FROM artifacts WHERE instance IN "
-		    "(SELECT value FROM json_each(?)) ORDER BY id", "t", list);
+	r = db_rows(db, sizeof(**ret), read_row, ret, m, "SELECT " COLUMNS " FROM artifacts "
+		    "WHERE instance IN (SELECT value FROM json_each(?)) ORDER BY id", "t", list);
 	free(list);
-	return rows_taken(&g, r, ret, m);
+	return r;
 }
 
 int artifact_insert(struct db *db, const struct artifact *a, int64_t *ret_id)

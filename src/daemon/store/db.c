@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/array.h"
 #include "daemon/store/db.h"
 #include "daemon/core/log.h"
 
@@ -408,63 +409,6 @@ out:
 	return r;
 }
 
-static json_t *column_json(sqlite3_stmt *st, int i)
-{
-	switch (sqlite3_column_type(st, i)) {
-	case SQLITE_INTEGER:
-		return json_integer(sqlite3_column_int64(st, i));
-	case SQLITE_FLOAT:
-		return json_real(sqlite3_column_double(st, i));
-	case SQLITE_TEXT: {
-		const char *s = (const char *)sqlite3_column_text(st, i);
-		json_t *v = json_stringn(s, (size_t)sqlite3_column_bytes(st, i));
-
-		/* Text from a process (a command line, say) may not be UTF-8. */
-		return v ? v : json_string("?");
-	}
-	default:
-		return json_null();
-	}
-}
-
-static json_t *query_locked(struct connection *c, const char *sql, const char *types, va_list ap)
-{
-	sqlite3_stmt *st = prepare(c, sql, types, ap);
-	json_t *rows;
-	int s;
-
-	if (!st)
-		return NULL;
-	rows = json_array();
-	while (rows && (s = sqlite3_step(st)) == SQLITE_ROW) {
-		json_t *row = json_object();
-
-		for (int i = 0; row && i < sqlite3_column_count(st); i++)
-			json_object_set_new(row, sqlite3_column_name(st, i), column_json(st, i));
-		json_array_append_new(rows, row);
-	}
-	if (rows && s != SQLITE_DONE) {
-		log_error("database: %s in: %s", sqlite3_errmsg(c->h), sql);
-		json_decref(rows);
-		rows = NULL;
-	}
-	done(st);
-	return rows;
-}
-
-json_t *db_query(struct db *db, const char *sql, const char *types, ...)
-{
-	struct connection *c = reader_take(db);
-	json_t *rows;
-	va_list ap;
-
-	va_start(ap, types);
-	rows = query_locked(c, sql, types, ap);
-	va_end(ap);
-	pthread_mutex_unlock(&c->lock);
-	return rows;
-}
-
 struct db_row {
 	sqlite3_stmt *st;
 };
@@ -484,17 +428,14 @@ bool db_null(const struct db_row *r, int col)
 	return sqlite3_column_type(r->st, col) == SQLITE_NULL;
 }
 
-int db_each(struct db *db, int (*each)(void *ctx, const struct db_row *r), void *ctx,
-	    const char *sql, const char *types, ...)
+static int each_row(struct db *db, int (*each)(void *ctx, const struct db_row *r), void *ctx,
+		    const char *sql, const char *types, va_list ap)
 {
 	struct connection *c = reader_take(db);
 	struct db_row row;
-	va_list ap;
 	int r = 0, s;
 
-	va_start(ap, types);
 	row.st = prepare(c, sql, types, ap);
-	va_end(ap);
 	if (!row.st) {
 		r = -EIO;
 		goto out;
@@ -512,21 +453,72 @@ out:
 	return r;
 }
 
-int64_t db_query_int(struct db *db, int64_t fallback, const char *sql, const char *types, ...)
+int db_each(struct db *db, int (*each)(void *ctx, const struct db_row *r), void *ctx,
+	    const char *sql, const char *types, ...)
 {
-	sqlite3_stmt *st;
 	va_list ap;
-	int64_t v = fallback;
-	struct connection *c = reader_take(db);
+	int r;
 
 	va_start(ap, types);
-	st = prepare(c, sql, types, ap);
+	r = each_row(db, each, ctx, sql, types, ap);
 	va_end(ap);
-	if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
-		v = sqlite3_column_int64(st, 0);
-	done(st);
-	pthread_mutex_unlock(&c->lock);
-	return v;
+	return r;
+}
+
+/* db_rows' rows, as they come. */
+struct gather {
+	void (*read)(const struct db_row *r, void *elem);
+	size_t size;
+	char *list;
+	size_t n, cap;
+};
+
+static int gather_row(void *ctx, const struct db_row *r)
+{
+	struct gather *g = ctx;
+
+	if (array_reserve(&g->list, &g->cap, g->n + 1, g->size) < 0)
+		return -ENOMEM;
+	memset(g->list + g->n * g->size, 0, g->size);
+	g->read(r, g->list + g->n++ * g->size);
+	return 0;
+}
+
+int db_rows(struct db *db, size_t size, void (*read)(const struct db_row *r, void *elem),
+	    void *ret, size_t *n, const char *sql, const char *types, ...)
+{
+	struct gather g = { .read = read, .size = size };
+	va_list ap;
+	int r;
+
+	va_start(ap, types);
+	r = each_row(db, gather_row, &g, sql, types, ap);
+	va_end(ap);
+	if (r < 0) {
+		free(g.list);
+		return r;
+	}
+	*(void **)ret = g.list;
+	*n = g.n;
+	return 0;
+}
+
+static int first_int(void *ctx, const struct db_row *r)
+{
+	*(int64_t *)ctx = db_int(r, 0);
+	return 1;
+}
+
+int64_t db_value(struct db *db, const char *sql, const char *types, ...)
+{
+	int64_t v = 0;
+	va_list ap;
+	int r;
+
+	va_start(ap, types);
+	r = each_row(db, first_int, &v, sql, types, ap);
+	va_end(ap);
+	return r < 0 ? r : v;
 }
 
 bool db_wait_change(struct db *db, uint64_t since, uint64_t until_ns)
@@ -549,13 +541,16 @@ uint64_t db_generation(struct db *db)
 	return __atomic_load_n(&db->generation, __ATOMIC_ACQUIRE);
 }
 
+/* The first row says "ok", or what is wrong. */
+static int says_ok(void *ctx, const struct db_row *r)
+{
+	*(bool *)ctx = db_text(r, 0) && !strcmp(db_text(r, 0), "ok");
+	return 1;
+}
+
 bool db_integrity_ok(struct db *db)
 {
-	json_t *rows = db_query(db, "PRAGMA integrity_check", "");
-	const char *s = rows ? json_string_value(json_object_get(json_array_get(rows, 0),
-							       "integrity_check")) : NULL;
-	bool ok = s && !strcmp(s, "ok");
+	bool ok = false;
 
-	json_decref(rows);
-	return ok;
+	return db_each(db, says_ok, &ok, "PRAGMA integrity_check", "") > 0 && ok;
 }

@@ -15,7 +15,6 @@
 #ifndef NPROF_DAEMON_DB_H
 #define NPROF_DAEMON_DB_H
 
-#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -31,10 +30,6 @@ void db_close(struct db *db);
  * logged. When ret_id is not NULL, the row id it inserted. */
 int db_exec(struct db *db, int64_t *ret_id, const char *sql, const char *types, ...);
 
-/* Runs a query; every row becomes a JSON object keyed by column name
- * (integers, reals, text, null). A new array, or NULL on error. */
-json_t *db_query(struct db *db, const char *sql, const char *types, ...);
-
 /* A row db_each is at: its columns read by position, as the query's
  * SELECT lists them (valid until the callback returns). */
 struct db_row;
@@ -45,12 +40,21 @@ bool db_null(const struct db_row *r, int col);
 /* Runs a query and calls each(ctx, row) for every row, until it returns
  * non-zero. 0 (every row seen), each's non-zero value, or -EIO with the
  * reason logged. For the model (instances.c, ...), which reads rows
- * into C structs; db_query's JSON is for what goes out as it is. */
+ * into C structs. */
 int db_each(struct db *db, int (*each)(void *ctx, const struct db_row *r), void *ctx,
 	    const char *sql, const char *types, ...);
 
-/* The first column of the first row as an integer, or fallback. */
-int64_t db_query_int(struct db *db, int64_t fallback, const char *sql, const char *types, ...);
+/* The same, every row read by read(row, element) into a new array of
+ * elements of size bytes (each zeroed first): 0 and *(T **)ret (free it)
+ * with *n of them, or -EIO / -ENOMEM. For a table whose rows are small
+ * structs of their own (artifact_rows.c, token_rows.c, ...). */
+int db_rows(struct db *db, size_t size, void (*read)(const struct db_row *r, void *elem),
+	    void *ret, size_t *n, const char *sql, const char *types, ...);
+
+/* The first column of the first row as an integer (0 when there is no
+ * row or it is NULL), or -EIO: for a count, an id or a uid, which are
+ * never negative. */
+int64_t db_value(struct db *db, const char *sql, const char *types, ...);
 
 /* A number that grows with every write: what was read from the index
  * after it was taken is current while it is unchanged. Take it before
