@@ -32,15 +32,6 @@ need_build
 command -v clang >/dev/null || bail "clang is installed (scripts/install-deps)"
 SAN=$NPROF_BUILD/sanitize
 
-# build NAME: BUILD/sanitize/NAME/{libnprof.so,split,agent_cycles,alloc_storm}
-# and BUILD/sanitize/bin/llvm-symbolizer, up to date. Under `make check`,
-# MAKEFLAGS names the outer make's jobserver, which this script did not
-# inherit: this make runs on its own.
-build() {
-	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
-		make -C "$NPROF_SRC" -j"$(nproc)" BUILD="$NPROF_BUILD" "sanitize-$1"
-}
-
 # sanitizer_clean FILE: no sanitizer report in FILE.
 sanitizer_clean() {
 	! grep -qE 'ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:|WARNING: ThreadSanitizer|ThreadSanitizer:|AddressSanitizer:' "$1"
@@ -128,14 +119,11 @@ export TSAN_OPTIONS="halt_on_error=1:report_signal_unsafe=1:suppressions=$SAN/ts
 built=()
 for cfg in "asan -fsanitize=address,undefined" "tsan -fsanitize=thread"; do
 	set -- $cfg
-	t0=$(date +%s)
-	if ! build "$1" >"$TMP/build-$1.log" 2>&1; then
-		not_ok "$1: make sanitize-$1 (clang $2) builds libnprof.so, split, agent_cycles and alloc_storm"
-		grep -E 'error|warning|Error' "$TMP/build-$1.log" | head -30 | cut -c1-300 | sed 's/^/#   /'
+	# BUILD/sanitize/$1/{libnprof.so,split,agent_cycles,alloc_storm} and
+	# BUILD/sanitize/bin/llvm-symbolizer, up to date
+	sanitize_build "$1" "sanitize-$1" "$2" "libnprof.so, split, agent_cycles and alloc_storm" ||
 		continue
-	fi
 	built+=("$1")
-	ok "$1: make sanitize-$1 (clang $2) builds libnprof.so, split, agent_cycles and alloc_storm ($(( $(date +%s) - t0 ))s)"
 	for ev in cpu itimer wall; do
 		run_session "$1" "$ev"
 	done

@@ -36,14 +36,6 @@ SAN=$NPROF_BUILD/sanitize
 SUPP=$NPROF_SRC/tests/integration
 TESTS_RUN=${DAEMON_SANITIZE_TESTS:-daemon_api.sh daemon_actions.sh daemon_signin.sh}
 
-# build VARIANT: BUILD/sanitize/VARIANT/{nprofd,nprof} up to date. Under
-# `make sanitize`, MAKEFLAGS names the outer make's jobserver, which this
-# script did not inherit: this make runs on its own.
-build() {
-	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
-		make -C "$NPROF_SRC" -j"$(nproc)" BUILD="$NPROF_BUILD" "sanitize-daemon-$1"
-}
-
 # relay VARIANT TEST OUT: TEST's TAP lines in OUT as this test's checks.
 relay() {
 	local line desc
@@ -94,13 +86,8 @@ run_test() {
 
 for cfg in "asan -fsanitize=address,undefined" "tsan -fsanitize=thread"; do
 	set -- $cfg
-	t0=$(date +%s)
-	if ! build "$1" >"$TMP/build-$1.log" 2>&1; then
-		not_ok "$1: make sanitize-daemon-$1 (clang $2) builds nprofd"
-		grep -E 'error|warning|Error' "$TMP/build-$1.log" | head -30 | cut -c1-300 | sed 's/^/#   /'
-		continue
-	fi
-	ok "$1: make sanitize-daemon-$1 (clang $2) builds nprofd ($(($(date +%s) - t0))s)"
+	# BUILD/sanitize/$1/{nprofd,nprof}, up to date
+	sanitize_build "$1" "sanitize-daemon-$1" "$2" nprofd || continue
 	for t in $TESTS_RUN; do
 		run_test "$1" "$t"
 	done

@@ -47,6 +47,64 @@ finish() {
 	exit $?
 }
 
+# --- scenarios: the parts of a long script, each runnable alone -------------
+#
+# A long script (daemon_api.sh) is a list of scenarios: functions named
+# scenario_NAME, each calling `given SETUP` for what it needs (a daemon,
+# a worker, an artifact) before its checks. `run_scenarios NAME...` runs
+# them in that order. NPROF_SCENARIO=NAME[,NAME...] (what
+# `tests/run SCRIPT:NAME` sets) runs only those, each with its set-ups:
+# one check fixed is tried in seconds, not in the whole script's minutes.
+
+# given SETUP...: runs setup_SETUP, once per script (a later `given` of
+# the same set-up finds it done).
+given() {
+	local s
+	for s in "$@"; do
+		case " ${given_done:-} " in *" $s "*) continue ;; esac
+		"setup_$s" || bail "set-up $s"
+		given_done="${given_done:-} $s"
+	done
+}
+
+# run_scenarios NAME...: every scenario in order, or those NPROF_SCENARIO
+# names (one it does not know is a failure naming the ones there are).
+run_scenarios() {
+	local want=${NPROF_SCENARIO:-} s
+	if [ -n "$want" ]; then
+		for s in ${want//,/ }; do
+			case " $* " in
+			*" $s "*) ;;
+			*) bail "$(basename "$0") has no scenario $s; it has: $*" ;;
+			esac
+		done
+	fi
+	for s in "$@"; do
+		[ -z "$want" ] || case ",$want," in *",$s,"*) ;; *) continue ;; esac
+		[ -z "$want" ] || diag "scenario $s"
+		"scenario_$s"
+	done
+}
+
+# --- sanitizer builds ---------------------------------------------------------
+
+# sanitize_build VARIANT TARGET FLAGS WHAT: `make TARGET` (a sanitizer
+# variant of the tree, in BUILD/sanitize/) against NPROF_BUILD, as one
+# check saying what it builds and how long it took, its errors shown
+# when it fails (non-zero then). Under `make check` or `make sanitize`,
+# MAKEFLAGS names the outer make's jobserver, which the script did not
+# inherit: this make runs on its own.
+sanitize_build() {
+	local variant=$1 target=$2 flags=$3 what=$4 t0=$(date +%s) log=$TMP/build-$2.log
+	if ! env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+		make -C "$NPROF_SRC" -j"$(nproc)" BUILD="$NPROF_BUILD" "$target" >"$log" 2>&1; then
+		not_ok "$variant: make $target (clang $flags) builds $what"
+		grep -E 'error|warning|Error' "$log" | head -30 | cut -c1-300 | sed 's/^/#   /'
+		return 1
+	fi
+	ok "$variant: make $target (clang $flags) builds $what ($(($(date +%s) - t0))s)"
+}
+
 # --- background programs -----------------------------------------------------
 
 bg_pids=()
