@@ -76,3 +76,24 @@ const char *units_format_ns(uint64_t ns, char *buf, unsigned len)
 		snprintf(buf, len, "%llu ns", (unsigned long long)ns);
 	return buf;
 }
+
+const char *units_format_duration(uint64_t ns, char *buf, unsigned len)
+{
+	static const struct {
+		const char *unit;
+		uint64_t ns;
+	} units[] = {
+		{ "d", 86400000000000ull }, { "h", 3600000000000ull }, { "m", 60000000000ull },
+		{ "s", 1000000000ull }, { "ms", 1000000 }, { "us", 1000 }, { "ns", 1 },
+	};
+
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (ns && ns % units[i].ns == 0 && (i > 0 || ns >= 2 * units[0].ns)) {
+			snprintf(buf, len, "%llu%s", (unsigned long long)(ns / units[i].ns),
+				 units[i].unit);
+			return buf;
+		}
+	}
+	snprintf(buf, len, "0");
+	return buf;
+}

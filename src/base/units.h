@@ -16,4 +16,9 @@ int units_parse_count(const char *s, uint64_t *ret_count);
 /* "10 ms", "1.50 s": human text for a nanosecond value, into buf. */
 const char *units_format_ns(uint64_t ns, char *buf, unsigned len);
 
+/* ns as a user writes it, in the largest unit that writes it whole
+ * ("5m", "1500ms", "24h"; days only from two: a day reads "24h"), into
+ * buf: what units_parse_duration_ns reads back. */
+const char *units_format_duration(uint64_t ns, char *buf, unsigned len);
+
 #endif

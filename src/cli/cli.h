@@ -45,6 +45,7 @@ int cmd_stop(int argc, char **argv);
 int cmd_get(int argc, char **argv);
 int cmd_take(int argc, char **argv);
 int cmd_token(int argc, char **argv);
+int cmd_schedule(int argc, char **argv);
 
 /* pid_arg.c: a PID argument; -EINVAL unless 1..INT_MAX. (-f templates
  * are base/path_template.h.) */

@@ -10,7 +10,7 @@
 #include "cli/daemon_cmd.h"
 #include "help/nprof-instances.h"
 
-enum long_only { OPT_WORKER = 1000, OPT_STATUS, OPT_JSON };
+enum long_only { OPT_WORKER = 1000, OPT_STATUS, OPT_SCHEDULE, OPT_JSON };
 
 #define LIMIT_MAX 10000
 /* The narrowest message column; narrower, it goes on a line of its own. */
@@ -121,12 +121,13 @@ int cmd_instances(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "worker", required_argument, NULL, OPT_WORKER },
 		{ "status", required_argument, NULL, OPT_STATUS },
+		{ "schedule", required_argument, NULL, OPT_SCHEDULE },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *worker = NULL, *status = NULL;
 	char path[512], esc_worker[256] = "", esc_status[64] = "", upper[32];
-	long long pid = 0;
+	long long pid = 0, schedule = 0;
 	long limit = 100;
 	bool json = false;
 	json_t *reply = NULL;
@@ -143,6 +144,11 @@ int cmd_instances(int argc, char **argv)
 			break;
 		case OPT_STATUS:
 			status = optarg;
+			break;
+		case OPT_SCHEDULE:
+			if (daemon_cmd_parse_id(optarg, &schedule) < 0)
+				return cli_usage_error("instances", "--schedule %s: give a schedule's id "
+						       "(nprof schedule list)", optarg);
 			break;
 		case 'n':
 			limit = strtol(optarg, &end, 10);
@@ -186,6 +192,8 @@ int cmd_instances(int argc, char **argv)
 		return cli_usage_error("instances", "--worker or --status is too long");
 	snprintf(path, sizeof(path), "/api/v1/instances?limit=%ld%s%s%s%s", pid ? LIMIT_MAX : limit,
 		 worker ? "&worker=" : "", esc_worker, status ? "&status=" : "", esc_status);
+	if (schedule)
+		snprintf(path + strlen(path), sizeof(path) - strlen(path), "&schedule=%lld", schedule);
 	diag_clear(&d);
 	if (daemon_call("GET", path, NULL, &reply, NULL, &d) < 0) {
 		cli_error("%s", d.msg);

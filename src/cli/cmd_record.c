@@ -42,11 +42,12 @@ struct record_args {
 	const char *file;
 	bool duration_given;
 	bool attach; /* --attach: load the agent into PID when it has none */
+	uint64_t loop_ns; /* --loop PERIOD: a recording of PID every period; 0: one */
 	pid_t pid;
 	char **command; /* argv after "--", or NULL */
 };
 
-enum long_only { OPT_CSTACK = 1000, OPT_LINES, OPT_ATTACH };
+enum long_only { OPT_CSTACK = 1000, OPT_LINES, OPT_ATTACH, OPT_LOOP };
 
 static int parse_duration(const char *arg, uint64_t *ret_ns)
 {
@@ -78,6 +79,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "cstack", required_argument, NULL, OPT_CSTACK },
 		{ "lines", no_argument, NULL, OPT_LINES },
 		{ "attach", no_argument, NULL, OPT_ATTACH },
+		{ "loop", required_argument, NULL, OPT_LOOP },
 		OUTPUT_ARGS_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -132,6 +134,11 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			break;
 		case OPT_ATTACH:
 			a->attach = true;
+			break;
+		case OPT_LOOP:
+			if (parse_duration(optarg, &a->loop_ns) < 0 || a->loop_ns < 1000000000ull)
+				return cli_usage_error("record",
+					"--loop %s: not a period; use 1s or more (60s, 5m)", optarg);
 			break;
 		case OPT_CSTACK:
 			if (!strcmp(optarg, "auto"))
@@ -192,6 +199,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	if (optind > 0 && optind <= argc && !strcmp(argv[optind - 1], "--")) {
 		if (optind == argc)
 			return cli_usage_error("record", "no command after --");
+		if (a->loop_ns)
+			return cli_usage_error("record", "--loop records a running PID, not a command");
 		a->command = argv + optind;
 		if (!a->duration_given)
 			a->rec.duration_ns = 0;
@@ -209,6 +218,15 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			argv[optind]);
 	if (!a->duration_given)
 		a->rec.duration_ns = 10ull * 1000000000ull;
+	if (a->loop_ns) {
+		/* each recording a file of its own, named by when it began */
+		if (!a->file || !strstr(a->file, "%t"))
+			return cli_usage_error("record", "--loop writes a file per recording: give -f "
+					       "with %%t in its name (-f 'cpu-%%t.pb.gz')");
+		if (!a->rec.duration_ns || a->rec.duration_ns > a->loop_ns)
+			return cli_usage_error("record", "--loop: each recording (-d) must end within "
+					       "the period; give -d at most the period");
+	}
 	return 0;
 }
 
@@ -344,16 +362,116 @@ static bool agent_first(const struct event_def *ev)
 	       (!(ev->runs & EVENT_IN_ENGINE) || ev->scheduler);
 }
 
+/* One recording of a->pid (or of a->command), written as asked. */
+static int record_once(struct record_args *a, struct symbolizer *syms, enum output_format format,
+		       bool default_output)
+{
+	struct spawned child = { .pid = -1, .go_fd = -1, .err_fd = -1 };
+	struct profile *p = NULL;
+	struct diag d;
+	int ret = EXIT_FAILED, r;
+
+	diag_clear(&d);
+	if (a->command && agent_first(event_find(a->rec.event))) {
+		/* itimer (only the agent has it), wall: preload the agent. */
+		r = agent_preload_record(a->command, &a->rec, &a->pid, &p, &d);
+	} else if (a->command) {
+		r = spawned_start(a->command, &child, &d);
+		if (r < 0) {
+			cli_error("%s", d.msg);
+			goto out;
+		}
+		a->pid = child.pid;
+		r = engine_record(child.pid, &a->rec, syms, spawned_release,
+				  &child, &p, &d);
+		spawned_finish(&child, 2000);
+		if (child.exec_error) {
+			cli_error("cannot run '%s': %s", a->command[0],
+				  strerror(-child.exec_error));
+			goto out;
+		}
+	} else if ((event_find(a->rec.event)->runs & EVENT_IN_AGENT) &&
+		   (r = agent_client_probe(a->pid, &d)) != 0) {
+		if (r > 0) {
+			/* The process has the agent: it samples from inside. */
+			r = agent_client_record(a->pid, &a->rec, &p, &d);
+			if (r == 0 && event_find(a->rec.event)->scheduler)
+				profile_add_note(p, "%s: recorded by nprof's agent in PID %d, "
+						 "which the process has loaded",
+						 a->rec.event, (int)a->pid);
+		} else if (r == -ENOTUNIQ && engine_event_known(a->rec.event)) {
+			/* Not its agent: never trusted; sample from outside. */
+			fprintf(stderr, "nprof: %s; not trusting it, recording with "
+				"perf_events from outside instead\n", d.msg);
+			diag_clear(&d);
+			r = engine_record(a->pid, &a->rec, syms, NULL, NULL, &p, &d);
+		} else if (r == -ENOTUNIQ) {
+			cli_error("%s; -e %s needs nprof's agent in PID %d, so there is "
+				  "nothing to fall back to", d.msg, a->rec.event, (int)a->pid);
+			goto out;
+		}
+	} else if (!engine_event_known(a->rec.event)) {
+		r = diag_set(&d, -ENOENT,
+			     "-e %s needs nprof's agent in PID %d, which has none; load it with "
+			     "--attach (nprof attach PID), or start the program with "
+			     "LD_PRELOAD=libnprof.so or nprof record -e %s -- COMMAND",
+			     a->rec.event, (int)a->pid, a->rec.event);
+	} else {
+		r = engine_record(a->pid, &a->rec, syms, NULL, NULL, &p, &d);
+	}
+	progress_clear();
+	if (stop_requested)
+		fprintf(stderr, "nprof: stopped early (Ctrl-C or a signal): writing what was "
+			"recorded\n");
+	if (r < 0) {
+		cli_error("%s", d.msg[0] ? d.msg : strerror(-r));
+		goto out;
+	}
+	ret = output_args_apply(&a->tr, &p);
+	if (ret != EXIT_OK)
+		goto out;
+	ret = write_output(p, a, format, default_output);
+out:
+	profile_free(p);
+	return ret;
+}
+
+/* --loop: a recording of a->pid every a->loop_ns, each to its own file,
+ * until the process is gone or a signal stops it. A recording that
+ * fails (the process exiting) ends the loop with its error. */
+static int record_loop(struct record_args *a, struct symbolizer *syms, enum output_format format)
+{
+	struct timespec next;
+	int ret = EXIT_OK;
+
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	while (!stop_requested && ret == EXIT_OK) {
+		ret = record_once(a, syms, format, false);
+		next.tv_sec += (time_t)(a->loop_ns / 1000000000ull);
+		next.tv_nsec += (long)(a->loop_ns % 1000000000ull);
+		if (next.tv_nsec >= 1000000000L) {
+			next.tv_sec++;
+			next.tv_nsec -= 1000000000L;
+		}
+		/* (a signal cuts the wait short: stop_requested ends the loop) */
+		while (ret == EXIT_OK && !stop_requested &&
+		       clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
+			;
+		if (ret == EXIT_OK && kill(a->pid, 0) < 0 && errno == ESRCH) {
+			fprintf(stderr, "nprof: process %d has exited: the loop ends\n", (int)a->pid);
+			break;
+		}
+	}
+	return ret;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record_args a = { 0 };
-	struct spawned child = { .pid = -1, .go_fd = -1, .err_fd = -1 };
 	struct symbolizer *syms = NULL;
-	struct profile *p = NULL;
 	enum output_format format = OUTPUT_SUMMARY;
 	bool default_output;
-	struct diag d;
-	int ret, r;
+	int ret;
 
 	ret = parse_args(argc, argv, &a);
 	if (ret != EXIT_OK)
@@ -362,7 +480,6 @@ int cmd_record(int argc, char **argv)
 	if (ret != EXIT_OK)
 		return ret;
 
-	diag_clear(&d);
 	a.rec.stop = &stop_requested;
 	if (progress_wanted()) {
 		a.rec.progress = progress_recording;
@@ -384,67 +501,9 @@ int cmd_record(int argc, char **argv)
 	}
 	a.rec.take_threads = take_threads;
 	a.rec.take_threads_arg = syms;
-	if (a.command && agent_first(event_find(a.rec.event))) {
-		/* itimer (only the agent has it), wall: preload the agent. */
-		r = agent_preload_record(a.command, &a.rec, &a.pid, &p, &d);
-	} else if (a.command) {
-		r = spawned_start(a.command, &child, &d);
-		if (r < 0) {
-			cli_error("%s", d.msg);
-			goto out;
-		}
-		a.pid = child.pid;
-		r = engine_record(child.pid, &a.rec, syms, spawned_release,
-				  &child, &p, &d);
-		spawned_finish(&child, 2000);
-		if (child.exec_error) {
-			cli_error("cannot run '%s': %s", a.command[0],
-				  strerror(-child.exec_error));
-			goto out;
-		}
-	} else if ((event_find(a.rec.event)->runs & EVENT_IN_AGENT) &&
-		   (r = agent_client_probe(a.pid, &d)) != 0) {
-		if (r > 0) {
-			/* The process has the agent: it samples from inside. */
-			r = agent_client_record(a.pid, &a.rec, &p, &d);
-			if (r == 0 && event_find(a.rec.event)->scheduler)
-				profile_add_note(p, "%s: recorded by nprof's agent in PID %d, "
-						 "which the process has loaded",
-						 a.rec.event, (int)a.pid);
-		} else if (r == -ENOTUNIQ && engine_event_known(a.rec.event)) {
-			/* Not its agent: never trusted; sample from outside. */
-			fprintf(stderr, "nprof: %s; not trusting it, recording with "
-				"perf_events from outside instead\n", d.msg);
-			diag_clear(&d);
-			r = engine_record(a.pid, &a.rec, syms, NULL, NULL, &p, &d);
-		} else if (r == -ENOTUNIQ) {
-			cli_error("%s; -e %s needs nprof's agent in PID %d, so there is "
-				  "nothing to fall back to", d.msg, a.rec.event, (int)a.pid);
-			goto out;
-		}
-	} else if (!engine_event_known(a.rec.event)) {
-		r = diag_set(&d, -ENOENT,
-			     "-e %s needs nprof's agent in PID %d, which has none; load it with "
-			     "--attach (nprof attach PID), or start the program with "
-			     "LD_PRELOAD=libnprof.so or nprof record -e %s -- COMMAND",
-			     a.rec.event, (int)a.pid, a.rec.event);
-	} else {
-		r = engine_record(a.pid, &a.rec, syms, NULL, NULL, &p, &d);
-	}
-	progress_clear();
-	if (stop_requested)
-		fprintf(stderr, "nprof: stopped early (Ctrl-C or a signal): writing what was "
-			"recorded\n");
-	if (r < 0) {
-		cli_error("%s", d.msg[0] ? d.msg : strerror(-r));
-		goto out;
-	}
-	ret = output_args_apply(&a.tr, &p);
-	if (ret != EXIT_OK)
-		goto out;
-	ret = write_output(p, &a, format, default_output);
+	ret = a.loop_ns ? record_loop(&a, syms, format)
+			: record_once(&a, syms, format, default_output);
 out:
-	profile_free(p);
 	symbolizer_free(syms);
 	return ret;
 }

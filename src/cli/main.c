@@ -35,6 +35,7 @@ static const struct command commands[] = {
 	{ "get", cmd_get },
 	{ "take", cmd_take },
 	{ "token", cmd_token },
+	{ "schedule", cmd_schedule },
 };
 
 void cli_error(const char *fmt, ...)

@@ -209,7 +209,9 @@ static int request_text(const char *method, const char *path, const char *body,
 			char **ret_text, size_t *ret_len, struct diag *d)
 {
 	size_t body_len = body ? strlen(body) : 0, n;
-	bool post = !strcmp(method, "POST");
+	/* a POST says its length, none; another method has a body when
+	 * given one (PATCH) */
+	bool post = !strcmp(method, "POST") || body;
 	char *text;
 	int k;
 

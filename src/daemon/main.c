@@ -18,6 +18,7 @@
 #include "base/clock.h"
 #include "daemon/api/api.h"
 #include "daemon/api/reply_cache.h"
+#include "daemon/api/schedule_runner.h"
 #include "daemon/auth/signin_limit.h"
 #include "daemon/cluster/cluster.h"
 #include "daemon/cluster/cluster_auth.h"
@@ -129,6 +130,7 @@ int main(int argc, char **argv)
 	const char *config = NULL, *listen = NULL, *sock = NULL, *state = NULL, *etcd = NULL;
 	bool check_only = false;
 	struct server *srv = NULL;
+	struct schedule_runner *runner = NULL;
 	char err[1024];
 	sigset_t stop;
 	int opt, sig, status = 1;
@@ -242,6 +244,10 @@ int main(int argc, char **argv)
 		log_error("%s", err);
 		goto out;
 	}
+	if (!(runner = schedule_runner_start(&d))) {
+		log_error("cannot start the thread that runs schedules: out of memory or threads");
+		goto out;
+	}
 	do {
 		sig = 0;
 		sigwait(&stop, &sig);
@@ -249,6 +255,8 @@ int main(int argc, char **argv)
 	log_info("%s: stopping", strsignal(sig));
 	status = 0;
 out:
+	/* no period begins while the doors close and the jobs stop */
+	schedule_runner_stop(runner);
 	server_stop(srv);
 	/* no request reads it any more: out of the registry at once */
 	cluster_free(d.cluster);

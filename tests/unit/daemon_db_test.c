@@ -253,9 +253,11 @@ int main(void)
 	db_close(db);
 	ids_never_come_back(path);
 
-	/* The database as version 1 wrote it: without the columns and the
-	 * index versions 2 and 3 added. */
-	CHECK(raw(path, "ALTER TABLE instances DROP COLUMN target; ALTER TABLE instances DROP "
+	/* The database as version 1 wrote it: without the columns, tables and
+	 * indexes versions 2, 3 and 6 added. */
+	CHECK(raw(path, "DROP TABLE schedules; DROP INDEX instances_schedule; "
+		  "ALTER TABLE instances DROP COLUMN schedule; "
+		  "ALTER TABLE instances DROP COLUMN target; ALTER TABLE instances DROP "
 		  "COLUMN new_worker; DROP INDEX tokens_uid; ALTER TABLE tokens DROP COLUMN kind; "
 		  "ALTER TABLE tokens DROP COLUMN csrf; PRAGMA user_version = 1;") == 0,
 	      "turned back into version 1");

@@ -3,7 +3,8 @@
  * back field for field, absent text stays NULL (not ""), the list
  * filters by worker, status and owner, newest first, within its limit;
  * ending keeps a restart's new worker unless one is given; the running
- * ones are counted and named. */
+ * ones are counted and named; a schedule's instances are listed by it,
+ * left out of the per-worker history and found past their keep. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,6 +144,41 @@ static void listing(void)
 	free(ids);
 }
 
+static void scheduled(void)
+{
+	struct instance in = { .kind = "profile", .pid = 43, .worker_uid = 0, .user = "root",
+			       .mode = "cpu", .duration_ns = 1000000000, .created_ms = 1000,
+			       .schedule = 77 };
+	struct instance **list, *one = NULL;
+	int64_t id = -1, on_demand, *ids;
+	size_t n;
+
+	snprintf(in.worker, sizeof(in.worker), "43-1");
+	CHECK(instance_insert(db, &in, &id) == 0 && instance_end(db, id, INSTANCE_FINISHED, "",
+								  2000, NULL) == 0,
+	      "a schedule's instance is written and ends");
+	on_demand = add("43-1", 0, "profile", "cpu", 3000);
+	instance_end(db, on_demand, INSTANCE_FINISHED, "", 4000, NULL);
+	CHECK(instances_list(db, &(struct instance_filter){ .schedule = 77, .all_users = true,
+							    .limit = 10 }, &list, &n) == 0 &&
+	      n == 1 && list[0]->id == id && list[0]->schedule == 77,
+	      "?schedule=77 lists it alone, its schedule read back");
+	instances_free(list, n);
+	CHECK(instance_get(db, on_demand, &one) == 0 && one->schedule == 0,
+	      "one made on demand has no schedule (0)");
+	instance_free(one);
+	CHECK(instances_beyond_history(db, 0, &ids, &n) == 0, "the history past 0 per worker");
+	for (size_t i = 0; i < n; i++)
+		CHECK(ids[i] != id, "leaves the schedule's instance out");
+	free(ids);
+	CHECK(instances_of_schedule_before(db, 77, 1001, &ids, &n) == 0 && n == 1 && ids[0] == id,
+	      "made before its keep's edge: found");
+	free(ids);
+	CHECK(instances_of_schedule_before(db, 77, 1000, &ids, &n) == 0 && n == 0,
+	      "made at the edge: kept");
+	free(ids);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/nprof-instances-XXXXXX", path[64], err[256];
@@ -157,6 +193,7 @@ int main(void)
 		absent_text();
 		ending();
 		listing();
+		scheduled();
 		db_close(db);
 	}
 	snprintf(path, sizeof(path), "rm -rf %s", dir);

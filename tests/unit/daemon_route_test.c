@@ -78,7 +78,8 @@ static void check_table(void)
 		struct route_match m;
 
 		CHECK(!strcmp(r->method, "GET") || !strcmp(r->method, "POST") ||
-		      !strcmp(r->method, "DELETE"), "%s %s: a method of the API", r->method, r->pattern);
+		      !strcmp(r->method, "PATCH") || !strcmp(r->method, "DELETE"),
+		      "%s %s: a method of the API", r->method, r->pattern);
 		CHECK(well_formed(r->pattern), "%s %s: a well-formed pattern", r->method, r->pattern);
 		CHECK(r->handler != NULL, "%s %s: a handler", r->method, r->pattern);
 		CHECK(r->who != ROUTE_ADMIN || (r->what && r->what[0]),

@@ -35,5 +35,19 @@ int main(void)
 	CHECK_STR(units_format_ns(10000000, buf, sizeof(buf)), "10.00 ms", "format ms");
 	CHECK_STR(units_format_ns(2500000000ull, buf, sizeof(buf)), "2.50 s", "format s");
 	CHECK_STR(units_format_ns(999, buf, sizeof(buf)), "999 ns", "format ns");
+	CHECK_STR(units_format_duration(60000000000ull, buf, sizeof(buf)), "1m", "duration 1m");
+	CHECK_STR(units_format_duration(1500000000ull, buf, sizeof(buf)), "1500ms",
+		  "duration 1500ms: the largest unit that writes it whole");
+	CHECK_STR(units_format_duration(86400000000000ull, buf, sizeof(buf)), "24h",
+		  "a day reads 24h");
+	CHECK_STR(units_format_duration(2 * 86400000000000ull, buf, sizeof(buf)), "2d", "two, 2d");
+	CHECK_STR(units_format_duration(0, buf, sizeof(buf)), "0", "nothing, 0");
+	{
+		uint64_t back = 0;
+
+		CHECK(units_parse_duration_ns(units_format_duration(5400000000000ull, buf, sizeof(buf)),
+					      1000000000ull, &back) == 0 && back == 5400000000000ull,
+		      "what it writes (%s) reads back", buf);
+	}
 	return test_done();
 }

@@ -67,6 +67,13 @@ const struct service_config *api_service(const struct daemon *d, const struct wo
 	return config_service_for(&d->cfg, w->unit, w->cgroup, w->exe, w->user);
 }
 
+const char *api_service_name(const struct daemon *d, const struct worker *w)
+{
+	const struct service_config *svc = api_service(d, w);
+
+	return svc ? svc->name : w->unit[0] ? w->unit : w->cgroup;
+}
+
 bool api_perf_ok(const struct daemon *d, const struct user *u)
 {
 	char buf[32];

@@ -1,6 +1,7 @@
 /* api: the handlers of /api/v1 (docs/api.md), one file per resource —
  * api_workers.c workers, api_actions.c point-in-time actions, api_instances.c
- * profiling instances, api_artifacts.c the files they produced,
+ * profiling instances, api_schedules.c continuous profiling (run by
+ * schedule_runner.c), api_artifacts.c the files they produced,
  * api_tokens.c API tokens and the audit log, api_session.c signing in,
  * api_host.c and api_cluster.c this host and the others — and what
  * they share (api.c). route.c's table names which handler serves which method
@@ -29,6 +30,10 @@ bool api_worker(struct daemon *d, const struct request *rq, struct reply *rp, co
 
 /* The service section of w, or NULL. */
 const struct service_config *api_service(const struct daemon *d, const struct worker *w);
+
+/* The service w is part of: its [service] section's name, else its
+ * systemd unit, else its cgroup. */
+const char *api_service_name(const struct daemon *d, const struct worker *w);
 
 /* Whether worker x, in svc by an exe: match, runs a program that only
  * root (or, where the match names one exact program, x's owner) can
@@ -68,6 +73,7 @@ struct launch {
 	bool as_root;			/* restart: root, whoever asked */
 	bool as_owner;			/* commands: the worker's owner, whoever asked */
 	bool work_dir;			/* %o: a private directory's file; what it holds is kept */
+	int64_t schedule;		/* the schedule starting it; 0: on demand */
 };
 
 /* Checks the limits and starts l on w: 201 with the instance, or the
@@ -76,6 +82,20 @@ struct launch {
  * right before its exec (struct job_spec's target). */
 void instance_launch(struct daemon *d, const struct request *rq, struct reply *rp,
 		     const struct worker *w, int pidfd, struct launch *l);
+
+/* A profile to record (POST /api/v1/instances, or a schedule's period). */
+struct profile_request {
+	const struct event_def *event;
+	uint64_t duration_ns;
+	const char *interval, *format;	/* NULL: the event's, flamegraph */
+	bool threads;			/* a root per thread */
+	int64_t schedule;		/* 0: on demand */
+};
+
+/* Checks that p's mode is allowed (403) and can run on w (400), then
+ * instance_launch: 201 with the instance, or the error. */
+void profile_start(struct daemon *d, const struct request *rq, struct reply *rp,
+		   const struct worker *w, int pidfd, const struct profile_request *p);
 
 /* A worker changed in a way the last scan of /proc missed (its agent
  * loaded or detached): the next request scans again. */
@@ -96,6 +116,12 @@ void api_meta(struct daemon *d, struct request *rq, struct reply *rp);
 void api_worker_act(struct daemon *d, struct request *rq, struct reply *rp);
 void api_worker_command(struct daemon *d, struct request *rq, struct reply *rp);
 void api_commands(struct daemon *d, struct request *rq, struct reply *rp);
+/* api_schedules.c: /api/v1/schedules, /api/v1/schedules/{id} */
+void api_schedules_list(struct daemon *d, struct request *rq, struct reply *rp);
+void api_schedule_create(struct daemon *d, struct request *rq, struct reply *rp);
+void api_schedule_get(struct daemon *d, struct request *rq, struct reply *rp);
+void api_schedule_update(struct daemon *d, struct request *rq, struct reply *rp);
+void api_schedule_delete(struct daemon *d, struct request *rq, struct reply *rp);
 /* api_instances.c: /api/v1/instances, /api/v1/instances/{id}[/stop] */
 void api_instances_list(struct daemon *d, struct request *rq, struct reply *rp);
 void api_instance_create(struct daemon *d, struct request *rq, struct reply *rp);

@@ -83,7 +83,7 @@ static json_t *instance_json(const struct instance *in, json_t *arts)
 	snprintf(key, sizeof(key), "%lld", (long long)in->id);
 	mine = json_object_get(arts, key);
 	/* (each json_t made here is handed over: "o") */
-	return json_pack("{sI so so sI sI so so sI so so so ss so ss so so so so so}",
+	return json_pack("{sI so so sI sI so so sI so so so ss so ss so so so so so so}",
 		"id", (json_int_t)in->id,
 		"kind", text_json(in->kind),
 		"worker", text_json(in->worker),
@@ -105,7 +105,8 @@ static json_t *instance_json(const struct instance *in, json_t *arts)
 		"new_worker", text_json(in->new_worker),
 		"duration", in->duration_ns >= 0 ? json_real((double)in->duration_ns / 1e9)
 						  : json_null(),
-		"artifacts", mine ? json_incref(mine) : json_array());
+		"artifacts", mine ? json_incref(mine) : json_array(),
+		"schedule", in->schedule ? json_integer(in->schedule) : json_null());
 }
 
 /* Instances as the API shows them; NULL when the index cannot be read. */
@@ -271,10 +272,10 @@ void instance_launch(struct daemon *d, const struct request *rq, struct reply *r
 	}
 	row = (struct instance){
 		.kind = l->kind, .pid = w->pid, .worker_uid = w->uid,
-		.service = svc ? svc->name : w->unit[0] ? w->unit : w->cgroup,
+		.service = api_service_name(d, w),
 		.user = rq->user.name, .uid = rq->user.uid, .mode = l->mode,
 		.duration_ns = (int64_t)l->duration_ns, .interval = l->interval, .format = l->format,
-		.target = l->target, .created_ms = ms,
+		.target = l->target, .created_ms = ms, .schedule = l->schedule,
 	};
 	snprintf(row.worker, sizeof(row.worker), "%s", w->id);
 	if (instance_insert(d->db, &row, &id) < 0) {
@@ -359,6 +360,46 @@ out:
 		pthread_mutex_unlock(&d->start_lock);
 }
 
+void profile_start(struct daemon *d, const struct request *rq, struct reply *rp,
+		   const struct worker *w, int pidfd, const struct profile_request *p)
+{
+	const struct event_def *ev = p->event;
+	struct worker_mode modes[EVENT_COUNT];
+	struct launch l = { .kind = "profile", .mode = ev->name, .duration_ns = p->duration_ns,
+			    .interval = p->interval, .format = p->format ? p->format : "flamegraph",
+			    .art_format = "pprof", .art_ext = "pb.gz", .schedule = p->schedule };
+	char key[128], dur[32];
+
+	if (!config_mode_allowed(&d->cfg, api_service(d, w), (enum event_id)(ev - event_defs),
+				 key, sizeof(key))) {
+		reply_error(rp, 403, "mode", "mode %s is disabled by the operator (%s in nprofd.conf)",
+			    ev->name, key);
+		return;
+	}
+	worker_modes(w, api_perf_ok(d, &rq->user), api_sched_ok(d, &rq->user), d->hw_ok, modes);
+	if (!modes[ev - event_defs].available) {
+		reply_error(rp, 400, "mode", "mode %s cannot run on worker %s: %s", ev->name, w->id,
+			    modes[ev - event_defs].why_not);
+		return;
+	}
+	snprintf(dur, sizeof(dur), "%llums", (unsigned long long)(p->duration_ns / 1000000));
+	l.args[l.nargs++] = "record";
+	l.args[l.nargs++] = "-e";
+	l.args[l.nargs++] = ev->name;
+	l.args[l.nargs++] = "-d";
+	l.args[l.nargs++] = dur;
+	if (p->interval) {
+		l.args[l.nargs++] = "-i";
+		l.args[l.nargs++] = p->interval;
+	}
+	if (p->threads)
+		l.args[l.nargs++] = "-t";
+	l.args[l.nargs++] = "-o";
+	l.args[l.nargs++] = "pprof";
+	l.args[l.nargs++] = "PID";
+	instance_launch(d, rq, rp, w, pidfd, &l);
+}
+
 /* ---- POST /api/v1/instances ------------------------------------------- */
 
 static const char *json_text(json_t *body, const char *key, struct reply *rp, bool *bad)
@@ -436,14 +477,11 @@ void api_instance_create(struct daemon *d, struct request *rq, struct reply *rp)
 	json_t *body = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES, &jerr);
 	const char *worker_id, *mode, *interval, *format;
 	const struct event_def *ev;
-	struct worker_mode modes[EVENT_COUNT];
-	struct launch l = { .kind = "profile", .art_format = "pprof", .art_ext = "pb.gz" };
 	enum output_format of;
-	char key[128], dur[32];
 	struct worker w;
 	bool bad = false, threads = false;
 	int pidfd = -1;
-	uint64_t iv;
+	uint64_t iv, duration_ns;
 
 	if (!json_is_object(body)) {
 		reply_error(rp, 400, NULL, "the body must be a JSON object such as {\"worker\": ID, "
@@ -479,7 +517,7 @@ void api_instance_create(struct daemon *d, struct request *rq, struct reply *rp)
 			    event_names(EVENT_IN_ENGINE | EVENT_IN_AGENT, names, sizeof(names)));
 		goto out;
 	}
-	if (!parse_duration(json_object_get(body, "duration"), d, rp, &l.duration_ns))
+	if (!parse_duration(json_object_get(body, "duration"), d, rp, &duration_ns))
 		goto out;
 	if (interval && (ev->interval_kind == EVENT_INTERVAL_TIME
 			 ? units_parse_duration_ns(interval, 1, &iv) : units_parse_count(interval, &iv)) < 0) {
@@ -495,37 +533,9 @@ void api_instance_create(struct daemon *d, struct request *rq, struct reply *rp)
 	}
 	if (!api_worker(d, rq, rp, worker_id, &w, &pidfd))
 		goto out;
-	if (!config_mode_allowed(&d->cfg, api_service(d, &w), (enum event_id)(ev - event_defs),
-				 key, sizeof(key))) {
-		reply_error(rp, 403, "mode", "mode %s is disabled by the operator (%s in nprofd.conf)",
-			    mode, key);
-		goto out;
-	}
-	worker_modes(&w, api_perf_ok(d, &rq->user), api_sched_ok(d, &rq->user), d->hw_ok, modes);
-	if (!modes[ev - event_defs].available) {
-		reply_error(rp, 400, "mode", "mode %s cannot run on worker %s: %s", mode, w.id,
-			    modes[ev - event_defs].why_not);
-		goto out;
-	}
-	snprintf(dur, sizeof(dur), "%llums", (unsigned long long)(l.duration_ns / 1000000));
-	l.mode = ev->name;
-	l.interval = interval;
-	l.format = format ? format : "flamegraph";
-	l.args[l.nargs++] = "record";
-	l.args[l.nargs++] = "-e";
-	l.args[l.nargs++] = ev->name;
-	l.args[l.nargs++] = "-d";
-	l.args[l.nargs++] = dur;
-	if (interval) {
-		l.args[l.nargs++] = "-i";
-		l.args[l.nargs++] = interval;
-	}
-	if (threads)
-		l.args[l.nargs++] = "-t";
-	l.args[l.nargs++] = "-o";
-	l.args[l.nargs++] = "pprof";
-	l.args[l.nargs++] = "PID";
-	instance_launch(d, rq, rp, &w, pidfd, &l);
+	profile_start(d, rq, rp, &w, pidfd, &(struct profile_request){
+		.event = ev, .duration_ns = duration_ns, .interval = interval, .format = format,
+		.threads = threads });
 out:
 	if (pidfd >= 0)
 		close(pidfd);
@@ -537,11 +547,13 @@ out:
 void api_instances_list(struct daemon *d, struct request *rq, struct reply *rp)
 {
 	const char *worker = rq->query(rq, "worker"), *status = rq->query(rq, "status"),
-		   *limit_text = rq->query(rq, "limit");
+		   *limit_text = rq->query(rq, "limit"), *schedule_text = rq->query(rq, "schedule");
 	long limit = limit_text ? atol(limit_text) : 100;
 	uint64_t generation = db_generation(d->db);
 	struct instance **list;
 	json_t *shown;
+	char *end = NULL;
+	long long schedule = schedule_text ? strtoll(schedule_text, &end, 10) : 0;
 	size_t n;
 
 	if (status && instance_state_parse(status) < 0) {
@@ -552,9 +564,15 @@ void api_instances_list(struct daemon *d, struct request *rq, struct reply *rp)
 		reply_error(rp, 400, "limit", "limit must be 1 to 10000");
 		return;
 	}
+	if (schedule_text && (*end || end == schedule_text || schedule <= 0)) {
+		reply_error(rp, 400, "schedule", "schedule=%.32s: use a schedule's id (GET "
+			    "/api/v1/schedules)", schedule_text);
+		return;
+	}
 	if (api_cached(d, rq, rp, generation))
 		return;
 	if (instances_list(d->db, &(struct instance_filter){ .worker = worker, .status = status,
+							      .schedule = schedule,
 							      .all_users = rq->user.admin,
 							      .uid = rq->user.uid, .limit = limit },
 			   &list, &n) < 0) {

@@ -137,11 +137,6 @@ void api_release(struct daemon *d)
 	d->last_scan = NULL;
 }
 
-static const char *service_name(const struct worker *w, const struct service_config *svc)
-{
-	return svc ? svc->name : w->unit[0] ? w->unit : w->cgroup;
-}
-
 /* Why a worker without the agent cannot do what needs it, and what would
  * let it: attaching it, where the operator allows that. */
 static const char *no_agent_why(struct daemon *d, const struct service_config *svc)
@@ -317,7 +312,7 @@ static json_t *worker_json(struct daemon *d, struct capabilities *caps, const st
 	json_object_set_new(o, "cmdline", json_string(w->cmdline) ?: json_string("?"));
 	json_object_set_new(o, "user", json_string(w->user) ?: json_string("?"));
 	json_object_set_new(o, "uid", json_integer(w->uid));
-	json_object_set_new(o, "service", json_string(service_name(w, svc)) ?: json_string("?"));
+	json_object_set_new(o, "service", json_string(api_service_name(d, w)) ?: json_string("?"));
 	json_object_set_new(o, "unit", json_string(w->unit) ?: json_string(""));
 	json_object_set_new(o, "cgroup", json_string(w->cgroup) ?: json_string("?"));
 	if (w->container[0])
@@ -388,7 +383,7 @@ void api_workers_list(struct daemon *d, struct request *rq, struct reply *rp)
 
 		if (!user_may_see(&rq->user, w->uid) ||
 		    !config_selects(&d->cfg, w->unit, w->cgroup, w->exe, w->user) ||
-		    !filter_takes(rq, w, service_name(w, api_service(d, w))))
+		    !filter_takes(rq, w, api_service_name(d, w)))
 			continue;
 		json_array_append_new(list, worker_json(d, &caps, w));
 	}

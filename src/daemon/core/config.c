@@ -321,28 +321,6 @@ static void copy_str(char *dst, size_t size, const char *src)
 	snprintf(dst, size, "%s", src);
 }
 
-/* ns in the largest unit that writes it whole ("5m", "1500ms"), days
- * only from two: a limit of a day reads "24h". */
-static const char *fmt_duration(uint64_t ns, char buf[32])
-{
-	static const struct {
-		const char *unit;
-		uint64_t ns;
-	} units[] = {
-		{ "d", DAY }, { "h", HOUR }, { "m", MINUTE }, { "s", SEC },
-		{ "ms", 1000000 }, { "us", 1000 }, { "ns", 1 },
-	};
-
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (ns && ns % units[i].ns == 0 && (units[i].ns != DAY || ns >= 2 * DAY)) {
-			snprintf(buf, 32, "%llu%s", (unsigned long long)(ns / units[i].ns),
-				 units[i].unit);
-			return buf;
-		}
-	}
-	return "0";
-}
-
 /* bytes in the largest unit that writes it whole: "64k", "16M", "1024T". */
 static const char *fmt_size(uint64_t bytes, char buf[32])
 {
@@ -367,7 +345,7 @@ static const char *fmt_bound(const struct key_def *k, uint64_t v, char buf[32])
 	if (k->kind == V_SIZE)
 		return fmt_size(v, buf);
 	if (k->kind == V_DURATION)
-		return fmt_duration(v, buf);
+		return units_format_duration(v, buf, 32);
 	snprintf(buf, 32, "%llu", (unsigned long long)v);
 	return buf;
 }
@@ -1454,7 +1432,7 @@ static int check_all(struct parser *p)
 	if (c->lease_ttl_ns % SEC)
 		return fail_at(p, line_of(p, SEC_CLUSTER, "lease_ttl"), "[cluster] lease_ttl = %s: "
 			       "etcd's leases are whole seconds; write %llus",
-			       fmt_duration(c->lease_ttl_ns, t1),
+			       units_format_duration(c->lease_ttl_ns, t1, sizeof(t1)),
 			       (unsigned long long)(c->lease_ttl_ns / SEC));
 	/* The lease is kept alive every third of lease_ttl: one keepalive
 	 * that times out must leave the lease time for another. */
@@ -1465,8 +1443,8 @@ static int check_all(struct parser *p)
 			       "[cluster] etcd_timeout = %s is not below a third of lease_ttl = %s: "
 			       "a keepalive that timed out would leave the lease no time for "
 			       "another; set etcd_timeout to at most %llums, or lease_ttl to at "
-			       "least %llus", fmt_duration(c->etcd_timeout_ns, t1),
-			       fmt_duration(c->lease_ttl_ns, t2),
+			       "least %llus", units_format_duration(c->etcd_timeout_ns, t1, sizeof(t1)),
+			       units_format_duration(c->lease_ttl_ns, t2, sizeof(t2)),
 			       (unsigned long long)((c->lease_ttl_ns / 3 - 1) / 1000000),
 			       (unsigned long long)(c->etcd_timeout_ns * 3 / SEC + 1));
 	/* the default keeps at most a quarter of a small door */
@@ -1487,8 +1465,8 @@ static int check_all(struct parser *p)
 		}
 		return fail_at(p, line_of(p, SEC_INSTANCES, "duration_default"),
 			       "duration_default = %s is above duration_max = %s; set at most %s",
-			       fmt_duration(c->duration_default_ns, t1),
-			       fmt_duration(c->duration_max_ns, t2), t2);
+			       units_format_duration(c->duration_default_ns, t1, sizeof(t1)),
+			       units_format_duration(c->duration_max_ns, t2, sizeof(t2)), t2);
 	}
 	return 0;
 }
@@ -1661,7 +1639,7 @@ bool config_mode_allowed(const struct daemon_config *c, const struct service_con
 			      "instances", svc, "modes", key, keylen);
 }
 
-static bool selector_matches(const struct selector *s, const char *unit, const char *cgroup,
+bool config_selector_matches(const struct selector *s, const char *unit, const char *cgroup,
 			     const char *exe, const char *user)
 {
 	size_t n;
@@ -1698,7 +1676,7 @@ const struct service_config *config_service_for(const struct daemon_config *c,
 						const char *exe, const char *user)
 {
 	for (size_t i = 0; i < c->n_services; i++)
-		if (selector_matches(&c->services[i].match, unit, cgroup, exe, user))
+		if (config_selector_matches(&c->services[i].match, unit, cgroup, exe, user))
 			return &c->services[i];
 	return NULL;
 }
@@ -1707,7 +1685,7 @@ bool config_selects(const struct daemon_config *c, const char *unit, const char 
 		    const char *exe, const char *user)
 {
 	for (size_t i = 0; i < c->n_select; i++)
-		if (selector_matches(&c->select[i], unit, cgroup, exe, user))
+		if (config_selector_matches(&c->select[i], unit, cgroup, exe, user))
 			return true;
 	return false;
 }

@@ -224,6 +224,11 @@ const struct service_config *config_service_for(const struct daemon_config *c,
  * takes says nothing of whose the processes are. */
 bool config_selector_forgeable(const struct selector *s);
 
+/* Whether a process of that unit, cgroup, executable and user is one s
+ * selects (NULL or "": the process has none). */
+bool config_selector_matches(const struct selector *s, const char *unit, const char *cgroup,
+			     const char *exe, const char *user);
+
 /* Whether [workers] select takes a process with these properties. */
 bool config_selects(const struct daemon_config *c, const char *unit, const char *cgroup,
 		    const char *exe, const char *user);

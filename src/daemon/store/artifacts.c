@@ -108,20 +108,24 @@ static void trim_history(struct daemon *d)
 
 	if (instances_beyond_history(d->db, d->cfg.history_per_worker, &ids, &n) < 0)
 		return;
-	for (size_t i = 0; i < n; i++) {
-		struct artifact *arts;
-		size_t k, m;
-
-		if (instance_artifacts(d, ids[i], &arts, &m) < 0)
-			continue;
-		for (k = 0; k < m && remove_artifact(d, &arts[k]) == 0; k++)
-			;
-		free(arts);
-		/* an instance goes once its artifacts have gone: none is orphaned */
-		if (k == m)
-			instance_delete(d->db, ids[i]);
-	}
+	for (size_t i = 0; i < n; i++)
+		artifacts_remove_instance(d, ids[i]);
 	free(ids);
+}
+
+int artifacts_remove_instance(struct daemon *d, int64_t id)
+{
+	struct artifact *arts;
+	size_t k, m;
+	int r = instance_artifacts(d, id, &arts, &m);
+
+	if (r < 0)
+		return r;
+	for (k = 0; k < m && remove_artifact(d, &arts[k]) == 0; k++)
+		;
+	free(arts);
+	/* an instance goes once its artifacts have gone: none is orphaned */
+	return k < m ? -EIO : instance_delete(d->db, id);
 }
 
 void artifacts_retain(struct daemon *d)

@@ -29,6 +29,10 @@ void artifacts_collect_work(struct daemon *d, int64_t id, uid_t uid);
  * one) until all three hold, and [instances] history_per_worker. */
 void artifacts_retain(struct daemon *d);
 
+/* Instance id removed with its artifacts (files and rows); it stays when
+ * one of them cannot be removed. 0 or -errno. */
+int artifacts_remove_instance(struct daemon *d, int64_t id);
+
 /* Whether the artifacts still take more than max_bytes. */
 bool artifacts_full(struct daemon *d);
 

@@ -178,6 +178,17 @@ static const char *const MIGRATIONS[] = {
 	"CREATE INDEX instances_worker ON instances(worker, id);"
 	"CREATE INDEX instances_status ON instances(status);"
 	"CREATE INDEX artifacts_instance ON artifacts(instance);",
+	/* 5 -> 6: schedules (continuous profiling) and the instances each
+	 * started; an instance started on demand has no schedule. */
+	"CREATE TABLE schedules("
+	"  id INTEGER PRIMARY KEY AUTOINCREMENT, user TEXT NOT NULL, uid INTEGER NOT NULL,"
+	"  selector TEXT NOT NULL, modes TEXT NOT NULL, duration_ns INTEGER NOT NULL,"
+	"  every_ns INTEGER NOT NULL, keep_ns INTEGER NOT NULL,"
+	"  status TEXT NOT NULL CHECK(status IN ('ACTIVE', 'PAUSED')),"
+	"  created INTEGER NOT NULL, last_run INTEGER NOT NULL DEFAULT 0,"
+	"  next_run INTEGER NOT NULL DEFAULT 0, message TEXT NOT NULL DEFAULT '');"
+	"ALTER TABLE instances ADD COLUMN schedule INTEGER;"
+	"CREATE INDEX instances_schedule ON instances(schedule, id);",
 };
 
 static int migrate(sqlite3 *h, char *err, size_t errlen)

@@ -1,5 +1,6 @@
 /* db: nprofd's index in SQLite (WAL) — workers seen, profiling
- * instances and actions, artifacts, API tokens and the audit log. The
+ * instances and actions, artifacts, API tokens and the audit log,
+ * schedules. The
  * schema is versioned (PRAGMA user_version) and migrates forward at
  * open. Every statement is short (files hold the bulk). Writes go
  * through one connection, in turn; queries through a few read-only
@@ -70,6 +71,6 @@ bool db_wait_change(struct db *db, uint64_t since, uint64_t until_ns);
 bool db_integrity_ok(struct db *db);
 
 /* The schema version this build writes. */
-#define DB_SCHEMA_VERSION 5
+#define DB_SCHEMA_VERSION 6
 
 #endif

@@ -12,11 +12,11 @@
 /* Every read names its columns in this order (read_row's). */
 #define COLUMNS "id, kind, worker, pid, worker_uid, service, user, uid, mode, duration_ns, " \
 		"interval, format, status, message, created, finished, child_pid, target, " \
-		"new_worker"
+		"new_worker, schedule"
 enum {
 	C_ID, C_KIND, C_WORKER, C_PID, C_WORKER_UID, C_SERVICE, C_USER, C_UID, C_MODE,
 	C_DURATION, C_INTERVAL, C_FORMAT, C_STATUS, C_MESSAGE, C_CREATED, C_FINISHED,
-	C_CHILD, C_TARGET, C_NEW_WORKER
+	C_CHILD, C_TARGET, C_NEW_WORKER, C_SCHEDULE
 };
 
 /* The row and, after it, the text its pointers point into. */
@@ -81,6 +81,7 @@ static struct instance *read_row(const struct db_row *r)
 	b->in.created_ms = (uint64_t)db_int(r, C_CREATED);
 	b->in.finished_ms = (uint64_t)db_int(r, C_FINISHED);
 	b->in.child_pid = (pid_t)db_int(r, C_CHILD);
+	b->in.schedule = db_int(r, C_SCHEDULE);
 	return &b->in;
 }
 
@@ -141,9 +142,11 @@ int instances_list(struct db *db, const struct instance_filter *f, struct instan
 
 	return rows_taken(&g, db_each(db, gather_row, &g, "SELECT " COLUMNS " FROM instances "
 				      "WHERE (? IS NULL OR worker = ?) AND (? IS NULL OR status = ?) "
-				      "AND (? OR worker_uid = ?) ORDER BY id DESC LIMIT ?", "ttttiui",
-				      f->worker, f->worker, f->status, f->status,
-				      (int64_t)f->all_users, (unsigned)f->uid, (int64_t)f->limit),
+				      "AND (? = 0 OR schedule = ?) AND (? OR worker_uid = ?) "
+				      "ORDER BY id DESC LIMIT ?", "ttttiiiui",
+				      f->worker, f->worker, f->status, f->status, f->schedule,
+				      f->schedule, (int64_t)f->all_users, (unsigned)f->uid,
+				      (int64_t)f->limit),
 			  ret, n);
 }
 
@@ -196,7 +199,8 @@ int instances_beyond_history(struct db *db, unsigned per_worker, int64_t **ret, 
 
 	return ids_taken(&ids, db_each(db, gather_id, &ids, "SELECT id FROM (SELECT id, "
 				       "ROW_NUMBER() OVER (PARTITION BY worker ORDER BY id DESC) AS n "
-				       "FROM instances WHERE status != 'RUNNING') WHERE n > ?", "u",
+				       "FROM instances WHERE status != 'RUNNING' AND schedule IS NULL) "
+				       "WHERE n > ?", "u",
 				       per_worker), ret, n);
 }
 
@@ -205,40 +209,37 @@ int instance_delete(struct db *db, int64_t id)
 	return db_exec(db, NULL, "DELETE FROM instances WHERE id = ?", "i", id);
 }
 
-/* The first column of the one row a count or a look-up gives. */
-static int first_int(void *ctx, const struct db_row *r)
-{
-	*(int64_t *)ctx = db_int(r, 0);
-	return 1;
-}
-
 int64_t instance_running_on(struct db *db, const char *worker, const char *kind, const char *mode)
 {
-	int64_t id = 0;
-	int r = db_each(db, first_int, &id, "SELECT id FROM instances WHERE worker = ? AND "
-			"kind = ? AND IFNULL(mode, '') = ? AND status = 'RUNNING'", "ttt", worker,
-			kind, mode ? mode : "");
-
-	return r < 0 ? r : id;
+	return db_value(db, "SELECT id FROM instances WHERE worker = ? AND kind = ? AND "
+			"IFNULL(mode, '') = ? AND status = 'RUNNING'", "ttt", worker, kind,
+			mode ? mode : "");
 }
 
 int64_t instances_running_count(struct db *db)
 {
-	int64_t count = 0;
-	int r = db_each(db, first_int, &count, "SELECT COUNT(*) FROM instances WHERE "
-			"status = 'RUNNING'", "");
+	return db_value(db, "SELECT COUNT(*) FROM instances WHERE status = 'RUNNING'", "");
+}
 
-	return r < 0 ? r : count;
+int instances_of_schedule_before(struct db *db, int64_t schedule, uint64_t before_ms,
+				 int64_t **ret, size_t *n)
+{
+	struct ids ids = { 0 };
+
+	return ids_taken(&ids, db_each(db, gather_id, &ids, "SELECT id FROM instances WHERE "
+				       "schedule = ? AND status != 'RUNNING' AND created < ?", "ii",
+				       schedule, (int64_t)before_ms), ret, n);
 }
 
 int instance_insert(struct db *db, const struct instance *in, int64_t *ret_id)
 {
 	return db_exec(db, ret_id, "INSERT INTO instances(kind, worker, pid, worker_uid, service, "
 		       "user, uid, mode, duration_ns, interval, format, target, status, message, "
-		       "created) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,'RUNNING','',?)", "ttiuttutittti",
-		       in->kind, in->worker, (int64_t)in->pid, (unsigned)in->worker_uid,
-		       in->service, in->user, (unsigned)in->uid, in->mode, in->duration_ns,
-		       in->interval, in->format, in->target, (int64_t)in->created_ms);
+		       "created, schedule) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,'RUNNING','',?,NULLIF(?, 0))",
+		       "ttiuttutittti" "i", in->kind, in->worker, (int64_t)in->pid,
+		       (unsigned)in->worker_uid, in->service, in->user, (unsigned)in->uid, in->mode,
+		       in->duration_ns, in->interval, in->format, in->target,
+		       (int64_t)in->created_ms, in->schedule);
 }
 
 int instance_set_child(struct db *db, int64_t id, pid_t child)

@@ -37,6 +37,7 @@ struct instance {
 	pid_t child_pid;		/* 0: none yet */
 	const char *target;		/* a restart: the unit or [service] */
 	const char *new_worker;		/* a restart: the worker that came back */
+	int64_t schedule;		/* the schedule that started it; 0: on demand */
 };
 
 /* Instance id: 0 and *ret (instance_free it), -ENOENT, or -EIO
@@ -48,6 +49,7 @@ void instance_free(struct instance *in);
 struct instance_filter {
 	const char *worker;
 	const char *status;		/* a state's name */
+	int64_t schedule;		/* 0: any */
 	bool all_users;			/* else only uid's workers' */
 	uid_t uid;
 	long limit;
@@ -62,9 +64,15 @@ void instances_free(struct instance **list, size_t n);
 /* The ids of the instances still RUNNING: 0 and *ret (free it), or -EIO. */
 int instances_running_ids(struct db *db, int64_t **ret, size_t *n);
 
-/* The ended instances of each worker past its newest per_worker: 0 and
- * their ids into *ret (free it), or -EIO. */
+/* The ended instances of each worker past its newest per_worker (on
+ * demand only: a schedule's are kept as long as it says): 0 and their
+ * ids into *ret (free it), or -EIO. */
 int instances_beyond_history(struct db *db, unsigned per_worker, int64_t **ret, size_t *n);
+
+/* The ended instances schedule started before before_ms: 0 and their
+ * ids into *ret (free it), or -EIO. */
+int instances_of_schedule_before(struct db *db, int64_t schedule, uint64_t before_ms,
+				 int64_t **ret, size_t *n);
 
 /* The row removed (its artifacts are the caller's). 0 or -EIO. */
 int instance_delete(struct db *db, int64_t id);

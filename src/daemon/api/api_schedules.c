@@ -1,0 +1,299 @@
+/* api_schedules: /api/v1/schedules — continuous profiling. A user
+ * schedules their own workers, an admin any (a schedule acts as the user
+ * who made it: schedule_runner.c); modes are switched on per mode in
+ * nprofd.conf as for instances. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/units.h"
+#include "daemon/api/api.h"
+#include "daemon/api/schedule_runner.h"
+#include "daemon/api/schedule_selector.h"
+#include "daemon/store/db.h"
+#include "daemon/store/schedule_rows.h"
+#include "profile/events.h"
+
+/* The longest period (and keep's default): a day. */
+#define DAY_NS (24ull * 3600 * 1000000000ull)
+/* The most a schedule's recordings are kept. */
+#define KEEP_MAX_NS (366ull * DAY_NS)
+
+/* A duration field: "10s", "2m", or a number of seconds, in [min, max];
+ * absent, fallback (0: required). false when it replied 400. */
+static bool span_field(json_t *body, const char *key, uint64_t min, uint64_t max,
+		       uint64_t fallback, struct reply *rp, uint64_t *ret)
+{
+	json_t *v = json_object_get(body, key);
+	char lo[32], hi[32];
+
+	if (!v || json_is_null(v)) {
+		*ret = fallback;
+		if (fallback)
+			return true;
+		reply_error(rp, 400, key, "%s is required: a duration such as \"60s\"", key);
+		return false;
+	}
+	if (json_is_number(v) && json_number_value(v) > 0 && json_number_value(v) < 1e9)
+		*ret = (uint64_t)(json_number_value(v) * 1e9);
+	else if (!json_is_string(v) ||
+		 units_parse_duration_ns(json_string_value(v), 1000000000ull, ret) < 0)
+		*ret = 0;
+	if (*ret < min || *ret > max) {
+		units_format_duration(min, lo, sizeof(lo));
+		reply_error(rp, 400, key, "%s must be a duration from %s to %s (\"10s\", \"5m\")", key,
+			    lo, units_format_duration(max, hi, sizeof(hi)));
+		return false;
+	}
+	return true;
+}
+
+/* The modes field into s->modes ("cpu,alloc"): false when it replied. */
+static bool modes_field(struct daemon *d, json_t *v, struct reply *rp, struct schedule *s)
+{
+	char key[128], names[256];
+	size_t i, len = 0;
+	json_t *m;
+
+	if (!json_is_array(v) || !json_array_size(v) || json_array_size(v) > EVENT_COUNT) {
+		reply_error(rp, 400, "modes", "modes must be a list of modes, such as [\"cpu\", "
+			    "\"alloc\"]");
+		return false;
+	}
+	json_array_foreach(v, i, m) {
+		const char *name = json_is_string(m) ? json_string_value(m) : "";
+		const struct event_def *ev = event_find(name);
+
+		if (!ev) {
+			reply_error(rp, 400, "modes", "mode '%.32s' is not one nprof has; use one of: %s",
+				    name, event_names(EVENT_IN_ENGINE | EVENT_IN_AGENT, names,
+						      sizeof(names)));
+			return false;
+		}
+		if (!config_mode_allowed(&d->cfg, NULL, (enum event_id)(ev - event_defs), key,
+					 sizeof(key))) {
+			reply_error(rp, 400, "modes", "mode %s is switched off by the operator (%s in "
+				    "nprofd.conf)", ev->name, key);
+			return false;
+		}
+		for (size_t k = 0; k < i; k++)
+			if (event_find(json_string_value(json_array_get(v, k))) == ev) {
+				reply_error(rp, 400, "modes", "mode %s is listed twice", ev->name);
+				return false;
+			}
+		len += (size_t)snprintf(s->modes + len, sizeof(s->modes) - len, "%s%s", i ? "," : "",
+					ev->name);
+	}
+	return true;
+}
+
+static json_t *time_or_null(uint64_t ms)
+{
+	char when[40];
+
+	return ms ? json_string(iso_time(ms, when, sizeof(when))) : json_null();
+}
+
+/* A schedule as the API shows it. */
+static json_t *schedule_json(const struct schedule *s)
+{
+	json_error_t jerr;
+	json_t *selector = json_loads(s->selector, 0, &jerr), *modes = json_array();
+	char buf[SCHEDULE_MODES_MAX], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", s->modes);
+	for (char *m = strtok_r(buf, ",", &save); m; m = strtok_r(NULL, ",", &save))
+		json_array_append_new(modes, json_string(m));
+	return json_pack("{sI ss ss sI so so sf sf sf so so so ss}",
+		"id", (json_int_t)s->id,
+		"status", schedule_state_name(s->status),
+		"user", s->user,
+		"uid", (json_int_t)s->uid,
+		"selector", selector ? selector : json_object(),
+		"modes", modes,
+		"duration", (double)s->duration_ns / 1e9,
+		"every", (double)s->every_ns / 1e9,
+		"keep", (double)s->keep_ns / 1e9,
+		"created", time_or_null(s->created_ms),
+		"last_run", time_or_null(s->last_run_ms),
+		"next_run", s->status == SCHEDULE_ACTIVE ? time_or_null(s->next_run_ms) : json_null(),
+		"message", s->message);
+}
+
+static bool known_keys(json_t *body, struct reply *rp)
+{
+	static const char *const KEYS[] = { "selector", "modes", "duration", "every", "keep", NULL };
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(body, key, v) {
+		size_t i = 0;
+
+		while (KEYS[i] && strcmp(KEYS[i], key))
+			i++;
+		if (!KEYS[i]) {
+			reply_error(rp, 400, key, "unknown field '%.64s'; use selector, modes, "
+				    "duration, every, keep", key);
+			return false;
+		}
+	}
+	return true;
+}
+
+void api_schedule_create(struct daemon *d, struct request *rq, struct reply *rp)
+{
+	json_error_t jerr;
+	json_t *body = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES, &jerr), *sel_json;
+	struct schedule s = { .uid = rq->user.uid, .status = SCHEDULE_ACTIVE };
+	struct schedule_selector sel;
+	struct worker *ws = NULL;
+	char why[256], *text = NULL;
+	size_t matched = 0;
+	int64_t id;
+
+	if (!json_is_object(body)) {
+		reply_error(rp, 400, NULL, "the body must be a JSON object such as {\"selector\": "
+			    "{\"service\": \"nginx.service\"}, \"modes\": [\"cpu\"], \"duration\": "
+			    "\"10s\", \"every\": \"60s\"}");
+		goto out;
+	}
+	if (!known_keys(body, rp))
+		goto out;
+	if (schedule_selector_parse(json_object_get(body, "selector"), &sel, why, sizeof(why)) < 0) {
+		reply_error(rp, 400, "selector", "%s", why);
+		goto out;
+	}
+	if (!modes_field(d, json_object_get(body, "modes"), rp, &s) ||
+	    !span_field(body, "duration", 1000000000ull, d->cfg.duration_max_ns,
+			d->cfg.duration_default_ns, rp, &s.duration_ns) ||
+	    !span_field(body, "every", 1000000000ull, DAY_NS, 0, rp, &s.every_ns) ||
+	    !span_field(body, "keep", 1000000000ull, KEEP_MAX_NS, DAY_NS, rp, &s.keep_ns))
+		goto out;
+	if (s.every_ns < s.duration_ns) {
+		reply_error(rp, 400, "every", "every (the period) must be at least duration (each "
+			    "recording's length)");
+		goto out;
+	}
+	sel_json = schedule_selector_json(&sel);
+	text = json_dumps(sel_json, JSON_COMPACT);
+	json_decref(sel_json);
+	if (!text || strlen(text) >= sizeof(s.selector)) {
+		reply_error(rp, 400, "selector", "the selector is too long: at most %zu bytes as JSON",
+			    sizeof(s.selector) - 1);
+		goto out;
+	}
+	snprintf(s.selector, sizeof(s.selector), "%s", text);
+	snprintf(s.user, sizeof(s.user), "%s", rq->user.name);
+	s.created_ms = s.next_run_ms = now_ms();
+	if (schedule_matches(d, &sel, &rq->user, &ws, &matched) == 0 && !matched)
+		snprintf(s.message, sizeof(s.message), "matches none of your workers now; it records "
+			 "those that appear, from their next period");
+	if (schedule_insert(d->db, &s, &id) < 0) {
+		reply_error(rp, 500, NULL, "cannot write the schedule to the index (see nprofd's log)");
+		goto out;
+	}
+	s.id = id;
+	rp->status = 201;
+	rp->json = schedule_json(&s);
+	json_object_set_new(rp->json, "matches", json_integer((json_int_t)matched));
+	snprintf(rp->result, sizeof(rp->result), "schedule %lld", (long long)id);
+out:
+	free(ws);
+	free(text);
+	json_decref(body);
+}
+
+void api_schedules_list(struct daemon *d, struct request *rq, struct reply *rp)
+{
+	struct schedule *list;
+	json_t *shown;
+	size_t n;
+
+	if (schedules_list(d->db, rq->user.admin, rq->user.uid, &list, &n) < 0) {
+		reply_error(rp, 500, NULL, "cannot read the schedules from the index (see nprofd's "
+			    "log)");
+		return;
+	}
+	shown = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(shown, schedule_json(&list[i]));
+	free(list);
+	rp->json = json_pack("{so}", "schedules", shown);
+}
+
+/* The schedule the path names, if rq's user may see it (their own; an
+ * admin's, any): false when it replied 400, 404 or 500. */
+static bool find_schedule(struct daemon *d, const struct request *rq, struct reply *rp,
+			  struct schedule *ret)
+{
+	const char *seg = rq->param[0];
+	char *end;
+	long long id = strtoll(seg, &end, 10);
+	int r = *end || id <= 0 ? -ENOENT : schedule_get(d->db, id, ret);
+
+	if (r == -EIO) {
+		reply_error(rp, 500, NULL, "cannot read schedule %lld from the index (see nprofd's "
+			    "log)", id);
+		return false;
+	}
+	if (r < 0 || !user_may_see(&rq->user, ret->uid)) {
+		reply_error(rp, 404, "id", "no schedule %.32s of yours (GET /api/v1/schedules)", seg);
+		return false;
+	}
+	return true;
+}
+
+void api_schedule_get(struct daemon *d, struct request *rq, struct reply *rp)
+{
+	struct schedule s;
+
+	if (find_schedule(d, rq, rp, &s))
+		rp->json = schedule_json(&s);
+}
+
+/* PATCH: {"status": "PAUSED"} pauses it, "ACTIVE" resumes it (its next
+ * period begins now). */
+void api_schedule_update(struct daemon *d, struct request *rq, struct reply *rp)
+{
+	json_error_t jerr;
+	json_t *body = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES, &jerr);
+	const char *status = json_string_value(json_object_get(body, "status"));
+	int state = status ? schedule_state_parse(status) : -1;
+	struct schedule s;
+
+	if (!json_is_object(body) || json_object_size(body) != 1 || state < 0) {
+		reply_error(rp, 400, "status", "the body must be {\"status\": \"PAUSED\"} or "
+			    "{\"status\": \"ACTIVE\"}; to change anything else, delete the schedule "
+			    "and create another");
+	} else if (find_schedule(d, rq, rp, &s)) {
+		uint64_t next = state == SCHEDULE_ACTIVE && s.status != SCHEDULE_ACTIVE ? now_ms()
+											 : s.next_run_ms;
+
+		if (schedule_set_status(d->db, s.id, (enum schedule_state)state, next) < 0 ||
+		    schedule_get(d->db, s.id, &s) < 0) {
+			reply_error(rp, 500, NULL, "cannot write schedule %lld to the index (see "
+				    "nprofd's log)", (long long)s.id);
+		} else {
+			rp->json = schedule_json(&s);
+			snprintf(rp->result, sizeof(rp->result), "schedule %lld %s", (long long)s.id,
+				 status);
+		}
+	}
+	json_decref(body);
+}
+
+void api_schedule_delete(struct daemon *d, struct request *rq, struct reply *rp)
+{
+	struct schedule s;
+
+	if (!find_schedule(d, rq, rp, &s))
+		return;
+	if (schedule_delete(d->db, s.id) < 0) {
+		reply_error(rp, 500, NULL, "cannot delete schedule %lld from the index (see nprofd's "
+			    "log)", (long long)s.id);
+		return;
+	}
+	rp->json = json_pack("{sI}", "deleted", (json_int_t)s.id);
+	snprintf(rp->result, sizeof(rp->result), "deleted schedule %lld", (long long)s.id);
+}

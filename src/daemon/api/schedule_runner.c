@@ -1,0 +1,229 @@
+/* schedule_runner: schedules' periods, on a thread of their own
+ * (schedule_runner.h). */
+#include "daemon/api/schedule_runner.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "daemon/api/api.h"
+#include "daemon/core/log.h"
+#include "daemon/store/artifacts.h"
+#include "daemon/store/db.h"
+#include "daemon/store/instances.h"
+#include "profile/events.h"
+
+/* The most workers a period looks at (as a list of workers does). */
+#define SCAN_MAX 65536
+/* The longest the thread sleeps between looks at the index: a stop, or
+ * a schedule created or resumed, is seen within it (a write to the
+ * index wakes it sooner). */
+#define WAKE_NS 1000000000ull
+
+struct schedule_runner {
+	struct daemon *d;
+	pthread_t thread;
+	atomic_bool stop;
+};
+
+bool schedule_user(const struct daemon *d, const struct schedule *s, struct user *ret)
+{
+	/* Root's schedules were made over the socket (root is an admin
+	 * there only); the others act as their user does over HTTP. */
+	*ret = (struct user){ .uid = s->uid, .via = s->uid == 0 ? "socket" : "schedule" };
+	return user_complete(d, ret);
+}
+
+int schedule_matches(struct daemon *d, const struct schedule_selector *sel, const struct user *u,
+		     struct worker **ret, size_t *n)
+{
+	struct worker *ws;
+	size_t all, k = 0;
+	/* (a scan of its own: the shared one's CPU shares are the lists') */
+	int r = worker_scan(NULL, "/proc", SCAN_MAX, &ws, &all);
+
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < all; i++)
+		if (user_may_see(u, ws[i].uid) && schedule_selector_takes(d, sel, &ws[i]))
+			ws[k++] = ws[i];
+	*ret = ws;
+	*n = k;
+	return 0;
+}
+
+/* What one period did, for the schedule's message. */
+struct tally {
+	unsigned started, busy, refused;
+	char first_refusal[200];
+};
+
+static void tally_reply(struct tally *t, const struct reply *rp, const char *what)
+{
+	const char *error = json_string_value(json_object_get(rp->json, "error"));
+
+	if (rp->status == 201) {
+		t->started++;
+	} else if (rp->status == 409) {
+		t->busy++;	/* recorded on demand: that one wins */
+	} else {
+		if (!t->refused++)
+			snprintf(t->first_refusal, sizeof(t->first_refusal), "%s: %u %s", what,
+				 rp->status, error ? error : "");
+	}
+}
+
+/* One mode of s on worker w, as s's user u. */
+static void record(struct daemon *d, const struct schedule *s, const struct user *u,
+		   const struct worker *w, const struct event_def *ev, struct tally *t)
+{
+	struct request rq = { .method = "POST", .path = "/api/v1/schedules", .body = "",
+			      .user = *u };
+	struct reply rp = { .fd = -1 };
+	struct worker pinned;
+	char what[96];
+	int pidfd = -1;
+
+	snprintf(what, sizeof(what), "%s on %s", ev->name, w->id);
+	if (api_worker(d, &rq, &rp, w->id, &pinned, &pidfd))
+		profile_start(d, &rq, &rp, &pinned, pidfd, &(struct profile_request){
+			.event = ev, .duration_ns = s->duration_ns, .format = "flamegraph",
+			.schedule = s->id });
+	if (rp.status == 410)
+		rp.status = 409;	/* gone since the scan: nothing to record */
+	tally_reply(t, &rp, what);
+	if (pidfd >= 0)
+		close(pidfd);
+	json_decref(rp.json);
+	free(rp.body);
+}
+
+/* The schedule's modes, known events (checked when it was made). */
+static size_t modes_of(const struct schedule *s, const struct event_def **evs, size_t max)
+{
+	char buf[SCHEDULE_MODES_MAX], *save = NULL;
+	size_t n = 0;
+
+	snprintf(buf, sizeof(buf), "%s", s->modes);
+	for (char *m = strtok_r(buf, ",", &save); m && n < max; m = strtok_r(NULL, ",", &save))
+		if ((evs[n] = event_find(m)))
+			n++;
+	return n;
+}
+
+/* What s started before its keep removed. */
+static void prune(struct daemon *d, const struct schedule *s, uint64_t now)
+{
+	int64_t *ids = NULL;
+	size_t n = 0;
+
+	if (!s->keep_ns || now < s->keep_ns / 1000000 ||
+	    instances_of_schedule_before(d->db, s->id, now - s->keep_ns / 1000000, &ids, &n) < 0)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (artifacts_remove_instance(d, ids[i]) < 0)
+			log_error("schedule %lld: instance %lld is past its keep and cannot be "
+				  "removed", (long long)s->id, (long long)ids[i]);
+	free(ids);
+}
+
+/* One period of s, beginning now (ms). */
+static void run_period(struct daemon *d, const struct schedule *s, uint64_t now)
+{
+	const struct event_def *evs[EVENT_COUNT];
+	size_t nev = modes_of(s, evs, EVENT_COUNT), n = 0;
+	struct schedule_selector sel;
+	struct worker *ws = NULL;
+	struct tally t = { 0 };
+	char message[512], why[256];
+	json_error_t jerr;
+	json_t *j = json_loads(s->selector, 0, &jerr);
+	uint64_t next = s->next_run_ms + s->every_ns / 1000000;
+	struct user u;
+	int r;
+
+	/* A period missed (nprofd was down, or the host too busy) is not
+	 * made up: the next begins a period from now. */
+	if (next <= now)
+		next = now + s->every_ns / 1000000;
+	if (schedule_selector_parse(j, &sel, why, sizeof(why)) < 0) {
+		snprintf(message, sizeof(message), "its selector is not one this nprofd reads (%s)",
+			 why);
+	} else if (!schedule_user(d, s, &u)) {
+		snprintf(message, sizeof(message), "user %s (uid %u) has no account any more: "
+			 "nothing recorded", s->user, (unsigned)s->uid);
+	} else if ((r = schedule_matches(d, &sel, &u, &ws, &n)) < 0) {
+		snprintf(message, sizeof(message), "cannot read the host's processes: %s",
+			 strerror(-r));
+	} else {
+		for (size_t i = 0; i < n; i++)
+			for (size_t k = 0; k < nev; k++)
+				record(d, s, &u, &ws[i], evs[k], &t);
+		snprintf(message, sizeof(message), "%zu worker%s matched: %u recording%s started, "
+			 "%u left to on-demand ones%s%u refused%s%s", n, n == 1 ? "" : "s",
+			 t.started, t.started == 1 ? "" : "s", t.busy, ", ", t.refused,
+			 t.refused ? " (" : "", t.refused ? t.first_refusal : "");
+		if (t.refused)
+			snprintf(message + strlen(message), sizeof(message) - strlen(message), ")");
+	}
+	json_decref(j);
+	free(ws);
+	if (schedule_ran(d->db, s->id, now, next, message) < 0)
+		log_error("schedule %lld: its period's end is not in the index: %s",
+			  (long long)s->id, message);
+	prune(d, s, now);
+}
+
+static void *run(void *arg)
+{
+	struct schedule_runner *r = arg;
+	struct daemon *d = r->d;
+
+	while (!atomic_load(&r->stop)) {
+		uint64_t gen = db_generation(d->db), now = now_ms(), wait = WAKE_NS;
+		struct schedule *due = NULL;
+		size_t n = 0;
+		int64_t next;
+
+		if (schedules_due(d->db, now, &due, &n) < 0)
+			log_error("cannot read the schedules from the index");
+		for (size_t i = 0; i < n && !atomic_load(&r->stop); i++)
+			run_period(d, &due[i], now);
+		free(due);
+		if (n)
+			continue;	/* (its own writes moved the generation on) */
+		next = schedules_next_run(d->db);
+		if (next > 0 && (uint64_t)next > now && ((uint64_t)next - now) * 1000000 < wait)
+			wait = ((uint64_t)next - now) * 1000000;
+		db_wait_change(d->db, gen, clock_ns(CLOCK_MONOTONIC) + wait);
+	}
+	return NULL;
+}
+
+struct schedule_runner *schedule_runner_start(struct daemon *d)
+{
+	struct schedule_runner *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->d = d;
+	if (pthread_create(&r->thread, NULL, run, r) != 0) {
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+void schedule_runner_stop(struct schedule_runner *r)
+{
+	if (!r)
+		return;
+	atomic_store(&r->stop, true);
+	pthread_join(r->thread, NULL);
+	free(r);
+}

@@ -1,0 +1,219 @@
+#!/usr/bin/env bash
+# Schedules (continuous profiling) through nprofd's API, on a private
+# daemon: every bad field is a 400 naming it, a selector that matches
+# nothing is taken and says so; a schedule records its worker each
+# period as instances marked with it, leaves a period to an on-demand
+# instance of the same mode, stops while paused and starts again when
+# resumed, removes what is past its keep, and goes on after nprofd's
+# restart; a user's schedule of every service records only their own
+# workers, and other users cannot see or touch it; deleted, what it
+# recorded stays; nprof schedule does the same from a shell. Periods are
+# seconds here: the waits are bounded by
+# them, not by a count of anything.
+# test-timeout: 400
+. "$(dirname "$0")/lib.sh"
+need_build
+need_daemon
+not_ok() { not_ok_reply "$@"; }
+cat >"$D/nprofd.conf" <<CONF
+[instances]
+grace = 5s
+CONF
+start_daemon "$D/nprofd.conf" || bail "nprofd starts"
+start_prog split "$PROGS/split" --seconds 600 || bail "split starts"
+SPLIT=$PID
+W=$(worker_of "$SPLIT")
+
+# scheduled ID: how many instances schedule ID made so far.
+scheduled() {
+	api GET "/api/v1/instances?schedule=$1&limit=1000"
+	json "$TMP/api.out" 'len(j["instances"])'
+}
+# wait_scheduled ID N SECONDS: until schedule ID has made N instances.
+wait_scheduled() {
+	local i
+	for ((i = 0; i < $3 * 5; i++)); do
+		[ "$(scheduled "$1")" -ge "$2" ] 2>/dev/null && return 0
+		sleep 0.2
+	done
+	return 1
+}
+# create BODY: POST /api/v1/schedules; its id in SCHED.
+create() {
+	api POST /api/v1/schedules "$1"
+	SCHED=$(json "$TMP/api.out" 'j["id"]')
+}
+
+# --- bad input --------------------------------------------------------------
+create '{"modes": ["cpu"], "every": "10s"}'
+check "no selector: 400 naming selector" error_names 400 selector
+create '{"selector": {}, "modes": ["cpu"], "every": "10s"}'
+check "an empty selector: 400 naming selector" error_names 400 selector
+create "{\"selector\": {\"workers\": [\"$W\"], \"unit\": \"x\"}, \"modes\": [\"cpu\"], \"every\": \"10s\"}"
+check "a selector of two kinds: 400 naming selector" error_names 400 selector
+create "{\"selector\": {\"colour\": \"red\"}, \"modes\": [\"cpu\"], \"every\": \"10s\"}"
+check "an unknown selector key: 400 naming selector" error_names 400 selector
+create "{\"selector\": {\"workers\": [\"$W\"]}, \"modes\": [], \"every\": \"10s\"}"
+check "no mode: 400 naming modes" error_names 400 modes
+create "{\"selector\": {\"workers\": [\"$W\"]}, \"modes\": [\"cpux\"], \"every\": \"10s\"}"
+check "mode cpux: 400 naming modes" error_names 400 modes
+create "{\"selector\": {\"workers\": [\"$W\"]}, \"modes\": [\"cpu\", \"cpu\"], \"every\": \"10s\"}"
+check "a mode twice: 400 naming modes" error_names 400 modes
+create "{\"selector\": {\"workers\": [\"$W\"]}, \"modes\": [\"cpu\"]}"
+check "no period: 400 naming every" error_names 400 every
+create "{\"selector\": {\"workers\": [\"$W\"]}, \"modes\": [\"cpu\"], \"duration\": \"10s\", \"every\": \"5s\"}"
+check "a period shorter than the recording: 400 naming every" error_names 400 every
+create "{\"selector\": {\"workers\": [\"$W\"]}, \"modes\": [\"cpu\"], \"duration\": \"2h\", \"every\": \"1d\"}"
+check "a recording above duration_max: 400 naming duration" error_names 400 duration
+create "{\"selector\": {\"workers\": [\"$W\"]}, \"modes\": [\"cpu\"], \"every\": \"10s\", \"budget\": 1}"
+check "an unknown field: 400 naming it" error_names 400 budget
+create '{"selector": {"service": "no-such-service-*"}, "modes": ["cpu"], "every": "1h"}'
+check "a selector that matches nothing: 201, saying so" \
+	bash -c "[ $CODE = 201 ] && [ '$(json "$TMP/api.out" 'j["matches"], "matches none" in j["message"]')' = '(0, True)' ]"
+api DELETE "/api/v1/schedules/$SCHED"
+
+# --- a schedule records its worker each period -------------------------------
+create "{\"selector\": {\"workers\": [\"$W\"]}, \"modes\": [\"cpu\"], \"duration\": \"1s\", \"every\": \"3s\"}"
+check "a schedule of split's worker: 201 ACTIVE, matching 1" \
+	[ "$CODE $(json "$TMP/api.out" 'j["status"], j["matches"], j["modes"]')" = "201 ('ACTIVE', 1, ['cpu'])" ]
+S1=$SCHED
+wait_scheduled "$S1" 2 20
+api GET "/api/v1/instances?schedule=$S1"
+cp "$TMP/api.out" "$TMP/s1.json"
+check "two periods: two cpu instances of its worker, marked with the schedule" \
+	[ "$(json "$TMP/s1.json" 'sorted(set((i["schedule"], i["mode"], i["worker"]) for i in j["instances"]))')" = "[($S1, 'cpu', '$W')]" ]
+gap=$(json "$TMP/s1.json" '(lambda t: (t[0] - t[-1]).total_seconds())([__import__("datetime").datetime.fromisoformat(i["created"][:-1]) for i in j["instances"]])')
+check "a period apart: ${gap}s between them (every 3s)" awk -v g="$gap" 'BEGIN { exit !(g >= 2.5) }'
+I1=$(json "$TMP/s1.json" 'j["instances"][-1]["id"]')
+wait_instance "$I1" 20
+check "its first recording FINISHED with a profile" \
+	bash -c "[ '$STATUS' = FINISHED ] && [ '$(json "$TMP/inst.json" 'j["artifacts"][0]["size"] > 0')' = True ]"
+api GET "/api/v1/schedules/$S1"
+check "the schedule says what its last period did" \
+	bash -c "[ '$(json "$TMP/api.out" '"1 worker matched" in j["message"] and j["last_run"] is not None')' = True ]"
+
+# --- on demand wins; paused; resumed ------------------------------------------
+# (a 409 while the schedule's own 1 s recording runs: again, once it ends)
+for ((i = 0; i < 50; i++)); do
+	start_instance "{\"worker\": \"$W\", \"mode\": \"cpu\", \"duration\": \"8s\"}"
+	[ "$CODE" = 409 ] || break
+	sleep 0.1
+done
+ONDEMAND=$INST
+sleep 4
+api GET "/api/v1/schedules/$S1"
+check "a period while an on-demand cpu instance runs leaves it to that one" \
+	bash -c "[ '$(json "$TMP/api.out" '"1 left to on-demand" in j["message"]')' = True ]"
+wait_instance "$ONDEMAND" 20
+api PATCH "/api/v1/schedules/$S1" '{"status": "PAUSED"}'
+check "PATCH status PAUSED: paused" [ "$(json "$TMP/api.out" 'j["status"]')" = PAUSED ]
+sleep 1
+n=$(scheduled "$S1")
+sleep 5
+check "paused: no recording in two periods ($n, then $(scheduled "$S1"))" [ "$(scheduled "$S1")" = "$n" ]
+api PATCH "/api/v1/schedules/$S1" '{"status": "ACTIVE"}'
+check "PATCH status ACTIVE: active again" [ "$(json "$TMP/api.out" 'j["status"]')" = ACTIVE ]
+check "resumed: it records at once" wait_scheduled "$S1" $((n + 1)) 5
+api PATCH "/api/v1/schedules/$S1" '{"status": "DONE"}'
+check "PATCH status DONE: 400 naming status" error_names 400 status
+
+# --- nprofd restarted: it goes on ----------------------------------------------
+kill -TERM "$DAEMON"
+wait_pid "$DAEMON" 15
+n=$(sqlite3 "$D/state/nprofd.db" "SELECT COUNT(*) FROM instances WHERE schedule = $S1")
+start_daemon "$D/nprofd.conf" || bail "nprofd starts again"
+api GET "/api/v1/schedules/$S1"
+check "after a restart the schedule is there, ACTIVE" [ "$(json "$TMP/api.out" 'j["status"]')" = ACTIVE ]
+check "and records again ($n before the restart)" wait_scheduled "$S1" $((n + 1)) 10
+
+# --- keep -----------------------------------------------------------------------
+api DELETE "/api/v1/schedules/$S1"
+check "DELETE: 200, deleted" [ "$CODE $(json "$TMP/api.out" 'j["deleted"]')" = "200 $S1" ]
+api GET "/api/v1/schedules/$S1"
+check "then GET: 404" error_names 404 id
+check "what it recorded stays" [ "$(scheduled "$S1")" -gt 0 ]
+create "{\"selector\": {\"workers\": [\"$W\"]}, \"modes\": [\"page-faults\"], \"duration\": \"1s\", \"every\": \"2s\", \"keep\": \"3s\"}"
+S2=$SCHED
+wait_scheduled "$S2" 1 10
+api GET "/api/v1/instances?schedule=$S2"
+FIRST=$(json "$TMP/api.out" 'j["instances"][-1]["id"]')
+sleep 9
+api GET "/api/v1/instances/$FIRST"
+check "keep 3s: its first recording is gone 9 s later (404)" [ "$CODE" = 404 ]
+check "and it keeps no more than its keep holds ($(scheduled "$S2"))" [ "$(scheduled "$S2")" -le 3 ]
+api DELETE "/api/v1/schedules/$S2"
+
+# --- nprof schedule -------------------------------------------------------------
+export NPROF_SOCKET=$SOCK
+# (the schedule above may still record split: its modes would be left to it)
+for ((i = 0; i < 100; i++)); do
+	api GET "/api/v1/instances?worker=$W&status=RUNNING"
+	[ "$(json "$TMP/api.out" 'len(j["instances"])')" = 0 ] && break
+	sleep 0.1
+done
+run_nprof 30 schedule create --worker "$SPLIT" -e cpu -e page-faults -d 1s --every 1h --keep 2h
+check "nprof schedule create: says what it records and how many workers it takes" \
+	bash -c "[ $NP_RC = 0 ] && grep -q 'cpu,page-faults of workers $W for 1s every 1h, kept 2h' '$TMP/np.out' && grep -q 'it takes 1 of your workers now' '$TMP/np.out'"
+[ "$NP_RC" = 0 ] || np_diag
+CLI=$(sed -n 's/^schedule \([0-9]*\) .*/\1/p' "$TMP/np.out" | head -1)
+run_nprof 30 schedule list
+check "nprof schedule list: a line for it, ACTIVE, its selector and modes" \
+	bash -c "grep -E '^ *$CLI ACTIVE +root +workers $W +cpu,page-faults' '$TMP/np.out' >/dev/null"
+run_nprof 30 schedule pause "$CLI"
+check "nprof schedule pause: PAUSED" bash -c "[ $NP_RC = 0 ] && grep -q '(PAUSED, root)' '$TMP/np.out'"
+run_nprof 30 schedule resume "$CLI"
+check "nprof schedule resume: ACTIVE" bash -c "[ $NP_RC = 0 ] && grep -q '(ACTIVE, root)' '$TMP/np.out'"
+wait_scheduled "$CLI" 2 20
+run_nprof 30 instances --schedule "$CLI"
+check "nprof instances --schedule: its recordings, both modes" \
+	bash -c "grep -q ' cpu ' '$TMP/np.out' && grep -q ' page-faults ' '$TMP/np.out'"
+run_nprof 30 schedule show "$CLI" --json
+check "nprof schedule show --json: the API's JSON" \
+	[ "$(json "$TMP/np.out" 'j["id"], j["modes"]')" = "($CLI, ['cpu', 'page-faults'])" ]
+run_nprof 30 schedule delete "$CLI"
+check "nprof schedule delete: deleted, what it recorded stays" \
+	bash -c "[ $NP_RC = 0 ] && grep -q 'deleted; what it recorded stays' '$TMP/np.out'"
+run_nprof 30 schedule create -e cpu --every 1m
+check "create without a selector: usage error naming the selectors" \
+	bash -c "[ $NP_RC = 2 ] && grep -q 'give --service, --worker' '$TMP/np.err'"
+run_nprof 30 schedule create --service x --unit y -e cpu --every 1m
+check "two selectors: usage error" bash -c "[ $NP_RC = 2 ] && grep -q 'one selector at a time' '$TMP/np.err'"
+run_nprof 30 schedule create --service x -e cpu -d 10s --every 5s
+check "a period shorter than the recording: nprofd's 400, one line" \
+	eval '[ $NP_RC = 1 ] && one_error_line && err_says "at least duration"'
+run_nprof 30 schedule pause 999999
+check "pause of a schedule that is not there: one line naming it" \
+	eval '[ $NP_RC = 1 ] && one_error_line && err_says "no schedule 999999"'
+
+# --- another user --------------------------------------------------------------
+U1=nprofs1$$ U2=nprofs2$$
+test_user "$U1" && test_user "$U2" || bail "useradd makes two test users"
+usable_by_others || bail "the test programs are usable by other users"
+AS1="setpriv --reuid=$U1 --regid=$U1 --init-groups"
+AS2="setpriv --reuid=$U2 --regid=$U2 --init-groups"
+$AS1 "$PROGS/split" --seconds 600 >/dev/null 2>&1 &
+P1=$!; bg_pids+=("$P1")
+sleep 0.3
+W1=$(worker_of "$P1")
+api -u "$AS1" POST /api/v1/schedules '{"selector": {"service": "*"}, "modes": ["cpu"], "duration": "1s", "every": "2s"}'
+S3=$(json "$TMP/api.out" 'j["id"]')
+# (its curl asking is one of its processes too, for that moment)
+check "$U1 schedules every service: 201, matching its processes ($(json "$TMP/api.out" 'j["matches"]'))" \
+	[ "$CODE $(json "$TMP/api.out" 'j["matches"] >= 1')" = "201 True" ]
+wait_scheduled "$S3" 2 15
+api GET "/api/v1/instances?schedule=$S3"
+check "its recordings are all of $U1's worker, none of root's" \
+	[ "$(json "$TMP/api.out" 'sorted(set(i["worker"] for i in j["instances"]))')" = "['$W1']" ]
+api -u "$AS2" GET "/api/v1/schedules/$S3"
+check "$U2 asks for $U1's schedule: 404" error_names 404 id
+api -u "$AS2" PATCH "/api/v1/schedules/$S3" '{"status": "PAUSED"}'
+check "$U2 pauses it: 404" error_names 404 id
+api -u "$AS2" DELETE "/api/v1/schedules/$S3"
+check "$U2 deletes it: 404" error_names 404 id
+api -u "$AS2" GET /api/v1/schedules
+check "$U2's list is empty" [ "$(json "$TMP/api.out" 'len(j["schedules"])')" = 0 ]
+api GET /api/v1/schedules
+check "an admin's list has $U1's" [ "$(json "$TMP/api.out" "any(s['id'] == $S3 for s in j['schedules'])")" = True ]
+api -u "$AS1" DELETE "/api/v1/schedules/$S3"
+check "$U1 deletes its own: 200" [ "$CODE" = 200 ]
+finish
