@@ -146,10 +146,8 @@ int agent_build_add(struct agent_build *b, const struct agent_build_stack *s,
 
 		if (s->root)
 			snprintf(root, sizeof(root), "%s", s->root);
-		else if (name[0])
-			snprintf(root, sizeof(root), "[%s tid=%d]", name, (int)s->tid);
 		else
-			snprintf(root, sizeof(root), "[tid=%d]", (int)s->tid);
+			profile_thread_root_name(root, sizeof(root), name, s->tid);
 		err = pseudo(b->p, root, FRAME_THREAD, &b->frames[depth++]);
 		if (err < 0)
 			return err;

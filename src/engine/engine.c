@@ -113,10 +113,7 @@ static int add_stack(struct engine_run *x, const struct raw_stack *s,
 	if (x->o->per_thread) {
 		char name[64];
 
-		if (tname[0])
-			snprintf(name, sizeof(name), "[%s tid=%d]", tname, (int)s->tid);
-		else
-			snprintf(name, sizeof(name), "[tid=%d]", (int)s->tid);
+		profile_thread_root_name(name, sizeof(name), tname, s->tid);
 		err = pseudo_frame(x->p, name, FRAME_THREAD, &x->frames[depth++]);
 		if (err < 0)
 			return err;
