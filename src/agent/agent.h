@@ -25,7 +25,7 @@
 #include "output/output.h"
 #include "profile/events.h"
 #include "profile/profile.h"
-#include "symbolize/frame_cache.h"
+#include "symbolize/chain_build.h"
 #include "symbolize/symbolize.h"
 
 #define AGENT_TICK_MS 50
@@ -101,40 +101,20 @@ uint64_t agent_session_weight_ns(void);
 /* At exit or a fatal signal: stop and write the file, if there is one. */
 void agent_session_finish(const char *why);
 
-/* --- building profiles (build.c): one builder for every event --- */
+/* --- building profiles (build.c) --- */
 
+/* Every event's profile is built with chain_build (symbolize/chain_build.h),
+ * the engine's builder too; build holds it, ps names this process. */
 struct agent_build {
-	struct profile *p;
+	struct chain_build build;
 	struct proc_syms *ps;
-	struct frame_cache names; /* each address named once */
-	uint32_t *frames;	  /* one stack's frame ids */
-	bool simple, per_thread;  /* the options' simple and thread */
 };
 
-/* One sampled stack as an engine keeps it. */
-struct agent_build_stack {
-	const uint64_t *ips;	  /* leaf first: ips[0] the pc, then returns */
-	uint32_t n;
-	bool truncated;
-	pid_t tid;
-	const char *thread_name;  /* NULL: read from /proc now */
-	const char *leaf;	  /* a pseudo-frame below the leaf ("[sleeping]"), or NULL */
-	const char *root;	  /* with thread roots: this root, not [name tid=N] */
-	enum frame_kind leaf_kind;
-};
-
-/* A new profile of event e, its value types and interval unit from the
- * events table, described as every agent profile is (command, pid,
- * unwinder); o gives simple and
- * thread (NULL: neither). On failure d says why; close b either way. */
+/* A new profile of event e in b->build.p, described as every agent
+ * profile is (command, pid, unwinder); o gives simple and thread (NULL:
+ * neither). On failure d says why; close b either way. */
 int agent_build_open(struct agent_build *b, struct symbolizer *syms, enum event_id e,
 		     const struct agent_options *o, struct diag *d);
-/* Adds values for stack s; the profile's stack and thread ids in
- * *ret_stack, *ret_thread (either may be NULL). 0 or -errno. */
-int agent_build_add(struct agent_build *b, const struct agent_build_stack *s,
-		    const int64_t *values, uint32_t *ret_stack, uint32_t *ret_thread);
-/* The profile, now the caller's. */
-struct profile *agent_build_take(struct agent_build *b);
 void agent_build_close(struct agent_build *b);
 /* Remembers the names of the threads alive now, for profiles built after
  * they are gone (called by the control thread while thread roots are

@@ -360,7 +360,7 @@ out:
 static int add_stack(struct agent_build *b, uint32_t id, const int64_t *values)
 {
 	const struct mem_stack *s = &mem.stacks[id];
-	struct agent_build_stack bs = { .tid = getpid() };
+	struct chain_build_stack bs = { .tid = getpid() };
 
 	if (id == 0 || !atomic_load(&s->ready)) {
 		bs.leaf = "[stack table full]";
@@ -376,7 +376,7 @@ static int add_stack(struct agent_build *b, uint32_t id, const int64_t *values)
 		else
 			bs.root = "[threads not kept apart]";
 	}
-	return agent_build_add(b, &bs, values, NULL, NULL);
+	return chain_build_add(&b->build, &bs, values, NULL, NULL);
 }
 
 static int64_t fixed(uint64_t v)
@@ -439,11 +439,11 @@ static int build(enum event_id e, const struct agent_options *o, uint64_t start_
 		goto out;
 	if (o && o->per_thread)
 		agent_build_note_threads();
-	b.p->interval = e == EVENT_LOCK ? mem.lock_interval_ns : mem.interval;
-	b.p->start_ns = start_real_ns;
-	b.p->duration_ns = duration_ns;
-	b.p->degraded.lost_samples = atomic_load(&mem.stats.stack_full) +
-				     (e == EVENT_HEAP ? atomic_load(&mem.stats.live_full) : 0);
+	b.build.p->interval = e == EVENT_LOCK ? mem.lock_interval_ns : mem.interval;
+	b.build.p->start_ns = start_real_ns;
+	b.build.p->duration_ns = duration_ns;
+	b.build.p->degraded.lost_samples = atomic_load(&mem.stats.stack_full) +
+					   (e == EVENT_HEAP ? atomic_load(&mem.stats.live_full) : 0);
 	if (e == EVENT_HEAP) {
 		/* In use: the live set, summed by stack; objects = bytes / size
 		 * per block (each block stands for bytes/size blocks like it). */
@@ -483,14 +483,14 @@ static int build(enum event_id e, const struct agent_options *o, uint64_t start_
 		if (err < 0)
 			goto out;
 	}
-	add_notes(b.p, e);
+	add_notes(b.build.p, e);
 	if (o && o->per_thread && e == EVENT_HEAP && !atomic_load(&H.heap_per_thread))
-		profile_add_note(b.p, "thread roots: heap profiling was enabled without thread "
-				 "(nprof heap PID enable -t), so its stacks were not kept apart "
-				 "per thread");
+		profile_add_note(b.build.p, "thread roots: heap profiling was enabled without "
+				 "thread (nprof heap PID enable -t), so its stacks were not kept "
+				 "apart per thread");
 	if (ended)
-		profile_add_note(b.p, "%s", ended);
-	*ret = agent_build_take(&b);
+		profile_add_note(b.build.p, "%s", ended);
+	*ret = chain_build_take(&b.build);
 	err = 0;
 out:
 	if (err < 0 && !d->msg[0])

@@ -32,7 +32,8 @@
 #include "base/path_template.h"
 #include "base/proc.h"
 #include "base/units.h"
-#include "symbolize/frame_cache.h"
+#include "profile/chain_table.h"
+#include "profile/chain_timeline.h"
 #include "symbolize/symbolize.h"
 #include "unwind/modules.h"
 
@@ -44,14 +45,6 @@
 
 #define MAX_RETIRED 64
 #define MAX_EVENTS (1u << 20) /* timeline entries kept per session */
-
-struct agg_stack {
-	uint64_t first;	/* in S.ips */
-	uint32_t n;
-	pid_t tid;
-	uint8_t kind, state, flags;
-	uint64_t samples, weight;
-};
 
 struct agg_thread {
 	pid_t tid;
@@ -67,20 +60,14 @@ static struct session {
 	const struct agent_engine *engine; /* the running session's */
 	uint64_t start_real_ns, start_mono_ns, deadline_mono_ns;
 
-	/* The aggregation. */
-	struct agg_stack *stacks;
-	size_t nstacks, stacks_cap;
-	struct id_index stack_index;
-	uint64_t *ips;
-	size_t nips, ips_cap;
+	/* The aggregation: chains of kind HOT_KIND_*, state the wall
+	 * state's letter. */
+	struct chain_table chains;
 	struct agg_thread *threads;
 	size_t nthreads, threads_cap;
 	struct id_index thread_index;
 	uint64_t table_full, repeat_orphans;
-	/* The timeline: each aggregated sample's time and stack (for -o jfr). */
-	struct agg_event { uint64_t mono_ns; uint32_t stack; } *events;
-	size_t nevents, events_cap;
-	uint64_t events_dropped;
+	struct chain_timeline timeline; /* each aggregated sample's time */
 	uint8_t *scratch;	/* one stripe's bytes, copied out */
 	uint64_t *repeat_ips;
 
@@ -170,33 +157,6 @@ static int modules_refresh(bool force)
 
 /* --- aggregation ---------------------------------------------------------- */
 
-struct stack_key {
-	pid_t tid;
-	uint8_t kind, state, flags;
-	uint32_t n;
-	const uint64_t *ips;
-};
-
-static uint64_t stack_hash(const struct stack_key *k)
-{
-	uint64_t h = hash_bytes(k->ips, k->n * sizeof(uint64_t),
-				(uint64_t)k->tid << 24 ^ (uint64_t)k->kind << 16 ^
-					(uint64_t)k->state << 8 ^ k->flags);
-
-	return h;
-}
-
-static int stack_match(const void *ctx, uint32_t id, const void *key)
-{
-	const struct agg_stack *s = &S.stacks[id];
-	const struct stack_key *k = key;
-
-	(void)ctx;
-	return s->tid == k->tid && s->kind == k->kind && s->state == k->state &&
-	       s->flags == k->flags && s->n == k->n &&
-	       !memcmp(S.ips + s->first, k->ips, k->n * sizeof(uint64_t));
-}
-
 static int thread_match(const void *ctx, uint32_t id, const void *key)
 {
 	(void)ctx;
@@ -223,55 +183,12 @@ static struct agg_thread *thread_get(pid_t tid)
 	return t;
 }
 
-static int stack_add(const struct stack_key *k, uint64_t weight, uint32_t *ret_id)
-{
-	uint64_t h = stack_hash(k);
-	uint32_t id = id_index_find(&S.stack_index, h, stack_match, NULL, k);
-	struct agg_stack *s;
-
-	if (id == ID_NONE) {
-		if (S.nstacks == AGENT_MAX_STACKS || S.nips + k->n > AGENT_MAX_IPS)
-			return -E2BIG;
-		if (array_reserve(&S.stacks, &S.stacks_cap, S.nstacks + 1, sizeof(*S.stacks)) < 0 ||
-		    array_reserve(&S.ips, &S.ips_cap, S.nips + k->n, sizeof(*S.ips)) < 0)
-			return -ENOMEM;
-		if (id_index_insert(&S.stack_index, h, (uint32_t)S.nstacks) < 0)
-			return -ENOMEM;
-		memcpy(S.ips + S.nips, k->ips, k->n * sizeof(uint64_t));
-		s = &S.stacks[S.nstacks];
-		memset(s, 0, sizeof(*s));
-		s->first = S.nips;
-		s->n = k->n;
-		s->tid = k->tid;
-		s->kind = k->kind;
-		s->state = k->state;
-		s->flags = k->flags;
-		S.nips += k->n;
-		id = (uint32_t)S.nstacks++;
-	}
-	s = &S.stacks[id];
-	s->samples++;
-	s->weight += weight;
-	*ret_id = id;
-	return 0;
-}
-
-static void event_add(uint64_t mono_ns, uint32_t stack)
-{
-	if (S.nevents == MAX_EVENTS ||
-	    array_reserve(&S.events, &S.events_cap, S.nevents + 1, sizeof(*S.events)) < 0) {
-		S.events_dropped++;
-		return;
-	}
-	S.events[S.nevents++] = (struct agg_event){ mono_ns, stack };
-}
-
 static void aggregate(const struct hot_record *r)
 {
 	struct agg_thread *t = thread_get(r->tid);
-	struct stack_key k = {
-		.tid = r->tid, .kind = r->kind, .state = r->state,
-		.flags = r->flags & HOT_TRUNCATED, .n = r->n, .ips = r->ips,
+	struct chain_key k = {
+		.ips = r->ips, .n = r->n, .tid = r->tid, .kind = r->kind,
+		.state = (char)r->state, .truncated = r->flags & HOT_TRUNCATED,
 	};
 	uint32_t id;
 
@@ -280,24 +197,24 @@ static void aggregate(const struct hot_record *r)
 		return;
 	}
 	if (r->flags & HOT_REPEAT) {
-		const struct agg_stack *base;
+		const struct chain *base;
 
 		if (t->last_wall == ID_NONE) {
 			S.repeat_orphans++;
 			return;
 		}
-		/* Copied: adding a stack may move S.ips. */
-		base = &S.stacks[t->last_wall];
-		memcpy(S.repeat_ips, S.ips + base->first, base->n * sizeof(uint64_t));
+		/* Copied: adding a chain may move S.chains.ips. */
+		base = &S.chains.chains[t->last_wall];
+		memcpy(S.repeat_ips, S.chains.ips + base->first, base->n * sizeof(uint64_t));
 		k.n = base->n;
 		k.ips = S.repeat_ips;
-		k.flags = base->flags;
+		k.truncated = base->truncated;
 	}
-	if (stack_add(&k, r->weight, &id) < 0) {
+	if (chain_table_add(&S.chains, &k, 1, r->weight, &id) < 0) {
 		S.table_full++;
 		return;
 	}
-	event_add(r->time_ns, id);
+	chain_timeline_add(&S.timeline, r->time_ns, id, 1);
 	if (r->kind == HOT_KIND_WALL && !(r->flags & HOT_REPEAT))
 		t->last_wall = id;
 }
@@ -330,56 +247,35 @@ static void drain_locked(void)
 
 static void aggregation_reset(void)
 {
-	S.nstacks = S.nips = S.nthreads = 0;
-	id_index_release(&S.stack_index);
+	chain_table_reset(&S.chains);
+	chain_timeline_reset(&S.timeline);
+	S.nthreads = 0;
 	id_index_release(&S.thread_index);
-	id_index_init(&S.stack_index);
 	id_index_init(&S.thread_index);
 	S.table_full = S.repeat_orphans = 0;
-	S.nevents = 0;
-	S.events_dropped = 0;
 }
 
 /* --- building the profile ------------------------------------------------- */
 
-static int add_stack(struct agent_build *b, const struct agg_stack *s, const struct agg_thread *t,
-		     uint32_t ret_ids[2])
+/* A chain as a stack: named after its thread as the session knew it;
+ * wall stacks end in the thread's state. Values: samples, their weight. */
+static bool describe(void *ctx, uint32_t id, const struct chain *c,
+		     struct chain_build_stack *s, int64_t *values)
 {
-	int64_t values[PROFILE_MAX_VALUES] = { (int64_t)s->samples, (int64_t)s->weight };
-	struct agent_build_stack bs = {
-		.ips = S.ips + s->first, .n = s->n, .truncated = s->flags & HOT_TRUNCATED,
-		.tid = s->tid, .thread_name = t ? t->name : NULL,
-		.leaf = s->kind == HOT_KIND_WALL ? event_state_frame((char)s->state) : NULL,
-		.leaf_kind = FRAME_KERNEL,
-	};
+	pid_t tid = c->tid;
+	uint32_t t = id_index_find(&S.thread_index, hash_u64((uint64_t)tid), thread_match, NULL,
+				   &tid);
 
-	return agent_build_add(b, &bs, values, &ret_ids[0], &ret_ids[1]);
-}
-
-static int cmp_event(const void *a, const void *b)
-{
-	const struct agg_event *x = a, *y = b;
-
-	return (x->mono_ns > y->mono_ns) - (x->mono_ns < y->mono_ns);
-}
-
-/* The timeline in time order, on wall-clock time; ids maps an
- * aggregated stack to its profile (stack, thread). */
-static int add_timeline(struct profile *p, const uint32_t (*ids)[2])
-{
-	qsort(S.events, S.nevents, sizeof(*S.events), cmp_event);
-	p->max_events = MAX_EVENTS;
-	for (size_t i = 0; i < S.nevents; i++) {
-		const struct agg_event *e = &S.events[i];
-		uint64_t t = S.start_real_ns +
-			     (e->mono_ns > S.start_mono_ns ? e->mono_ns - S.start_mono_ns : 0);
-		int err = profile_add_event(p, t, ids[e->stack][0], ids[e->stack][1], 1);
-
-		if (err < 0)
-			return err;
+	(void)ctx;
+	(void)id;
+	s->thread_name = t == ID_NONE ? NULL : S.threads[t].name;
+	if (c->kind == HOT_KIND_WALL) {
+		s->leaf = event_state_frame(c->state);
+		s->leaf_kind = FRAME_KERNEL;
 	}
-	p->events_dropped += S.events_dropped;
-	return 0;
+	values[0] = (int64_t)c->samples;
+	values[1] = (int64_t)c->weight;
+	return true;
 }
 
 static void add_notes(struct profile *p, const char *ended)
@@ -413,8 +309,9 @@ static void add_notes(struct profile *p, const char *ended)
 
 static int build_profile(const char *ended, struct profile **ret, struct diag *d)
 {
+	const struct chain_look look = { .describe = describe };
 	struct agent_build b;
-	uint32_t (*ids)[2] = NULL;
+	struct profile *p;
 	int err;
 
 	if (S.engine->profile) /* samples the engine keeps itself */
@@ -424,38 +321,27 @@ static int build_profile(const char *ended, struct profile **ret, struct diag *d
 	err = agent_build_open(&b, S.syms, S.effective, &S.o, d);
 	if (err < 0)
 		goto out;
-	err = -ENOMEM;
-	ids = calloc(S.nstacks ? S.nstacks : 1, sizeof(*ids));
-	if (!ids)
-		goto out;
-	b.p->interval = hot.weight_ns;
-	b.p->start_ns = S.start_real_ns;
-	b.p->duration_ns = clock_ns(CLOCK_MONOTONIC) - S.start_mono_ns;
-	b.p->degraded.lost_samples = atomic_load(&hot.stats.drop_busy) +
-				     atomic_load(&hot.stats.drop_full) + S.table_full;
-	b.p->degraded.truncated_stacks = atomic_load(&hot.stats.truncated);
+	p = b.build.p;
+	p->interval = hot.weight_ns;
+	p->start_ns = S.start_real_ns;
+	p->duration_ns = clock_ns(CLOCK_MONOTONIC) - S.start_mono_ns;
+	p->degraded.lost_samples = atomic_load(&hot.stats.drop_busy) +
+				   atomic_load(&hot.stats.drop_full) + S.table_full;
+	p->degraded.truncated_stacks = atomic_load(&hot.stats.truncated);
 	for (size_t i = 0; i < S.nthreads; i++)
 		proc_comm(0, S.threads[i].tid, S.threads[i].name, sizeof(S.threads[i].name));
-	for (size_t i = 0; i < S.nstacks; i++) {
-		pid_t tid = S.stacks[i].tid;
-		uint32_t tix = id_index_find(&S.thread_index, hash_u64((uint64_t)tid), thread_match,
-					     NULL, &tid);
-
-		err = add_stack(&b, &S.stacks[i], tix == ID_NONE ? NULL : &S.threads[tix], ids[i]);
-		if (err < 0)
-			goto out;
-	}
-	err = add_timeline(b.p, (const uint32_t (*)[2])ids);
+	/* The stripes drain one after another: their events in time order. */
+	chain_timeline_sort(&S.timeline);
+	err = chain_build_chains(&b.build, &S.chains, &S.timeline, S.start_real_ns,
+				 S.start_mono_ns, &look);
 	if (err < 0)
 		goto out;
-	add_notes(b.p, ended);
-	*ret = agent_build_take(&b);
-	err = 0;
+	add_notes(p, ended);
+	*ret = chain_build_take(&b.build);
 out:
 	if (err < 0 && !d->msg[0])
 		diag_set(d, err, "building the profile: %s", strerror(-err));
 	agent_build_close(&b);
-	free(ids);
 	return err;
 }
 
@@ -481,7 +367,8 @@ static int hot_setup(struct diag *d)
 	S.syms = symbolizer_new();
 	if (!S.scratch || !S.repeat_ips || !S.cache || !S.syms)
 		return diag_set(d, -ENOMEM, "out of memory setting up the agent");
-	id_index_init(&S.stack_index);
+	chain_table_init(&S.chains, AGENT_MAX_STACKS, AGENT_MAX_IPS);
+	chain_timeline_init(&S.timeline, MAX_EVENTS);
 	id_index_init(&S.thread_index);
 	hot.wall_slots = AGENT_MAX_THREADS;
 	hot.wall_cpu_ns = calloc(AGENT_MAX_THREADS, sizeof(uint64_t));

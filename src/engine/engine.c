@@ -13,7 +13,7 @@
 #include "engine/offcpu.h"
 #include "engine/recorder.h"
 #include "engine/unwinder.h"
-#include "symbolize/frame_cache.h"
+#include "symbolize/chain_build.h"
 
 #define MAX_DEPTH_LIMIT 65535 /* attr.sample_max_stack is 16 bits */
 
@@ -28,11 +28,10 @@ struct engine_run {
 	char dwarf_refused[512]; /* auto fell back to fp: why */
 	char threads_refused[512]; /* the threads at the start were not taken: why */
 	unsigned threads_moved;	/* taken, then moved before the events ran */
-	uint64_t *ticks;	/* EVENT_VALUE_TICKS of each raw stack */
+	uint64_t *ticks;	/* EVENT_VALUE_TICKS of each chain */
+	unsigned max_depth;	/* -j */
 	struct profile *p;
-	struct frame_cache names; /* each address named once */
-	uint32_t *frames; /* one stack being built, root first */
-	size_t prefetched; /* r->ips read ahead so far (prefetch_step) */
+	size_t prefetched; /* r->chains.ips read ahead so far (prefetch_step) */
 };
 
 /* Addresses prefetch_step reads ahead at a time: a step is short, so the
@@ -59,7 +58,8 @@ static bool between_reads(void *ctx, bool idle)
 {
 	struct engine_run *x = ctx;
 	const struct recorder *r = x->r;
-	size_t end = r->nips < x->prefetched + PREFETCH_STEP ? r->nips : x->prefetched + PREFETCH_STEP;
+	size_t nips = r->chains.nips;
+	size_t end = nips < x->prefetched + PREFETCH_STEP ? nips : x->prefetched + PREFETCH_STEP;
 
 	if (x->o->progress) {
 		struct record_progress pr = {
@@ -74,144 +74,59 @@ static bool between_reads(void *ctx, bool idle)
 	if (!idle || !x->ps)
 		return false;
 	for (; x->prefetched < end; x->prefetched++)
-		proc_syms_prefetch(x->ps, r->ips[x->prefetched], x->o->lines);
-	return x->prefetched < r->nips;
+		proc_syms_prefetch(x->ps, r->chains.ips[x->prefetched], x->o->lines);
+	return x->prefetched < nips;
 }
 
-static int frame_for(struct engine_run *x, uint64_t addr, bool kernel,
-		     uint32_t *out, unsigned *ret_n)
+/* A chain as a stack of the profile, and its values: switches say how
+ * the thread left the CPU above the addresses; wall and off-CPU stacks
+ * end in the thread's state, as the agent's wall stacks do, so that one
+ * flame graph says where time went. Where a thread left the CPU for a
+ * span that was dropped (or for good, exiting) holds no time: left out. */
+static bool describe(void *ctx, uint32_t id, const struct chain *c,
+		     struct chain_build_stack *s, int64_t *values)
 {
-	unsigned flags = (x->o->simple_names ? SYM_SIMPLE : 0) |
-			 (x->o->lines ? SYM_LINES : 0);
+	struct engine_run *x = ctx;
 
-	return frame_cache_get(&x->names, x->ps, x->p, addr, kernel, flags, out,
-			       ret_n);
-}
-
-static int pseudo_frame(struct profile *p, const char *name,
-			enum frame_kind kind, uint32_t *ret_id)
-{
-	struct frame f = { .name = name, .kind = kind };
-
-	return profile_intern_frame(p, &f, ret_id);
-}
-
-/* One raw stack into the profile: root first, that is the user frames
- * from the outermost caller to the leaf, then the kernel frames the leaf
- * was in; at most max_depth of them, the leaf-most. */
-static int add_stack(struct engine_run *x, const struct raw_stack *s,
-		     unsigned max_depth, uint32_t *ret_stack, uint32_t *ret_thread)
-{
-	const uint64_t *ips = s->n ? x->r->ips + s->first : NULL;
-	const char *tname = recorder_thread_name(x->r, s->tid);
-	bool truncated = s->truncated;
-	uint32_t depth = 0, thread, stack;
-	int64_t values[PROFILE_MAX_VALUES] = { 0 };
-	unsigned skip = s->n > max_depth ? s->n - max_depth : 0;
-	int err;
-
-	if (x->o->per_thread) {
-		char name[64];
-
-		if (tname[0])
-			snprintf(name, sizeof(name), "[%s tid=%d]", tname, (int)s->tid);
-		else
-			snprintf(name, sizeof(name), "[tid=%d]", (int)s->tid);
-		err = pseudo_frame(x->p, name, FRAME_THREAD, &x->frames[depth++]);
-		if (err < 0)
-			return err;
+	if (c->kind == RAW_OFFCPU && !c->weight)
+		return false;
+	s->thread_name = recorder_thread_name(x->r, c->tid);
+	if (c->kind == RAW_SWITCH_PREEMPT)
+		s->above = "[preempted]";
+	else if (c->kind == RAW_SWITCH_VOLUNTARY)
+		s->above = "[voluntary switch]";
+	else if (c->flags & RAW_UNKNOWN_STACK)
+		s->above = "[unknown stack]";
+	if (x->e->offcpu && (c->kind == RAW_SAMPLE || c->kind == RAW_OFFCPU)) {
+		s->leaf = event_state_frame(c->kind == RAW_SAMPLE ? 'R' : c->state);
+		s->leaf_kind = FRAME_KERNEL;
 	}
-	if (s->kind == RAW_SWITCH_PREEMPT || s->kind == RAW_SWITCH_VOLUNTARY) {
-		err = pseudo_frame(x->p,
-				   s->kind == RAW_SWITCH_PREEMPT ? "[preempted]"
-								 : "[voluntary switch]",
-				   FRAME_KERNEL, &x->frames[depth++]);
-		if (err < 0)
-			return err;
-	}
-	if (s->unknown) {
-		err = pseudo_frame(x->p, "[unknown stack]", FRAME_KERNEL, &x->frames[depth++]);
-		if (err < 0)
-			return err;
-	}
-	if (skip)
-		truncated = true;
-	/* ips are leaf first: kernel [0, nkernel), user [nkernel, n). Walk
-	 * from the root (ips[n-1]) to the leaf, skipping the outermost. */
-	for (unsigned i = s->n - skip; i-- > 0;) {
-		bool kernel = i < s->nkernel;
-		bool exact = i == 0 || i == s->nkernel;
-		/* A return address points after its call; the call may be a
-		 * function's last instruction, so name the byte before. */
-		uint64_t addr = exact ? ips[i] : ips[i] - 1;
-		unsigned n;
-
-		err = frame_for(x, addr, kernel, &x->frames[depth], &n);
-		if (err < 0)
-			return err;
-		depth += n;
-	}
-	/* Wall and off-CPU stacks end in the thread's state, as the
-	 * agent's wall stacks do: one flame graph says where time went. */
-	if (x->e->offcpu && (s->kind == RAW_SAMPLE || s->kind == RAW_OFFCPU)) {
-		err = pseudo_frame(x->p, event_state_frame(s->kind == RAW_SAMPLE ? 'R' : s->state),
-				   FRAME_KERNEL, &x->frames[depth++]);
-		if (err < 0)
-			return err;
-	}
-	err = profile_intern_stack(x->p, x->frames, depth, truncated, &stack);
-	if (err < 0)
-		return err;
-	err = profile_intern_thread(x->p, s->tid, tname, &thread);
-	if (err < 0)
-		return err;
 	for (unsigned v = 0; v < x->e->def->nvalues; v++) {
 		enum event_value_kind k = x->e->value_kinds[v];
 
-		values[v] = (int64_t)(k == EVENT_VALUE_PERIOD    ? s->period
-				      : k == EVENT_VALUE_SAMPLES ? s->samples
-								 : x->ticks[s - x->r->stacks]);
+		values[v] = (int64_t)(k == EVENT_VALUE_PERIOD    ? c->weight
+				      : k == EVENT_VALUE_SAMPLES ? c->samples
+								 : x->ticks[id]);
 	}
-	if (truncated && !s->truncated) {
-		x->p->degraded.truncated_stacks += s->samples;
-		x->depth_cut += s->samples;
+	/* -j cut it (chain_build keeps the leaf-most max_depth). */
+	if (c->n > x->max_depth && !c->truncated) {
+		x->p->degraded.truncated_stacks += c->samples;
+		x->depth_cut += c->samples;
 	}
-	err = profile_add_sample(x->p, stack, thread, values);
-	if (err < 0)
-		return err;
-	*ret_stack = stack;
-	*ret_thread = thread;
-	return 0;
+	return true;
 }
 
-/* The timeline: each sample's time, moved from CLOCK_MONOTONIC to wall
- * time with the offset taken when recording started. ids maps a raw
- * stack to its profile (stack, thread). */
-static int add_timeline(struct engine_run *x, const uint32_t (*ids)[2])
+/* A timeline event's share of value 0: a sample's 1, an off-CPU span's
+ * ns, or in a wall profile the interval ticks the span covers. */
+static uint64_t event_value(void *ctx, const struct chain_event *e)
 {
+	const struct engine_run *x = ctx;
 	const struct recorder *r = x->r;
-	struct profile *p = x->p;
 
-	p->max_events = RECORDER_MAX_EVENTS;
-	p->events_dropped = r->stats.events_dropped;
-	for (size_t i = 0; i < r->nevents; i++) {
-		const struct raw_event *e = &r->events[i];
-		uint64_t t = r->start_ns + (e->time_ns - r->start_mono_ns);
-		uint64_t value = e->value;
-		int err;
-
-		/* An off-CPU span's share of value 0: its ns, or in a wall
-		 * profile the interval ticks it covers. */
-		if (r->stacks[e->stack].kind == RAW_OFFCPU &&
-		    x->e->value_kinds[0] == EVENT_VALUE_TICKS)
-			value = (e->time_ns + e->value) / r->interval - e->time_ns / r->interval;
-		if (!value)
-			continue;
-		err = profile_add_event(p, t, ids[e->stack][0], ids[e->stack][1], (int64_t)value);
-		if (err < 0)
-			return err;
-	}
-	return 0;
+	if (r->chains.chains[e->chain].kind == RAW_OFFCPU &&
+	    x->e->value_kinds[0] == EVENT_VALUE_TICKS)
+		return (e->time_ns + e->value) / r->interval - e->time_ns / r->interval;
+	return e->value;
 }
 
 /* Why stacks stopped short, in the terms a user can act on. */
@@ -338,8 +253,8 @@ static void add_notes(struct engine_run *x)
 				 "non-root users sample user space only (run as root, or sysctl "
 				 "kernel.perf_event_paranoid=1)",
 				 paranoid);
-	for (size_t i = 0; i < r->nstacks && !kernel_frames; i++)
-		kernel_frames = r->stacks[i].nkernel > 0;
+	for (size_t i = 0; i < r->chains.nchains && !kernel_frames; i++)
+		kernel_frames = r->chains.chains[i].nkernel > 0;
 	if (kernel_frames && proc_syms_kernel_problem(x->ps))
 		profile_add_note(p, "%s", proc_syms_kernel_problem(x->ps));
 	if (r->target_exited)
@@ -378,39 +293,41 @@ static void add_notes(struct engine_run *x)
 
 static int cmp_tid_of(const void *a, const void *b, void *ctx)
 {
-	const struct raw_stack *st = ctx;
+	const struct chain *st = ctx;
 	pid_t x = st[*(const uint32_t *)a].tid, y = st[*(const uint32_t *)b].tid;
 
 	return (x > y) - (x < y);
 }
 
-/* EVENT_VALUE_TICKS of every raw stack: a sample is one; each thread's
+/* EVENT_VALUE_TICKS of every chain: a sample is one; each thread's
  * off-CPU ns are shared out in intervals among its off-CPU stacks
  * (offcpu_apportion), so that every thread adds up to its wall time. */
 static int compute_ticks(struct engine_run *x)
 {
 	const struct recorder *r = x->r;
+	struct chain *c = r->chains.chains; /* qsort_r's context is not const */
+	size_t nchains = r->chains.nchains;
 	uint32_t *order = NULL;
 	uint64_t *ns = NULL, *got = NULL;
 	size_t n = 0;
 	int err = -ENOMEM;
 
-	x->ticks = calloc(r->nstacks + 1, sizeof(*x->ticks));
-	order = malloc((r->nstacks + 1) * sizeof(*order));
-	ns = malloc((r->nstacks + 1) * sizeof(*ns));
-	got = malloc((r->nstacks + 1) * sizeof(*got));
+	x->ticks = calloc(nchains + 1, sizeof(*x->ticks));
+	order = malloc((nchains + 1) * sizeof(*order));
+	ns = malloc((nchains + 1) * sizeof(*ns));
+	got = malloc((nchains + 1) * sizeof(*got));
 	if (!x->ticks || !order || !ns || !got)
 		goto out;
-	for (size_t i = 0; i < r->nstacks; i++) {
-		if (r->stacks[i].kind == RAW_OFFCPU)
+	for (size_t i = 0; i < nchains; i++) {
+		if (c[i].kind == RAW_OFFCPU)
 			order[n++] = (uint32_t)i;
 		else
-			x->ticks[i] = r->stacks[i].samples;
+			x->ticks[i] = c[i].samples;
 	}
-	qsort_r(order, n, sizeof(*order), cmp_tid_of, r->stacks);
+	qsort_r(order, n, sizeof(*order), cmp_tid_of, c);
 	for (size_t a = 0, b; a < n; a = b) {
-		for (b = a; b < n && r->stacks[order[b]].tid == r->stacks[order[a]].tid; b++)
-			ns[b - a] = r->stacks[order[b]].period;
+		for (b = a; b < n && c[order[b]].tid == c[order[a]].tid; b++)
+			ns[b - a] = c[order[b]].weight;
 		err = offcpu_apportion(ns, b - a, r->interval, got);
 		if (err < 0)
 			goto out;
@@ -428,69 +345,39 @@ out:
 static int build_profile(struct engine_run *x, struct profile **ret)
 {
 	const struct recorder *r = x->r;
-	struct profile *p = profile_new();
-	unsigned max_depth = x->o->max_depth ? x->o->max_depth
-					     : RECORDER_DEFAULT_DEPTH;
-	uint32_t (*ids)[2] = NULL; /* raw stack -> profile stack, thread */
-	int err = -ENOMEM;
+	const struct chain_build_options bo = {
+		.event = x->e->def, .command = r->comm, .unwinder = x->u->name, .pid = r->pid,
+		.max_depth = x->max_depth, .per_thread = x->o->per_thread,
+		.sym_flags = (x->o->simple_names ? SYM_SIMPLE : 0) | (x->o->lines ? SYM_LINES : 0),
+	};
+	const struct chain_look look = { describe, event_value, x };
+	struct chain_build b;
+	struct profile *p;
+	int err = chain_build_open(&b, x->ps, &bo);
 
-	if (!p)
-		goto out;
-	x->p = p;
-	/* -j counts real frames; each may bring its inlined callees. */
-	x->frames = calloc((size_t)max_depth * (x->o->lines ? SYM_MAX_FRAMES_PER_ADDR : 1) + 4,
-			   sizeof(*x->frames));
-	if (!x->frames)
-		goto out;
-	err = profile_set_value_types(p, x->e->def->values, x->e->def->nvalues);
 	if (err < 0)
 		goto out;
-	err = -ENOMEM;
-	p->event = profile_intern_string(p, x->e->def->name);
-	p->interval_unit = profile_intern_string(p, x->e->def->interval_unit);
-	p->command = r->comm[0] ? profile_intern_string(p, r->comm) : NULL;
-	p->unwinder = profile_intern_string(p, x->u->name);
-	if (!p->event || !p->interval_unit || !p->unwinder ||
-	    (r->comm[0] && !p->command))
-		goto out;
+	p = x->p = b.p;
 	p->interval = r->interval;
 	p->start_ns = r->start_ns;
 	p->duration_ns = r->duration_ns;
-	p->pid = r->pid;
 	p->target_exited = r->target_exited;
 	p->degraded.lost_samples = r->stats.lost + r->stats.table_full;
 	p->degraded.truncated_stacks = r->stats.truncated;
-	ids = malloc((r->nstacks ? r->nstacks : 1) * sizeof(*ids));
-	if (!ids)
-		goto out;
 	err = compute_ticks(x);
 	if (err < 0)
 		goto out;
-	for (size_t i = 0; i < r->nstacks; i++) {
-		/* Where a thread left the CPU for a span that was dropped
-		 * (or for good, exiting) holds no time. */
-		if (r->stacks[i].kind == RAW_OFFCPU && !r->stacks[i].period) {
-			ids[i][0] = ids[i][1] = 0;
-			continue;
-		}
-		err = add_stack(x, &r->stacks[i], max_depth, &ids[i][0],
-				&ids[i][1]);
-		if (err < 0)
-			goto out;
-	}
-	err = add_timeline(x, (const uint32_t(*)[2])ids);
+	err = chain_build_chains(&b, &r->chains, &r->timeline, r->start_ns, r->start_mono_ns,
+				 &look);
 	if (err < 0)
 		goto out;
 	add_notes(x);
-	*ret = p;
-	p = NULL;
-	err = 0;
+	*ret = chain_build_take(&b);
 out:
-	free(ids);
 	free(x->ticks);
 	x->ticks = NULL;
 	x->p = NULL;
-	profile_free(p);
+	chain_build_release(&b);
 	return err;
 }
 
@@ -549,7 +436,6 @@ int engine_record(pid_t pid, const struct record_options *o,
 	const char *event;
 	int err;
 
-	frame_cache_init(&x.names);
 	if (!o || !s || !ret) {
 		err = diag_set(d, -EINVAL, "engine_record: missing argument");
 		goto out;
@@ -573,6 +459,7 @@ int engine_record(pid_t pid, const struct record_options *o,
 			       o->max_depth, MAX_DEPTH_LIMIT);
 		goto out;
 	}
+	x.max_depth = o->max_depth ? o->max_depth : RECORDER_DEFAULT_DEPTH;
 	err = unwinder_select(o->cstack, &x.u, d);
 	if (err < 0)
 		goto out;
@@ -642,8 +529,6 @@ int engine_record(pid_t pid, const struct record_options *o,
 out:
 	free_thread_starts(starts, nstarts);
 	profile_free(p);
-	frame_cache_release(&x.names);
-	free(x.frames);
 	proc_syms_free(x.ps);
 	recorder_free(x.r);
 	return err;

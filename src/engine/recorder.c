@@ -73,7 +73,8 @@ int recorder_new(const struct recorder_config *c, struct recorder **ret,
 	id_index_init(&p->event_index);
 	id_index_init(&p->opened_index);
 	id_index_init(&p->thread_index);
-	id_index_init(&p->stack_index);
+	chain_table_init(&r->chains, RECORDER_MAX_STACKS, RECORDER_MAX_IPS);
+	chain_timeline_init(&r->timeline, RECORDER_MAX_EVENTS);
 	offcpu_init(&p->off, 0, recorder_on_span, r);
 	recorder_raise_nofile();
 
@@ -309,7 +310,6 @@ void recorder_free(struct recorder *r)
 		id_index_release(&p->event_index);
 		id_index_release(&p->opened_index);
 		id_index_release(&p->thread_index);
-		id_index_release(&p->stack_index);
 		offcpu_release(&p->off);
 		free(p->events);
 		free(p->opened);
@@ -318,9 +318,8 @@ void recorder_free(struct recorder *r)
 		free(p->scratch);
 		free(p);
 	}
-	free(r->stacks);
-	free(r->events);
-	free(r->ips);
+	chain_table_release(&r->chains);
+	chain_timeline_release(&r->timeline);
 	free(r->threads);
 	free(r);
 }

@@ -20,6 +20,8 @@
 #include "base/diag.h"
 #include "engine/events.h"
 #include "engine/unwinder.h"
+#include "profile/chain_table.h"
+#include "profile/chain_timeline.h"
 #include "symbolize/symbolize.h" /* struct mapping only */
 
 /* Bounds on what one recording may hold; past them samples are counted
@@ -28,40 +30,23 @@
 #define RECORDER_MAX_IPS (1u << 25)
 #define RECORDER_MAX_THREADS (1u << 20)
 #define RECORDER_DEFAULT_DEPTH 2048
-/* The timeline keeps the first this many samples' times (16 bytes each). */
+/* The timeline keeps the first this many samples' times (24 bytes each). */
 #define RECORDER_MAX_EVENTS (1u << 21)
 
+/* A chain's kind (struct chain's kind). Its samples and weight: */
 enum raw_kind {
-	RAW_SAMPLE,		/* a sampled address chain */
+	RAW_SAMPLE,		/* a sampled address chain: samples, the sum
+				   of their periods */
 	RAW_SWITCH_VOLUNTARY,	/* switch record: the thread blocked */
 	RAW_SWITCH_PREEMPT,	/* switch record: the thread was preempted */
 	RAW_OFFCPU,		/* off-CPU spans from where the thread left the
-				   CPU (sched_switch): samples = switches,
-				   period = ns off CPU; state says why */
+				   CPU (sched_switch): switches, ns off CPU;
+				   state says why: the state letter (offcpu.h),
+				   or EVENT_STATE_RUNNABLE */
 };
 
-/* One distinct (thread, kind, chain): ips[first..first+n), leaf first,
- * the first nkernel of them kernel addresses. */
-struct raw_stack {
-	uint64_t first;
-	uint32_t n, nkernel;
-	pid_t tid;
-	uint8_t kind;	 /* enum raw_kind */
-	bool truncated;
-	char state;	 /* RAW_OFFCPU: the state letter (offcpu.h), or
-			    EVENT_STATE_RUNNABLE */
-	bool unknown;	 /* RAW_OFFCPU: where the thread was is unknown */
-	uint64_t samples; /* samples (or switches) merged here */
-	uint64_t period;  /* the sum of their periods */
-};
-
-/* One sample in time: when (CLOCK_MONOTONIC ns) and which raw stack;
- * value 1 for a sample, the ns of an off-CPU span from time_ns. */
-struct raw_event {
-	uint64_t time_ns;
-	uint32_t stack;
-	uint64_t value;
-};
+/* struct chain's flags: RAW_OFFCPU, where the thread was is unknown. */
+#define RAW_UNKNOWN_STACK 1
 
 struct raw_thread {
 	pid_t tid;
@@ -78,7 +63,6 @@ struct recorder_stats {
 	uint64_t table_full;	/* samples dropped: a RECORDER_MAX_* hit */
 	uint64_t other_process; /* samples of child processes, not kept */
 	uint64_t duplicates;	/* same sample seen by two of our events */
-	uint64_t events_dropped;/* samples past RECORDER_MAX_EVENTS: no time */
 	uint64_t mappings;	/* MMAP2 records passed on */
 	uint64_t offcpu_unpaired;/* off-CPU spans dropped: a switch was lost */
 	uint64_t offcpu_early;	/* switches accounted before every ring was read */
@@ -133,14 +117,12 @@ struct recorder {
 	char comm[16];		/* the target's name; updated on exec */
 
 	/* Results, valid after recorder_run. */
-	struct raw_stack *stacks;
-	size_t nstacks;
-	uint64_t *ips;
-	size_t nips;
+	struct chain_table chains; /* by (thread, kind, state, chain) */
 	struct raw_thread *threads;
 	size_t nthreads;
-	struct raw_event *events; /* in arrival order, per ring roughly sorted */
-	size_t nevents;
+	/* Each sample's time (value 1), each off-CPU span's (its ns), in
+	 * arrival order, per ring roughly sorted. */
+	struct chain_timeline timeline;
 	bool target_exited;
 	uint64_t start_ns;	/* CLOCK_REALTIME when the events were enabled */
 	uint64_t start_mono_ns;	/* CLOCK_MONOTONIC at the same moment */

@@ -1,7 +1,7 @@
 /* What the recorder's three files share: its private state and the
  * functions one file calls in another. recorder.c runs a recording,
  * recorder_attach.c opens events on threads, recorder_read.c turns the
- * records into the raw stack table. Not for use outside src/engine/. */
+ * records into the chain table. Not for use outside src/engine/. */
 #ifndef NPROF_ENGINE_RECORDER_INTERNAL_H
 #define NPROF_ENGINE_RECORDER_INTERNAL_H
 
@@ -60,8 +60,6 @@ struct recorder_private {
 	struct id_index opened_index;
 	struct id_index thread_index; /* tid -> r->threads[] */
 	size_t threads_cap;
-	struct id_index stack_index;  /* key -> r->stacks[] */
-	size_t stacks_cap, ips_cap, timeline_cap;
 	uint64_t *scratch;	      /* unwinder output, max_stack entries */
 	uint64_t start_mono;
 };
@@ -98,10 +96,10 @@ const struct open_event *recorder_event_of(const struct recorder *r, uint64_t id
 
 /* recorder_read.c: the records, parsed and aggregated. */
 void recorder_drain_all(struct recorder *r);
-/* The off-CPU spans' sink: adds a span to its raw stack and the timeline. */
+/* The off-CPU spans' sink: adds a span to its chain and the timeline. */
 void recorder_on_span(void *ctx, const struct offcpu_span *s);
 /* Aggregates an address chain of thread tid (kind RAW_OFFCPU in state)
- * without counting a sample; its raw stack id, or ID_NONE. */
+ * without counting a sample; its chain id, or ID_NONE. */
 uint32_t recorder_offcpu_stack(struct recorder *r, pid_t tid, char state, bool unknown,
 			       const uint64_t *ips, unsigned n, unsigned nkernel, bool truncated);
 

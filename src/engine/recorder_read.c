@@ -1,5 +1,5 @@
 /* Reading: perf records parsed by our sample_type, unwound and
- * aggregated into distinct (thread, address chain) stacks, with the
+ * aggregated by (thread, kind, address chain) in a chain table, with the
  * switch, comm, fork and mmap records that keep the thread table and the
  * modules current. See recorder_internal.h. */
 #include "engine/recorder_internal.h"
@@ -19,8 +19,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base/array.h"
-#include "base/hash.h"
 #include "base/id_index.h"
 #include "engine/perf_ring.h"
 #include "profile/events.h"
@@ -117,99 +115,23 @@ static int parse_sample(const struct perf_event_attr *a,
 	return 0;
 }
 
-struct stack_key {
-	pid_t tid;
-	uint8_t kind;
-	bool truncated;
-	uint32_t n, nkernel;
-	const uint64_t *ips;
-	char state;	/* RAW_OFFCPU */
-	bool unknown;	/* RAW_OFFCPU */
-};
-
-static uint64_t stack_hash(const struct stack_key *k)
-{
-	uint64_t seed = ((uint64_t)(uint32_t)k->tid << 32) ^
-			((uint64_t)k->kind << 24) ^
-			((uint64_t)k->truncated << 20) ^ k->nkernel ^
-			((uint64_t)(uint8_t)k->state << 40) ^ ((uint64_t)k->unknown << 48);
-
-	return hash_bytes(k->n ? k->ips : (const void *)&seed,
-			  k->n * sizeof(*k->ips), seed);
-}
-
-static int stack_match(const void *ctx, uint32_t id, const void *key)
-{
-	const struct recorder *r = ctx;
-	const struct raw_stack *s = &r->stacks[id];
-	const struct stack_key *k = key;
-
-	return s->tid == k->tid && s->kind == k->kind && s->n == k->n &&
-	       s->nkernel == k->nkernel && s->truncated == k->truncated &&
-	       s->state == k->state && s->unknown == k->unknown &&
-	       (!k->n || !memcmp(r->ips + s->first, k->ips,
-				 k->n * sizeof(*k->ips)));
-}
-
-/* Notes when the sample happened, for the timeline. */
-static void timeline_add(struct recorder *r, uint64_t time_ns, uint32_t stack, uint64_t value)
-{
-	struct recorder_private *p = r->priv;
-
-	if (r->nevents >= RECORDER_MAX_EVENTS) {
-		r->stats.events_dropped++;
-		return;
-	}
-	if (array_reserve(&r->events, &p->timeline_cap, r->nevents + 1, sizeof(*r->events)) < 0) {
-		r->stats.events_dropped++;
-		return;
-	}
-	r->events[r->nevents++] = (struct raw_event){ time_ns, stack, value };
-}
-
 /* The per-sample work: one hash of the chain and, for a chain seen
- * before, two additions (count samples, 0 or 1). Returns the raw
- * stack's id, or ID_NONE when the tables are full. */
-static uint32_t aggregate_n(struct recorder *r, const struct stack_key *k,
+ * before, two additions (count samples, 0 or 1). Returns the chain's id,
+ * or ID_NONE when the tables are full. */
+static uint32_t aggregate_n(struct recorder *r, const struct chain_key *k,
 			    uint64_t period, unsigned count)
 {
-	struct recorder_private *p = r->priv;
-	uint64_t h = stack_hash(k);
-	uint32_t id = id_index_find(&p->stack_index, h, stack_match, r, k);
-	struct raw_stack *s;
+	uint32_t id;
 
-	if (id != ID_NONE) {
-		r->stacks[id].samples += count;
-		r->stacks[id].period += period;
-		r->stats.samples += count;
-		return id;
+	if (chain_table_add(&r->chains, k, count, period, &id) < 0) {
+		r->stats.table_full++;
+		return ID_NONE;
 	}
-	if (r->nstacks >= RECORDER_MAX_STACKS ||
-	    r->nips + k->n > RECORDER_MAX_IPS)
-		goto full;
-	if (array_reserve(&r->stacks, &p->stacks_cap, r->nstacks + 1, sizeof(*r->stacks)) < 0 ||
-	    array_reserve(&r->ips, &p->ips_cap, r->nips + k->n, sizeof(*r->ips)) < 0)
-		goto full;
-	if (id_index_insert(&p->stack_index, h, (uint32_t)r->nstacks) < 0)
-		goto full;
-	s = &r->stacks[r->nstacks++];
-	*s = (struct raw_stack){
-		.first = r->nips, .n = k->n, .nkernel = k->nkernel,
-		.tid = k->tid, .kind = k->kind, .truncated = k->truncated,
-		.state = k->state, .unknown = k->unknown,
-		.samples = count, .period = period,
-	};
-	if (k->n)
-		memcpy(r->ips + r->nips, k->ips, k->n * sizeof(*k->ips));
-	r->nips += k->n;
 	r->stats.samples += count;
-	return (uint32_t)(r->nstacks - 1);
-full:
-	r->stats.table_full++;
-	return ID_NONE;
+	return id;
 }
 
-static uint32_t aggregate(struct recorder *r, const struct stack_key *k, uint64_t period)
+static uint32_t aggregate(struct recorder *r, const struct chain_key *k, uint64_t period)
 {
 	return aggregate_n(r, k, period, 1);
 }
@@ -217,7 +139,9 @@ static uint32_t aggregate(struct recorder *r, const struct stack_key *k, uint64_
 uint32_t recorder_offcpu_stack(struct recorder *r, pid_t tid, char state, bool unknown,
 			       const uint64_t *ips, unsigned n, unsigned nkernel, bool truncated)
 {
-	struct stack_key k = { tid, RAW_OFFCPU, truncated, n, nkernel, ips, state, unknown };
+	struct chain_key k = { .ips = ips, .n = n, .nkernel = nkernel, .tid = tid,
+			       .kind = RAW_OFFCPU, .state = state, .truncated = truncated,
+			       .flags = unknown ? RAW_UNKNOWN_STACK : 0 };
 
 	return aggregate_n(r, &k, 0, 0);
 }
@@ -226,10 +150,10 @@ void recorder_on_span(void *ctx, const struct offcpu_span *s)
 {
 	struct recorder *r = ctx;
 
-	if (s->stack == ID_NONE || s->stack >= r->nstacks)
+	if (s->stack == ID_NONE || s->stack >= r->chains.nchains)
 		return;
-	r->stacks[s->stack].period += s->ns;
-	timeline_add(r, s->start_ns, s->stack, s->ns);
+	r->chains.chains[s->stack].weight += s->ns;
+	chain_timeline_add(&r->timeline, s->start_ns, s->stack, s->ns);
 }
 
 /* A sched_switch sample: where and in which state the thread left the
@@ -246,8 +170,9 @@ static void on_switch_out(struct recorder *r, const struct raw_sample *s,
 	 * for a CPU; the wall state frames keep 'R' for running. */
 	sw.state = state == 'R' ? EVENT_STATE_RUNNABLE : state;
 	if (state != 'X') {
-		struct stack_key k = { (pid_t)s->tid, RAW_OFFCPU, u->truncated, u->n,
-				       u->nkernel, p->scratch, sw.state, false };
+		struct chain_key k = { .ips = p->scratch, .n = u->n, .nkernel = u->nkernel,
+				       .tid = (pid_t)s->tid, .kind = RAW_OFFCPU,
+				       .state = sw.state, .truncated = u->truncated };
 
 		sw.stack = aggregate(r, &k, 0);
 		if (sw.stack == ID_NONE)
@@ -261,7 +186,7 @@ static void on_sample(struct recorder *r, const struct perf_event_header *h)
 	struct recorder_private *p = r->priv;
 	struct raw_sample s;
 	struct unwound u;
-	struct stack_key k;
+	struct chain_key k;
 	uint32_t id;
 
 	const struct open_event *ev;
@@ -298,11 +223,11 @@ static void on_sample(struct recorder *r, const struct perf_event_header *h)
 		on_switch_out(r, &s, &u);
 		return;
 	}
-	k = (struct stack_key){ (pid_t)s.tid, RAW_SAMPLE, u.truncated, u.n,
-				u.nkernel, p->scratch, 0, false };
+	k = (struct chain_key){ .ips = p->scratch, .n = u.n, .nkernel = u.nkernel,
+				.tid = (pid_t)s.tid, .kind = RAW_SAMPLE, .truncated = u.truncated };
 	id = aggregate(r, &k, s.period);
 	if (id != ID_NONE)
-		timeline_add(r, s.time, id, 1);
+		chain_timeline_add(&r->timeline, s.time, id, 1);
 }
 
 static const struct id_trailer *trailer(const struct perf_event_header *h,
@@ -317,7 +242,7 @@ static const struct id_trailer *trailer(const struct perf_event_header *h,
 static void on_switch(struct recorder *r, const struct perf_event_header *h)
 {
 	const struct id_trailer *t = trailer(h, 0);
-	struct stack_key k = { 0 };
+	struct chain_key k = { 0 };
 	uint32_t id;
 
 	if (r->offcpu && t && !(h->misc & PERF_RECORD_MISC_SWITCH_OUT)) {
@@ -343,7 +268,7 @@ static void on_switch(struct recorder *r, const struct perf_event_header *h)
 			 : RAW_SWITCH_VOLUNTARY;
 	id = aggregate(r, &k, 1);
 	if (id != ID_NONE)
-		timeline_add(r, t->time, id, 1);
+		chain_timeline_add(&r->timeline, t->time, id, 1);
 }
 
 /* A NUL-terminated string starting at s inside the record, or NULL. */

@@ -12,6 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+
+#include "profile/profile.h"
 
 #define JFR_MAGIC "FLR\0"
 #define JFR_MAJOR 2
@@ -94,17 +97,17 @@ enum jfr_frame_type_key {
 #define JFR_NAMELESS_THREAD_FMT "[tid %d]"
 
 /* The thread pseudo-frame (-t) of a thread, named as the engine and the
- * agent name it: "[NAME tid=TID]", or "[tid=TID]" when name is NULL or
- * empty. The writer checks a thread's roots against it before it counts
- * the thread in nprof.Profile's threadRoots; the reader rebuilds the roots
- * with it. A new string (free it), or NULL when out of memory. */
+ * agent name it (profile_thread_root_name). The writer checks a thread's
+ * roots against it before it counts the thread in nprof.Profile's
+ * threadRoots; the reader rebuilds the roots with it. A new string (free
+ * it), or NULL when out of memory. */
 static inline char *jfr_thread_root_name(const char *name, int tid)
 {
-	char *s;
+	int n = profile_thread_root_name(NULL, 0, name, tid);
+	char *s = n < 0 ? NULL : malloc((size_t)n + 1);
 
-	if (name && *name ? asprintf(&s, "[%s tid=%d]", name, tid) < 0
-			  : asprintf(&s, "[tid=%d]", tid) < 0)
-		return NULL;
+	if (s)
+		profile_thread_root_name(s, (size_t)n + 1, name, tid);
 	return s;
 }
 

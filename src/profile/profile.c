@@ -306,6 +306,13 @@ int profile_intern_thread(struct profile *p, pid_t tid, const char *name,
 	return 0;
 }
 
+int profile_thread_root_name(char *buf, size_t len, const char *name, pid_t tid)
+{
+	if (name && *name)
+		return snprintf(buf, len, "[%s tid=%d]", name, (int)tid);
+	return snprintf(buf, len, "[tid=%d]", (int)tid);
+}
+
 struct sample_key {
 	uint32_t stack, thread;
 };

@@ -160,6 +160,13 @@ int profile_intern_stack(struct profile *p, const uint32_t *frames,
 int profile_intern_thread(struct profile *p, pid_t tid, const char *name,
 			  uint32_t *ret_id);
 
+/* The name of a thread's root pseudo-frame (FRAME_THREAD, -t):
+ * "[NAME tid=TID]", or "[tid=TID]" when name is NULL or empty. The engine,
+ * the agent and the JFR writer and reader all name roots with it, so a
+ * root is recognized wherever it was made. Written into buf as snprintf
+ * writes (buf may be NULL when len is 0); returns the length it needs. */
+int profile_thread_root_name(char *buf, size_t len, const char *name, pid_t tid);
+
 /* Adds values (nvalues of them) to the sample (stack, thread), merging
  * with an existing one. 0 or -ENOMEM. */
 int profile_add_sample(struct profile *p, uint32_t stack, uint32_t thread,

@@ -315,9 +315,9 @@ static void test_recorder(pid_t child)
 	CHECK(!err, "the recorder runs with the dwarf unwinder: %s", d.msg);
 	if (err)
 		goto out;
-	for (size_t i = 0; i < r->nstacks; i++) {
-		const struct raw_stack *st = &r->stacks[i];
-		const uint64_t *ips = r->ips + st->first;
+	for (size_t i = 0; i < r->chains.nchains; i++) {
+		const struct chain *st = &r->chains.chains[i];
+		const uint64_t *ips = chain_table_ips(&r->chains, st);
 
 		samples += st->samples;
 		if (count_in(ips, st->nkernel, st->n, __start_dw_main, __stop_dw_main))

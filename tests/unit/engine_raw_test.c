@@ -308,9 +308,9 @@ static uint64_t kind_samples(const struct recorder *r, int kind)
 {
 	uint64_t n = 0;
 
-	for (size_t i = 0; i < r->nstacks; i++)
-		if (r->stacks[i].kind == kind)
-			n += r->stacks[i].samples;
+	for (size_t i = 0; i < r->chains.nchains; i++)
+		if (r->chains.chains[i].kind == kind)
+			n += r->chains.chains[i].samples;
 	return n;
 }
 
@@ -318,8 +318,8 @@ static uint64_t kernel_frames(const struct recorder *r)
 {
 	uint64_t n = 0;
 
-	for (size_t i = 0; i < r->nstacks; i++)
-		n += r->stacks[i].nkernel;
+	for (size_t i = 0; i < r->chains.nchains; i++)
+		n += r->chains.chains[i].nkernel;
 	return n;
 }
 
@@ -470,14 +470,14 @@ static void test_busy(void)
 	CHECK(err == 0, "recorded the busy child: %s", d.msg);
 	if (err)
 		goto out;
-	for (size_t i = 0; i < r->nstacks; i++) {
-		const struct raw_stack *s = &r->stacks[i];
-		const uint64_t *ips = r->ips + s->first;
+	for (size_t i = 0; i < r->chains.nchains; i++) {
+		const struct chain *s = &r->chains.chains[i];
+		const uint64_t *ips = chain_table_ips(&r->chains, s);
 		uint64_t leaf;
 		const char *name = recorder_thread_name(r, s->tid);
 
 		total += s->samples;
-		period += s->period;
+		period += s->weight;
 		if (s->n <= s->nkernel)
 			continue;
 		leaf = ips[s->nkernel];
@@ -500,7 +500,7 @@ static void test_busy(void)
 	}
 	printf("# %zu stacks, %llu samples (a %llu, early %llu, late %llu), "
 	       "%u threads opened, %u events, ring %zu KiB, lost %llu, dup %llu\n",
-	       r->nstacks, (unsigned long long)total, (unsigned long long)in_a,
+	       r->chains.nchains, (unsigned long long)total, (unsigned long long)in_a,
 	       (unsigned long long)in_b_early, (unsigned long long)in_b_late,
 	       r->stats.threads_opened, r->stats.events_opened,
 	       r->stats.ring_bytes >> 10, (unsigned long long)r->stats.lost,
@@ -764,8 +764,8 @@ static void test_page_faults(void)
 	if (!err) {
 		uint64_t period = 0;
 
-		for (size_t i = 0; i < r->nstacks; i++)
-			period += r->stacks[i].period;
+		for (size_t i = 0; i < r->chains.nchains; i++)
+			period += r->chains.chains[i].weight;
 		printf("# page faults: %llu samples, lost %llu, ring %zu KiB\n",
 		       (unsigned long long)r->stats.samples,
 		       (unsigned long long)r->stats.lost, r->stats.ring_bytes >> 10);

@@ -143,6 +143,19 @@ int main(void)
 		}
 		CHECK(ok, "5000 stacks interned and found again");
 	}
+	/* Thread roots: one format for every source and the JFR files. */
+	{
+		char root[64];
+		int n = profile_thread_root_name(NULL, 0, "worker", 42);
+
+		profile_thread_root_name(root, sizeof(root), "worker", 42);
+		CHECK_STR(root, "[worker tid=42]", "a named thread's root");
+		CHECK(n == (int)strlen("[worker tid=42]"), "the length it needs, without a buffer");
+		profile_thread_root_name(root, sizeof(root), "", 7);
+		CHECK_STR(root, "[tid=7]", "a nameless thread's root");
+		profile_thread_root_name(root, sizeof(root), NULL, 7);
+		CHECK_STR(root, "[tid=7]", "a NULL name is no name");
+	}
 	profile_free(p);
 	profile_free(NULL);
 	CHECK(1, "profile_free(NULL) is harmless");
