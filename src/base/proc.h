@@ -1,5 +1,6 @@
-/* proc: the /proc readers every part shares — a small file, a process's
- * or a thread's name and stat, and a process's threads. */
+/* proc: the /proc readers every part shares — a small file, a whole
+ * one, a process's or a thread's name and stat, its threads, and its
+ * namespace pid. */
 #ifndef NPROF_BASE_PROC_H
 #define NPROF_BASE_PROC_H
 
@@ -19,6 +20,15 @@ ssize_t proc_read_small(const char *path, char *buf, size_t len);
  * the read that would only say "end of file" is one system call in
  * three. */
 ssize_t proc_read_small_at(int dirfd, const char *path, char *buf, size_t len);
+
+/* Reads all of the file open as fd from offset on (a /proc file reports
+ * size 0, so this reads to EOF) into a NUL-terminated malloc'd *ret_buf.
+ * -EFBIG past max bytes; other errors as lseek(2) and read(2) give them.
+ * The offset serves files that only grow (a perf map read again). */
+int proc_read_fd_from(int fd, size_t offset, size_t max, char **ret_buf, size_t *ret_len);
+
+/* The same for all of path; errors also as open(2) gives them. */
+int proc_read_file(const char *path, size_t max, char **ret_buf, size_t *ret_len);
 
 /* The name (comm) of thread tid of process pid into buf (len bytes, the
  * newline dropped); pid 0 is this process, tid 0 the process itself. 0,
@@ -57,5 +67,9 @@ int proc_stat_read_at(int dirfd, const char *path, struct proc_stat *ret);
 /* The threads of process pid (0: this one) as /proc/PID/task lists them,
  * at most max, into a malloc'd *ret (free it). 0 or -errno. */
 int proc_tasks(pid_t pid, size_t max, pid_t **ret, size_t *ret_n);
+
+/* The innermost namespace pid of pid (the last NSpid in its status), or
+ * pid itself when that cannot be read. */
+pid_t proc_ns_pid(pid_t pid);
 
 #endif

@@ -18,7 +18,6 @@
 #include "base/clock.h"
 #include "base/proc.h"
 #include "capture/tracee.h"
-#include "symbolize/procfs.h"
 
 #define PAGE 4096ull
 #define CHUNK (1u << 20)	  /* bytes copied per process_vm_readv */
@@ -136,7 +135,7 @@ static int read_maps(pid_t pid, const char *file, size_t max, struct cd_maps *m)
 	int err;
 
 	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
-	err = procfs_read_file(path, max, &buf, &len);
+	err = proc_read_file(path, max, &buf, &len);
 	if (err == -ENOENT)
 		err = -ESRCH;
 	if (err == 0)
@@ -264,7 +263,7 @@ static void read_facts(pid_t pid, struct proc_facts *f)
 		}
 	}
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if (procfs_read_file(path, 65536, &buf, &len) == 0) {
+	if (proc_read_file(path, 65536, &buf, &len) == 0) {
 		const char *u = strstr(buf, "\nUid:"), *g = strstr(buf, "\nGid:");
 
 		if (u)
@@ -275,7 +274,7 @@ static void read_facts(pid_t pid, struct proc_facts *f)
 	free(buf);
 	buf = NULL;
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-	if (procfs_read_file(path, 65536, &buf, &len) == 0) {
+	if (proc_read_file(path, 65536, &buf, &len) == 0) {
 		size_t n = len < sizeof(f->args) - 1 ? len : sizeof(f->args) - 1;
 
 		for (size_t i = 0; i < n; i++)
@@ -286,7 +285,7 @@ static void read_facts(pid_t pid, struct proc_facts *f)
 	}
 	free(buf);
 	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
-	if (procfs_read_file(path, 65536, &f->auxv, &f->auxv_len) < 0) {
+	if (proc_read_file(path, 65536, &f->auxv, &f->auxv_len) < 0) {
 		f->auxv = NULL;
 		f->auxv_len = 0;
 	}

@@ -18,7 +18,6 @@
 #include "base/proc.h"
 #include "capture/tracee.h"
 #include "symbolize/maps.h"
-#include "symbolize/procfs.h"
 #include "symbolize/symbolize.h"
 #include "unwind/modules.h"
 #include "unwind/unwind_table.h"
@@ -455,7 +454,7 @@ int thread_dump_take(pid_t pid, const struct thread_dump_options *opts,
 	 * no thread is stopped; the maps once, for the stacks' ends, the
 	 * unwind tables and the symbols. */
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	err = procfs_read_file(path, MAPS_MAX_BYTES, &buf, &len);
+	err = proc_read_file(path, MAPS_MAX_BYTES, &buf, &len);
 	if (err == -ENOENT || err == -ESRCH) {
 		err = diag_set(d, -ESRCH, "no process with PID %d", (int)pid);
 		goto out;

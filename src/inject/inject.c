@@ -21,7 +21,6 @@
 #include "base/proc.h"
 #include "capture/tracee.h"
 #include "symbolize/maps.h"
-#include "symbolize/procfs.h"
 
 #define RED_ZONE 128
 /* What a call may use of the thread's stack, at least (dlopen and the
@@ -90,7 +89,7 @@ static size_t locked_code(pid_t pid, uint64_t *lo, uint64_t *hi, size_t max)
 	struct maps m;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	if (procfs_read_file(path, MAPS_MAX_BYTES, &buf, &len) < 0)
+	if (proc_read_file(path, MAPS_MAX_BYTES, &buf, &len) < 0)
 		return 0;
 	maps_init(&m);
 	maps_parse(&m, buf, len, 0);
