@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/array.h"
+#include "base/hex.h"
 
 static ssize_t read_small(int dirfd, const char *path, char *buf, size_t len, bool once)
 {
@@ -270,6 +271,79 @@ int proc_tasks(pid_t pid, size_t max, pid_t **ret, size_t *ret_n)
 	*ret = v;
 	*ret_n = n;
 	return 0;
+}
+
+int proc_maps_read(pid_t pid, char **ret_buf, size_t *ret_len)
+{
+	char path[64];
+	int err;
+
+	task_file(path, pid, 0, "maps");
+	err = proc_read_file(path, PROC_MAPS_MAX_BYTES, ret_buf, ret_len);
+	return err == -ENOENT ? -ESRCH : err;
+}
+
+static bool expect(const char **p, const char *end, char c)
+{
+	if (*p == end || **p != c)
+		return false;
+	(*p)++;
+	return true;
+}
+
+static void skip_blanks(const char **p, const char *end)
+{
+	while (*p < end && (**p == ' ' || **p == '\t'))
+		(*p)++;
+}
+
+int proc_maps_line_parse(const char *p, const char *end, struct proc_map_line *ret)
+{
+	struct proc_map_line l = { 0 };
+	uint64_t maj, min;
+
+	if (hex_parse(p, end, 0, &l.start, &p) || !expect(&p, end, '-') ||
+	    hex_parse(p, end, 0, &l.end, &p) || !expect(&p, end, ' ') || end - p < 4)
+		return -EINVAL;
+	memcpy(l.perms, p, sizeof(l.perms));
+	p += sizeof(l.perms);
+	skip_blanks(&p, end);
+	if (hex_parse(p, end, 0, &l.offset, &p))
+		return -EINVAL;
+	skip_blanks(&p, end);
+	if (hex_parse(p, end, 0, &maj, &p) || !expect(&p, end, ':') ||
+	    hex_parse(p, end, 0, &min, &p) || maj > UINT32_MAX || min > UINT32_MAX)
+		return -EINVAL;
+	l.maj = (uint32_t)maj;
+	l.min = (uint32_t)min;
+	skip_blanks(&p, end);
+	/* The inode is decimal. */
+	if (p == end || *p < '0' || *p > '9')
+		return -EINVAL;
+	for (; p < end && *p >= '0' && *p <= '9'; p++) {
+		if (l.inode > UINT64_MAX / 10 - 1)
+			return -EINVAL;
+		l.inode = l.inode * 10 + (uint64_t)(*p - '0');
+	}
+	skip_blanks(&p, end);
+	if (l.start >= l.end)
+		return -EINVAL;
+	l.path = p;
+	l.path_len = (size_t)(end - p);
+	*ret = l;
+	return 0;
+}
+
+bool proc_maps_next(const char **pos, const char *end, struct proc_map_line *ret)
+{
+	while (*pos < end) {
+		const char *line = *pos, *nl = memchr(line, '\n', (size_t)(end - line));
+
+		*pos = nl ? nl + 1 : end;
+		if (!proc_maps_line_parse(line, nl ? nl : end, ret))
+			return true;
+	}
+	return false;
 }
 
 pid_t proc_ns_pid(pid_t pid)

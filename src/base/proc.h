@@ -4,6 +4,7 @@
 #ifndef NPROF_BASE_PROC_H
 #define NPROF_BASE_PROC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -67,6 +68,41 @@ int proc_stat_read_at(int dirfd, const char *path, struct proc_stat *ret);
 /* The threads of process pid (0: this one) as /proc/PID/task lists them,
  * at most max, into a malloc'd *ret (free it). 0 or -errno. */
 int proc_tasks(pid_t pid, size_t max, pid_t **ret, size_t *ret_n);
+
+/* The most of a /proc/PID/maps file a reader takes (a process can map
+ * hundreds of thousands of regions). */
+#define PROC_MAPS_MAX_BYTES (256u << 20)
+
+/* Reads the /proc/PID/maps of pid (0: this process's) whole, at most
+ * PROC_MAPS_MAX_BYTES, into a malloc'd, NUL-terminated *ret_buf (free
+ * it) of *ret_len bytes: 0, or -errno: -ESRCH when the process is gone,
+ * -EACCES or -EPERM when it is not this process's to read, -EFBIG past
+ * the bound. */
+int proc_maps_read(pid_t pid, char **ret_buf, size_t *ret_len);
+
+/* One line of /proc/PID/maps, or a mapping's first line in smaps:
+ * "start-end perms offset maj:min inode   path". */
+struct proc_map_line {
+	uint64_t start, end;	/* [start, end), start below end */
+	uint64_t offset;	/* the file offset of start */
+	uint64_t inode;
+	uint32_t maj, min;	/* the file's device */
+	char perms[4];		/* "r-xp": r, w, x or '-', then p (private) or s (shared) */
+	const char *path;	/* in the text, path_len bytes and no NUL after them:
+				 * the file's name, "[heap]", "[vdso]", ... */
+	size_t path_len;	/* 0: anonymous memory */
+};
+
+/* Parses the line [p, end) (its newline left out; the text need not end
+ * in a NUL): 0, or -EINVAL when it is not one (a field missing or out of
+ * range, an empty range). The path is what follows the inode and its
+ * padding, as the kernel wrote it: " (deleted)" and all. */
+int proc_maps_line_parse(const char *p, const char *end, struct proc_map_line *ret);
+
+/* The next line of maps text at *pos (before end) that parses, into
+ * *ret, and *pos past it: true; false at the end. Lines that are not
+ * one are passed over. */
+bool proc_maps_next(const char **pos, const char *end, struct proc_map_line *ret);
 
 /* The innermost namespace pid of pid (the last NSpid in its status), or
  * pid itself when that cannot be read. */

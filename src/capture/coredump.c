@@ -79,15 +79,10 @@ static int parse_maps(const char *buf, struct cd_maps *m)
 {
 	for (const char *line = buf; line && *line;) {
 		const char *nl = strchr(line, '\n');
-		unsigned long long s, e, off;
-		char perms[8];
-		int pos = 0;
+		struct proc_map_line l;
 
-		if (sscanf(line, "%llx-%llx %7s %llx %*x:%*x %*u%n", &s, &e, perms, &off, &pos) == 4 &&
-		    pos > 0) {
+		if (!proc_maps_line_parse(line, nl ? nl : line + strlen(line), &l)) {
 			struct cd_map *x;
-			const char *p = line + pos;
-			size_t len;
 
 			if (m->n == m->cap) {
 				size_t cap = m->cap ? m->cap * 2 : 256;
@@ -100,16 +95,13 @@ static int parse_maps(const char *buf, struct cd_maps *m)
 			}
 			x = &m->v[m->n];
 			memset(x, 0, sizeof(*x));
-			x->start = s;
-			x->end = e;
-			x->pgoff = off;
-			x->prot = (perms[0] == 'r' ? PF_R : 0) | (perms[1] == 'w' ? PF_W : 0) |
-				  (perms[2] == 'x' ? PF_X : 0);
-			x->shared = perms[3] == 's';
-			while (*p == ' ')
-				p++;
-			len = nl ? (size_t)(nl - p) : strlen(p);
-			x->path = strndup(p, len);
+			x->start = l.start;
+			x->end = l.end;
+			x->pgoff = l.offset;
+			x->prot = (l.perms[0] == 'r' ? PF_R : 0) | (l.perms[1] == 'w' ? PF_W : 0) |
+				  (l.perms[2] == 'x' ? PF_X : 0);
+			x->shared = l.perms[3] == 's';
+			x->path = strndup(l.path, l.path_len);
 			if (!x->path)
 				return -ENOMEM;
 			m->n++;

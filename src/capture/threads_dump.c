@@ -454,7 +454,7 @@ int thread_dump_take(pid_t pid, const struct thread_dump_options *opts,
 	 * no thread is stopped; the maps once, for the stacks' ends, the
 	 * unwind tables and the symbols. */
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	err = proc_read_file(path, MAPS_MAX_BYTES, &buf, &len);
+	err = proc_maps_read(pid, &buf, &len);
 	if (err == -ENOENT || err == -ESRCH) {
 		err = diag_set(d, -ESRCH, "no process with PID %d", (int)pid);
 		goto out;

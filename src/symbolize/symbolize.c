@@ -523,7 +523,7 @@ int symbolizer_open_process_flags(struct symbolizer *s, pid_t pid, unsigned flag
 		err = 0;
 		len = maps_len;
 	} else {
-		err = proc_read_file(path, MAPS_MAX_BYTES, &buf, &len);
+		err = proc_maps_read(pid, &buf, &len);
 	}
 	if (err == -ENOENT || err == -ESRCH) {
 		err = diag_set(d, -ESRCH, "no process with PID %d", (int)pid);
