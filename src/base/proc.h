@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "base/diag.h"
+
 /* Reads the small file path (a /proc or /sys file) into buf (len bytes,
  * NUL-terminated; what does not fit is left out): its length, or -errno. */
 ssize_t proc_read_small(const char *path, char *buf, size_t len);
@@ -103,6 +105,28 @@ int proc_maps_line_parse(const char *p, const char *end, struct proc_map_line *r
  * *ret, and *pos past it: true; false at the end. Lines that are not
  * one are passed over. */
 bool proc_maps_next(const char **pos, const char *end, struct proc_map_line *ret);
+
+/* What was refused: reading a process's files that the kernel guards
+ * with ptrace's read check (maps, smaps, mem, environ), or ptrace
+ * itself (attaching: stopping its threads, reading their registers). */
+enum proc_access { PROC_ACCESS_READ, PROC_ACCESS_ATTACH };
+
+/* The one-line reason access of that mode to pid was refused, naming the
+ * cause and the fix ("WHAT of PID N: cause; fix"): another user's
+ * process, nprof as root without CAP_SYS_PTRACE (a container), a process
+ * that is not dumpable; for an attach also a seccomp policy on nprof, a
+ * process already traced, Yama's ptrace_scope (which restricts only
+ * attaching). "no process with PID N" when it is gone. Returns the error
+ * for the caller to pass on: -ESRCH, -EBUSY (traced), -EPERM (-EACCES
+ * for a read) for a cause found, else err. */
+int proc_explain_access(pid_t pid, int err, const char *what, enum proc_access mode,
+			struct diag *d);
+
+/* The one line for err from reading the memory map of pid
+ * (proc_maps_read, or its smaps): "no process with PID N" (-ESRCH), why
+ * reading it is not permitted (proc_explain_access: -EACCES), or the
+ * error itself. Returns the error for the caller to pass on. */
+int proc_maps_explain(pid_t pid, int err, struct diag *d);
 
 /* The innermost namespace pid of pid (the last NSpid in its status), or
  * pid itself when that cannot be read. */

@@ -23,7 +23,6 @@
 #define CHUNK (1u << 20)	  /* bytes copied per process_vm_readv */
 #define XSTATE_MAX (64u << 10)	  /* NT_X86_XSTATE buffer (AMX needs ~11 KiB) */
 #define SMAPS_MAX (512u << 20)
-#define MAPS_MAX (256u << 20)
 #define FREEZE_ROUNDS 1000	  /* task-list rescans while stopping */
 
 #ifndef NT_X86_XSTATE
@@ -120,16 +119,22 @@ static int parse_maps(const char *buf, struct cd_maps *m)
 	return 0;
 }
 
-static int read_maps(pid_t pid, const char *file, size_t max, struct cd_maps *m)
+/* pid's smaps (with the detail of each mapping) or maps, parsed:
+ * -errno as proc_maps_read gives it. */
+static int read_maps(pid_t pid, bool smaps, struct cd_maps *m)
 {
 	char path[64], *buf = NULL;
 	size_t len;
 	int err;
 
-	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
-	err = proc_read_file(path, max, &buf, &len);
-	if (err == -ENOENT)
-		err = -ESRCH;
+	if (smaps) {
+		snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
+		err = proc_read_file(path, SMAPS_MAX, &buf, &len);
+		if (err == -ENOENT)
+			err = -ESRCH;
+	} else {
+		err = proc_maps_read(pid, &buf, &len);
+	}
 	if (err == 0)
 		err = parse_maps(buf, m);
 	free(buf);
@@ -455,8 +460,8 @@ static int freeze(struct cd *c, unsigned *ret_gone, struct diag *d)
 				continue;
 			}
 			free(tids);
-			return tracee_explain_access(c->pid, err == -EACCES ? -EPERM : err,
-							  "ptrace (PTRACE_SEIZE)", d);
+			return proc_explain_access(c->pid, err == -EACCES ? -EPERM : err,
+						   "ptrace (PTRACE_SEIZE)", PROC_ACCESS_ATTACH, d);
 		}
 		free(tids);
 		if (!added)
@@ -615,17 +620,9 @@ int coredump_write(pid_t pid, const char *path, const struct coredump_options *o
 
 	/* 1. What needs no stop: the mappings with their smaps detail, the
 	 * process's facts, and whether the file can hold the result. */
-	err = read_maps(pid, "smaps", SMAPS_MAX, &before);
-	if (err == -ESRCH) {
-		err = diag_set(d, -ESRCH, "no process with PID %d", (int)pid);
-		goto out;
-	}
-	if (err == -EACCES || err == -EPERM) {
-		err = tracee_explain_access(pid, -EPERM, "reading the memory map", d);
-		goto out;
-	}
+	err = read_maps(pid, true, &before);
 	if (err < 0) {
-		err = diag_set(d, err, "cannot read /proc/%d/smaps: %s", (int)pid, strerror(-err));
+		err = proc_maps_explain(pid, err, d);
 		goto out;
 	}
 	read_facts(pid, &facts);
@@ -687,9 +684,9 @@ int coredump_write(pid_t pid, const char *path, const struct coredump_options *o
 	}
 
 	/* 3. The mappings as they are now that nothing runs. */
-	err = read_maps(pid, "maps", MAPS_MAX, &now);
+	err = read_maps(pid, false, &now);
 	if (err < 0) {
-		err = diag_set(d, err, "cannot read /proc/%d/maps: %s", (int)pid, strerror(-err));
+		err = proc_maps_explain(pid, err, d);
 		goto out;
 	}
 	for (size_t i = 0; i < now.n; i++) {

@@ -569,7 +569,7 @@ static int inject_on_a_thread(pid_t pid, const struct inject_call *c, struct inj
 				break;
 			if (err < 0) {
 				free(tids);
-				return tracee_explain_access(pid, err, "an attach", d);
+				return proc_explain_access(pid, err, "an attach", PROC_ACCESS_ATTACH, d);
 			}
 			if (sig) {
 				/* Stopped with a signal to deliver: the next one. */

@@ -128,10 +128,8 @@ int remote_module_find(pid_t pid, const char *const *prefixes,
 	int r = each_mapping(pid, match_module, &c), fd;
 	Elf *e;
 
-	if (r == -ESRCH)
-		return diag_set(d, -ESRCH, "no process with PID %d", (int)pid);
 	if (r < 0)
-		return diag_set(d, r, "cannot read /proc/%d/maps: %s", (int)pid, strerror(-r));
+		return proc_maps_explain(pid, r, d);
 	if (r == 0)
 		return -ENOENT;
 	r = open_elf(pid, ret, &e, &fd, d);

@@ -518,26 +518,14 @@ int symbolizer_open_process_flags(struct symbolizer *s, pid_t pid, unsigned flag
 	int err;
 
 	maps_init(&parsed);
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	if (maps) {
 		err = 0;
 		len = maps_len;
 	} else {
 		err = proc_maps_read(pid, &buf, &len);
 	}
-	if (err == -ENOENT || err == -ESRCH) {
-		err = diag_set(d, -ESRCH, "no process with PID %d", (int)pid);
-		goto out;
-	}
-	if (err == -EACCES || err == -EPERM) {
-		err = diag_set(d, -EACCES,
-			       "cannot read /proc/%d/maps: process belongs to another "
-			       "user; run as that user or as root", (int)pid);
-		goto out;
-	}
 	if (err < 0) {
-		err = diag_set(d, err, "cannot read /proc/%d/maps: %s", (int)pid,
-			       strerror(-err));
+		err = proc_maps_explain(pid, err, d);
 		goto out;
 	}
 	err = maps_parse(&parsed, maps ? maps : buf, len, NO_MODULE);
