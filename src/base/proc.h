@@ -1,6 +1,9 @@
-/* proc: the /proc readers every part shares — a small file, a whole
- * one, a process's or a thread's name and stat, its threads, and its
- * namespace pid. */
+/* proc: the /proc readers every part shares, each once — a small file,
+ * a whole one, a process's or a thread's name and stat, its threads, its
+ * maps (read whole, each line parsed here: symbolize/maps.h keeps the
+ * sorted table, unwind/modules.h the code mappings), its namespace pid,
+ * and the one sentence saying why reading its maps or tracing it was
+ * refused. */
 #ifndef NPROF_BASE_PROC_H
 #define NPROF_BASE_PROC_H
 

@@ -19,12 +19,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct maps m;
 	struct map_entry e = { 0 };
-	const char *text = (const char *)data, *p = text;
+	const char *in = (const char *)data, *p = in;
 	struct proc_map_line l;
 
-	while (proc_maps_next(&p, text + size, &l))
-		if (l.start >= l.end || l.path < text || l.path + l.path_len > p ||
-		    p > text + size)
+	while (proc_maps_next(&p, in + size, &l))
+		if (l.start >= l.end || l.path < in || l.path + l.path_len > p || p > in + size)
 			abort();
 	maps_init(&m);
 	maps_parse(&m, (const char *)data, size, 0);
