@@ -10,7 +10,6 @@
  * like the wall engine, the signal interrupts a blocked system call
  * (restarted, or EINTR for nanosleep, poll, epoll_wait, select). The
  * agent's own threads are listed, their stacks not taken. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -26,6 +25,7 @@
 #include "agent/agent.h"
 #include "agent/hot/hot.h"
 #include "base/clock.h"
+#include "base/proc.h"
 #include "symbolize/symbolize.h"
 #include "threaddump/threaddump.h"
 
@@ -50,41 +50,25 @@ static unsigned dump_seq;	     /* under dump_lock */
 
 static int list_threads(struct dump_thread **ret, size_t *ret_n, unsigned *ret_omitted)
 {
-	DIR *dir = opendir("/proc/self/task");
-	struct dump_thread *v = NULL;
-	size_t n = 0, cap = 0;
-	struct dirent *de;
+	struct dump_thread *v;
+	pid_t *tids;
+	size_t n, kept;
+	int err = proc_tasks(0, SIZE_MAX, &tids, &n);
 
-	*ret_omitted = 0;
-	if (!dir)
-		return -errno;
-	while ((de = readdir(dir))) {
-		pid_t tid = (pid_t)atoi(de->d_name);
-
-		if (tid <= 0)
-			continue;
-		if (n == DUMP_MAX_THREADS) {
-			(*ret_omitted)++;
-			continue;
-		}
-		if (n == cap) {
-			size_t ncap = cap ? cap * 2 : 64;
-			struct dump_thread *nv = realloc(v, ncap * sizeof(*nv));
-
-			if (!nv) {
-				closedir(dir);
-				free(v);
-				return -ENOMEM;
-			}
-			v = nv;
-			cap = ncap;
-		}
-		memset(&v[n], 0, sizeof(v[n]));
-		v[n++].tid = tid;
+	if (err < 0)
+		return err;
+	kept = n < DUMP_MAX_THREADS ? n : DUMP_MAX_THREADS;
+	v = calloc(kept ? kept : 1, sizeof(*v));
+	if (!v) {
+		free(tids);
+		return -ENOMEM;
 	}
-	closedir(dir);
+	for (size_t i = 0; i < kept; i++)
+		v[i].tid = tids[i];
+	free(tids);
+	*ret_omitted = (unsigned)(n - kept);
 	*ret = v;
-	*ret_n = n;
+	*ret_n = kept;
 	return 0;
 }
 

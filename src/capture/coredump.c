@@ -18,13 +18,11 @@
 #include "base/clock.h"
 #include "base/proc.h"
 #include "capture/tracee.h"
-#include "symbolize/procfs.h"
 
 #define PAGE 4096ull
 #define CHUNK (1u << 20)	  /* bytes copied per process_vm_readv */
 #define XSTATE_MAX (64u << 10)	  /* NT_X86_XSTATE buffer (AMX needs ~11 KiB) */
 #define SMAPS_MAX (512u << 20)
-#define MAPS_MAX (256u << 20)
 #define FREEZE_ROUNDS 1000	  /* task-list rescans while stopping */
 
 #ifndef NT_X86_XSTATE
@@ -80,15 +78,10 @@ static int parse_maps(const char *buf, struct cd_maps *m)
 {
 	for (const char *line = buf; line && *line;) {
 		const char *nl = strchr(line, '\n');
-		unsigned long long s, e, off;
-		char perms[8];
-		int pos = 0;
+		struct proc_map_line l;
 
-		if (sscanf(line, "%llx-%llx %7s %llx %*x:%*x %*u%n", &s, &e, perms, &off, &pos) == 4 &&
-		    pos > 0) {
+		if (!proc_maps_line_parse(line, nl ? nl : line + strlen(line), &l)) {
 			struct cd_map *x;
-			const char *p = line + pos;
-			size_t len;
 
 			if (m->n == m->cap) {
 				size_t cap = m->cap ? m->cap * 2 : 256;
@@ -101,16 +94,13 @@ static int parse_maps(const char *buf, struct cd_maps *m)
 			}
 			x = &m->v[m->n];
 			memset(x, 0, sizeof(*x));
-			x->start = s;
-			x->end = e;
-			x->pgoff = off;
-			x->prot = (perms[0] == 'r' ? PF_R : 0) | (perms[1] == 'w' ? PF_W : 0) |
-				  (perms[2] == 'x' ? PF_X : 0);
-			x->shared = perms[3] == 's';
-			while (*p == ' ')
-				p++;
-			len = nl ? (size_t)(nl - p) : strlen(p);
-			x->path = strndup(p, len);
+			x->start = l.start;
+			x->end = l.end;
+			x->pgoff = l.offset;
+			x->prot = (l.perms[0] == 'r' ? PF_R : 0) | (l.perms[1] == 'w' ? PF_W : 0) |
+				  (l.perms[2] == 'x' ? PF_X : 0);
+			x->shared = l.perms[3] == 's';
+			x->path = strndup(l.path, l.path_len);
 			if (!x->path)
 				return -ENOMEM;
 			m->n++;
@@ -129,16 +119,22 @@ static int parse_maps(const char *buf, struct cd_maps *m)
 	return 0;
 }
 
-static int read_maps(pid_t pid, const char *file, size_t max, struct cd_maps *m)
+/* pid's smaps (with the detail of each mapping) or maps, parsed:
+ * -errno as proc_maps_read gives it. */
+static int read_maps(pid_t pid, bool smaps, struct cd_maps *m)
 {
 	char path[64], *buf = NULL;
 	size_t len;
 	int err;
 
-	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
-	err = procfs_read_file(path, max, &buf, &len);
-	if (err == -ENOENT)
-		err = -ESRCH;
+	if (smaps) {
+		snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
+		err = proc_read_file(path, SMAPS_MAX, &buf, &len);
+		if (err == -ENOENT)
+			err = -ESRCH;
+	} else {
+		err = proc_maps_read(pid, &buf, &len);
+	}
 	if (err == 0)
 		err = parse_maps(buf, m);
 	free(buf);
@@ -264,7 +260,7 @@ static void read_facts(pid_t pid, struct proc_facts *f)
 		}
 	}
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if (procfs_read_file(path, 65536, &buf, &len) == 0) {
+	if (proc_read_file(path, 65536, &buf, &len) == 0) {
 		const char *u = strstr(buf, "\nUid:"), *g = strstr(buf, "\nGid:");
 
 		if (u)
@@ -275,7 +271,7 @@ static void read_facts(pid_t pid, struct proc_facts *f)
 	free(buf);
 	buf = NULL;
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-	if (procfs_read_file(path, 65536, &buf, &len) == 0) {
+	if (proc_read_file(path, 65536, &buf, &len) == 0) {
 		size_t n = len < sizeof(f->args) - 1 ? len : sizeof(f->args) - 1;
 
 		for (size_t i = 0; i < n; i++)
@@ -286,7 +282,7 @@ static void read_facts(pid_t pid, struct proc_facts *f)
 	}
 	free(buf);
 	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
-	if (procfs_read_file(path, 65536, &f->auxv, &f->auxv_len) < 0) {
+	if (proc_read_file(path, 65536, &f->auxv, &f->auxv_len) < 0) {
 		f->auxv = NULL;
 		f->auxv_len = 0;
 	}
@@ -464,8 +460,8 @@ static int freeze(struct cd *c, unsigned *ret_gone, struct diag *d)
 				continue;
 			}
 			free(tids);
-			return tracee_explain_access(c->pid, err == -EACCES ? -EPERM : err,
-							  "ptrace (PTRACE_SEIZE)", d);
+			return proc_explain_access(c->pid, err == -EACCES ? -EPERM : err,
+						   "ptrace (PTRACE_SEIZE)", PROC_ACCESS_ATTACH, d);
 		}
 		free(tids);
 		if (!added)
@@ -624,17 +620,9 @@ int coredump_write(pid_t pid, const char *path, const struct coredump_options *o
 
 	/* 1. What needs no stop: the mappings with their smaps detail, the
 	 * process's facts, and whether the file can hold the result. */
-	err = read_maps(pid, "smaps", SMAPS_MAX, &before);
-	if (err == -ESRCH) {
-		err = diag_set(d, -ESRCH, "no process with PID %d", (int)pid);
-		goto out;
-	}
-	if (err == -EACCES || err == -EPERM) {
-		err = tracee_explain_access(pid, -EPERM, "reading the memory map", d);
-		goto out;
-	}
+	err = read_maps(pid, true, &before);
 	if (err < 0) {
-		err = diag_set(d, err, "cannot read /proc/%d/smaps: %s", (int)pid, strerror(-err));
+		err = proc_maps_explain(pid, err, d);
 		goto out;
 	}
 	read_facts(pid, &facts);
@@ -696,9 +684,9 @@ int coredump_write(pid_t pid, const char *path, const struct coredump_options *o
 	}
 
 	/* 3. The mappings as they are now that nothing runs. */
-	err = read_maps(pid, "maps", MAPS_MAX, &now);
+	err = read_maps(pid, false, &now);
 	if (err < 0) {
-		err = diag_set(d, err, "cannot read /proc/%d/maps: %s", (int)pid, strerror(-err));
+		err = proc_maps_explain(pid, err, d);
 		goto out;
 	}
 	for (size_t i = 0; i < now.n; i++) {

@@ -53,7 +53,8 @@ struct coredump_result {
 
 /* Writes the core of pid to path (created 0600, replaced if it exists).
  * Fails (-errno; d names the cause and the fix) when: no such process
- * (-ESRCH), not permitted (-EPERM, as tracee_explain_access says),
+ * (-ESRCH), not permitted (-EACCES reading its memory map, -EPERM
+ * stopping its threads, as proc_explain_access says),
  * the file would not fit (-ENOSPC, checked before anything is stopped;
  * nothing is written), or writing failed (the partial file is removed).
  * Every thread is released on every path. */

@@ -18,7 +18,6 @@
 #include "base/proc.h"
 #include "capture/tracee.h"
 #include "symbolize/maps.h"
-#include "symbolize/procfs.h"
 #include "symbolize/symbolize.h"
 #include "unwind/modules.h"
 #include "unwind/unwind_table.h"
@@ -454,18 +453,9 @@ int thread_dump_take(pid_t pid, const struct thread_dump_options *opts,
 	/* Everything read from /proc for the whole process comes first, while
 	 * no thread is stopped; the maps once, for the stacks' ends, the
 	 * unwind tables and the symbols. */
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	err = procfs_read_file(path, MAPS_MAX_BYTES, &buf, &len);
-	if (err == -ENOENT || err == -ESRCH) {
-		err = diag_set(d, -ESRCH, "no process with PID %d", (int)pid);
-		goto out;
-	}
-	if (err == -EACCES || err == -EPERM) {
-		err = tracee_explain_access(pid, -EPERM, "reading the memory map", d);
-		goto out;
-	}
+	err = proc_maps_read(pid, &buf, &len);
 	if (err < 0) {
-		err = diag_set(d, err, "cannot read %s: %s", path, strerror(-err));
+		err = proc_maps_explain(pid, err, d);
 		goto out;
 	}
 	maps_parse(&x.maps, buf, len, 0);
@@ -495,11 +485,8 @@ int thread_dump_take(pid_t pid, const struct thread_dump_options *opts,
 		}
 		o.sym = sym;
 	}
+	/* The maps are read: it fails only when memory runs out. */
 	err = symbolizer_open_process_flags(o.sym, pid, SYM_OPEN_LAZY, buf, len, &ps, d);
-	if (err == -EACCES || err == -EPERM) {
-		diag_clear(d);
-		err = tracee_explain_access(pid, -EPERM, "reading the memory map", d);
-	}
 	if (err < 0)
 		goto out;
 
@@ -555,7 +542,7 @@ int thread_dump_take(pid_t pid, const struct thread_dump_options *opts,
 			qsort(seen_v, nseen, sizeof(*seen_v), cmp_tid);
 		}
 		if (take_threads(&x, td, before) == -EPERM) {
-			err = tracee_explain_access(pid, -EPERM, "ptrace (PTRACE_SEIZE)", d);
+			err = proc_explain_access(pid, -EPERM, "ptrace (PTRACE_SEIZE)", PROC_ACCESS_ATTACH, d);
 			goto out;
 		}
 		if (pass + 1 == THREAD_DUMP_PASSES) {

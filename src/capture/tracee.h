@@ -1,7 +1,7 @@
 /* tracee: what the point-in-time captures of another process (thread
  * dumps by ptrace, threads_dump.h; core files, coredump.h) share: listing
- * its threads, stopping one with ptrace and letting it go, and saying why
- * ptrace was refused.
+ * its threads, stopping one with ptrace and letting it go (why ptrace was
+ * refused is base/proc.h's proc_explain_access).
  *
  * tracee_stop and tracee_wait_next wait on the threads with waitpid():
  * callers must not reap with waitpid(-1, ...) from another thread while a
@@ -14,15 +14,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "base/diag.h"
 
 #define TRACEE_MAX_THREADS 65536 /* listed at most */
-
-/* The one-line reason ptrace (or /proc access needing it) was refused for
- * pid, with the fix: seccomp on nprof, another user's process, Yama's
- * ptrace_scope, a process already traced, missing CAP_SYS_PTRACE, a
- * non-dumpable process. Returns err. */
-int tracee_explain_access(pid_t pid, int err, const char *what, struct diag *d);
 
 /* The thread ids of pid (sorted), from /proc/PID/task. -ESRCH when gone. */
 int tracee_list_tids(pid_t pid, pid_t **ret_tids, size_t *ret_n);

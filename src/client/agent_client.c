@@ -17,8 +17,8 @@
 #include "base/array.h"
 #include "base/clock.h"
 #include "base/hex.h"
+#include "base/proc.h"
 #include "output/pprof.h"
-#include "symbolize/procfs.h"
 
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77 /* Linux 6.5; older headers lack it */
@@ -89,7 +89,7 @@ static int read_uids(pid_t pid, uid_t uids[3])
 	int err;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	err = procfs_read_file(path, 1u << 16, &buf, &len);
+	err = proc_read_file(path, 1u << 16, &buf, &len);
 	if (err < 0)
 		return err == -ENOENT ? -ESRCH : err;
 	u = strstr(buf, "\nUid:");

@@ -3,7 +3,6 @@
  * the thread table. See recorder_internal.h. */
 #include "engine/recorder_internal.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -724,33 +723,28 @@ out:
 int recorder_scan_threads(struct recorder *r, unsigned *ret_new, struct diag *d)
 {
 	struct recorder_private *p = r->priv;
-	char path[64];
-	struct dirent *de;
+	pid_t *tids = NULL;
+	size_t ntids;
 	unsigned n = 0;
 	int err = 0;
-	DIR *dir;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)p->pid);
-	dir = opendir(path);
-	if (!dir) {
+	if (proc_tasks(p->pid, SIZE_MAX, &tids, &ntids) < 0) {
 		/* Gone: the loop sees the exit through the pidfd. */
 		*ret_new = 0;
 		return 0;
 	}
-	while ((de = readdir(dir))) {
-		char *end;
-		long tid = strtol(de->d_name, &end, 10);
+	for (size_t i = 0; i < ntids; i++) {
 		bool gone;
 
-		if (*end || tid <= 0 || tid_opened(p, (pid_t)tid))
+		if (tid_opened(p, tids[i]))
 			continue;
-		err = recorder_open_thread(r, (pid_t)tid, &gone, d);
+		err = recorder_open_thread(r, tids[i], &gone, d);
 		if (err < 0)
 			goto out;
 		n += !gone;
 	}
 	*ret_new = n;
 out:
-	closedir(dir);
+	free(tids);
 	return err;
 }

@@ -10,7 +10,7 @@
 #include <linux/magic.h>
 #include <stdatomic.h>
 
-#include "symbolize/procfs.h"
+#include "base/proc.h"
 
 static const char *const tracefs_dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
 
@@ -76,7 +76,7 @@ static int read_file(const char *dir, const char *name, char **ret, size_t *ret_
 	char path[128];
 
 	snprintf(path, sizeof(path), "%s/events/sched/sched_switch/%s", dir, name);
-	return procfs_read_file(path, FORMAT_MAX, ret, ret_len);
+	return proc_read_file(path, FORMAT_MAX, ret, ret_len);
 }
 
 /* Whether tracefs is mounted at /sys/kernel/tracing (its magic number). */

@@ -25,6 +25,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "base/proc.h"
 #include "base/target_files.h"
 
 #include "unwind/modules.h"
@@ -88,32 +89,29 @@ static void dwarf_state_free(void *state)
  * section headers, in maps order (the executable, usually, answers). */
 static bool some_module_has_cfi(struct dwarf_state *st)
 {
-	char path[64], *line = NULL;
-	size_t cap = 0;
+	struct proc_map_line l;
+	const char *p;
+	char *buf;
+	size_t len;
 	bool found = false;
-	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)st->pid);
-	f = fopen(path, "re");
-	if (!f)
+	if (proc_maps_read(st->pid, &buf, &len) < 0)
 		return false;
-	while (!found && getline(&line, &cap, f) > 0) {
-		unsigned long long start, end, ino;
-		char perms[8];
-		int name_at = 0, fd;
+	p = buf;
+	while (!found && proc_maps_next(&p, buf + len, &l)) {
+		char *path = buf + (l.path - buf);
+		int fd;
 
-		if (sscanf(line, "%llx-%llx %7s %*s %*s %llu %n", &start, &end, perms, &ino,
-			   &name_at) < 4 || !name_at || !strchr(perms, 'x') || line[name_at] != '/')
+		if (l.perms[2] != 'x' || !l.path_len || *path != '/')
 			continue;
-		line[strcspn(line, "\n")] = '\0';
-		fd = target_files_open_mapped(st->tf, start, end, ino, line + name_at);
+		path[l.path_len] = '\0'; /* its newline, or the text's NUL */
+		fd = target_files_open_mapped(st->tf, l.start, l.end, l.inode, path);
 		if (fd < 0)
 			continue;
 		found = unwind_table_probe_fd(fd) == 0;
 		close(fd);
 	}
-	free(line);
-	fclose(f);
+	free(buf);
 	return found;
 }
 

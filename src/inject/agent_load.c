@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "base/hex.h"
+#include "base/proc.h"
 #include "base/target_files.h"
-#include "capture/tracee.h"
 #include "inject/remote_symbol.h"
 #include "symbolize/elf_symtab.h"
 
@@ -123,7 +123,7 @@ static int find_calls(pid_t pid, uint64_t *ret_dlopen, uint64_t *ret_sigreturn, 
 	diag_clear(&md);
 	err = remote_module_find(pid, libc, &c, &md);
 	if (err == -EACCES || err == -EPERM)
-		return tracee_explain_access(pid, -EPERM, "an attach", d);
+		return proc_explain_access(pid, -EPERM, "an attach", PROC_ACCESS_ATTACH, d);
 	if (err == -ENOENT && kill(pid, 0) < 0 && errno == ESRCH)
 		return diag_set(d, -ESRCH, "no process with PID %d", (int)pid);
 	if (err == -ENOENT)

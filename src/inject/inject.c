@@ -21,7 +21,6 @@
 #include "base/proc.h"
 #include "capture/tracee.h"
 #include "symbolize/maps.h"
-#include "symbolize/procfs.h"
 
 #define RED_ZONE 128
 /* What a call may use of the thread's stack, at least (dlopen and the
@@ -85,12 +84,11 @@ static int rank(long sc)
  * into lo and hi, their number. */
 static size_t locked_code(pid_t pid, uint64_t *lo, uint64_t *hi, size_t max)
 {
-	char path[64], *buf = NULL;
+	char *buf = NULL;
 	size_t len = 0, n = 0;
 	struct maps m;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	if (procfs_read_file(path, MAPS_MAX_BYTES, &buf, &len) < 0)
+	if (proc_maps_read(pid, &buf, &len) < 0)
 		return 0;
 	maps_init(&m);
 	maps_parse(&m, buf, len, 0);
@@ -181,26 +179,24 @@ static uint64_t blocked_signals(pid_t pid, pid_t tid)
  * [stack] gets by growing, and another thread's stack must have. */
 static bool stack_fits(pid_t pid, uint64_t sp)
 {
-	char path[64], *line = NULL;
-	size_t cap = 0;
+	struct proc_map_line l;
+	const char *p;
+	char *buf;
+	size_t len;
 	bool fits = false;
-	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
+	if (proc_maps_read(pid, &buf, &len) < 0)
 		return false;
-	while (getline(&line, &cap, f) > 0) {
-		unsigned long long s, e;
-
-		if (sscanf(line, "%llx-%llx", &s, &e) == 2 && sp > s && sp <= e) {
-			fits = sp - s >= FRAME_ROOM &&
-			       (sp - s >= STACK_ROOM || strstr(line, "[stack]"));
+	p = buf;
+	while (proc_maps_next(&p, buf + len, &l)) {
+		if (sp > l.start && sp <= l.end) {
+			fits = sp - l.start >= FRAME_ROOM &&
+			       (sp - l.start >= STACK_ROOM ||
+				(l.path_len == 7 && !memcmp(l.path, "[stack]", 7)));
 			break;
 		}
 	}
-	free(line);
-	fclose(f);
+	free(buf);
 	return fits;
 }
 
@@ -573,7 +569,7 @@ static int inject_on_a_thread(pid_t pid, const struct inject_call *c, struct inj
 				break;
 			if (err < 0) {
 				free(tids);
-				return tracee_explain_access(pid, err, "an attach", d);
+				return proc_explain_access(pid, err, "an attach", PROC_ACCESS_ATTACH, d);
 			}
 			if (sig) {
 				/* Stopped with a signal to deliver: the next one. */

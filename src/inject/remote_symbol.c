@@ -12,26 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/proc.h"
 #include "base/target_files.h"
-
-/* One line of /proc/PID/maps: its range, offset, inode and path (NULL
- * when none). */
-static bool parse_line(char *line, struct remote_mapping *ret, char **path)
-{
-	unsigned long long s, e, off, ino;
-	int used = 0;
-
-	if (sscanf(line, "%llx-%llx %*4s %llx %*s %llu %n", &s, &e, &off, &ino, &used) < 4 ||
-	    !used)
-		return false;
-	ret->start = s;
-	ret->end = e;
-	ret->offset = off;
-	ret->inode = ino;
-	line[strcspn(line, "\n")] = '\0';
-	*path = line[used] == '/' ? line + used : NULL;
-	return true;
-}
 
 static bool name_has_prefix(const char *path, const char *prefix)
 {
@@ -41,31 +23,30 @@ static bool name_has_prefix(const char *path, const char *prefix)
 }
 
 /* Calls found(ctx, mapping, path) for each file mapping until it
- * returns true. */
+ * returns true: 1 then, 0 when none did, or -errno (proc_maps_read). */
 static int each_mapping(pid_t pid,
 			bool (*found)(void *ctx, const struct remote_mapping *m, const char *path),
 			void *ctx)
 {
-	char file[64], *line = NULL;
-	size_t cap = 0;
-	FILE *f;
-	int r = 0;
+	struct proc_map_line l;
+	const char *p;
+	char *buf;
+	size_t len;
+	int r = proc_maps_read(pid, &buf, &len);
 
-	snprintf(file, sizeof(file), "/proc/%d/maps", (int)pid);
-	f = fopen(file, "re");
-	if (!f)
-		return -errno;
-	while (getline(&line, &cap, f) > 0) {
-		struct remote_mapping m;
-		char *path;
+	if (r < 0)
+		return r;
+	p = buf;
+	while (!r && proc_maps_next(&p, buf + len, &l)) {
+		struct remote_mapping m = { l.start, l.end, l.offset, l.inode };
+		char *path = buf + (l.path - buf);
 
-		if (parse_line(line, &m, &path) && path && found(ctx, &m, path)) {
-			r = 1;
-			break;
-		}
+		if (!l.path_len || *path != '/')
+			continue;
+		path[l.path_len] = '\0'; /* its newline, or the text's NUL */
+		r = found(ctx, &m, path);
 	}
-	free(line);
-	fclose(f);
+	free(buf);
 	return r;
 }
 
@@ -147,10 +128,8 @@ int remote_module_find(pid_t pid, const char *const *prefixes,
 	int r = each_mapping(pid, match_module, &c), fd;
 	Elf *e;
 
-	if (r == -ENOENT)
-		return diag_set(d, -ESRCH, "no process with PID %d", (int)pid);
 	if (r < 0)
-		return diag_set(d, r, "cannot read /proc/%d/maps: %s", (int)pid, strerror(-r));
+		return proc_maps_explain(pid, r, d);
 	if (r == 0)
 		return -ENOENT;
 	r = open_elf(pid, ret, &e, &fd, d);
@@ -274,15 +253,4 @@ int remote_code_find(pid_t pid, const struct remote_module *m,
 	if (r == 0)
 		*ret_addr = m->bias + vaddr;
 	return r;
-}
-
-static bool match_prefix(void *arg, const struct remote_mapping *m, const char *path)
-{
-	(void)m;
-	return name_has_prefix(path, arg);
-}
-
-int remote_maps_have(pid_t pid, const char *prefix)
-{
-	return each_mapping(pid, match_prefix, (void *)prefix);
 }

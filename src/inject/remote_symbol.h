@@ -50,7 +50,4 @@ int remote_elf_load_base(Elf *e, uint64_t *ret_vaddr);
 int remote_elf_symbol(Elf *e, const char *name, uint64_t *ret_value);
 int remote_elf_code_find(Elf *e, const uint8_t *bytes, size_t n, uint64_t *ret_vaddr);
 
-/* Whether pid maps a file whose name starts with prefix (1), not (0). */
-int remote_maps_have(pid_t pid, const char *prefix);
-
 #endif

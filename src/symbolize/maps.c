@@ -1,6 +1,6 @@
 #include "symbolize/maps.h"
 #include "base/array.h"
-#include "base/hex.h"
+#include "base/proc.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -162,61 +162,6 @@ const struct map_entry *maps_find(const struct maps *m, uint64_t addr)
 	return NULL;
 }
 
-static int expect(const char **p, const char *end, char c)
-{
-	if (*p == end || **p != c)
-		return -EINVAL;
-	(*p)++;
-	return 0;
-}
-
-static void skip_spaces(const char **p, const char *end)
-{
-	while (*p < end && (**p == ' ' || **p == '\t'))
-		(*p)++;
-}
-
-/* "start-end perms offset maj:min inode [path]" */
-static int parse_line(const char *p, const char *end, struct map_entry *e,
-		      const char **ret_path, size_t *ret_path_len)
-{
-	uint64_t maj, min;
-
-	memset(e, 0, sizeof(*e));
-	if (hex_parse(p, end, 0, &e->start, &p) || expect(&p, end, '-') ||
-	    hex_parse(p, end, 0, &e->end, &p) || expect(&p, end, ' '))
-		return -EINVAL;
-	if (end - p < 4)
-		return -EINVAL;
-	e->prot = (p[0] == 'r' ? PROT_READ : 0) | (p[1] == 'w' ? PROT_WRITE : 0) |
-		  (p[2] == 'x' ? PROT_EXEC : 0);
-	p += 4;
-	skip_spaces(&p, end);
-	if (hex_parse(p, end, 0, &e->pgoff, &p))
-		return -EINVAL;
-	skip_spaces(&p, end);
-	if (hex_parse(p, end, 0, &maj, &p) || expect(&p, end, ':') ||
-	    hex_parse(p, end, 0, &min, &p) || maj > UINT32_MAX || min > UINT32_MAX)
-		return -EINVAL;
-	e->maj = (uint32_t)maj;
-	e->min = (uint32_t)min;
-	skip_spaces(&p, end);
-	/* The inode is decimal. */
-	if (p == end || *p < '0' || *p > '9')
-		return -EINVAL;
-	for (; p < end && *p >= '0' && *p <= '9'; p++) {
-		if (e->inode > UINT64_MAX / 10 - 1)
-			return -ERANGE;
-		e->inode = e->inode * 10 + (uint64_t)(*p - '0');
-	}
-	skip_spaces(&p, end);
-	if (e->start >= e->end)
-		return -EINVAL;
-	*ret_path = p;
-	*ret_path_len = (size_t)(end - p);
-	return 0;
-}
-
 int maps_parse(struct maps *m, const char *buf, size_t len, uint32_t user)
 {
 	const char *p = buf, *end = buf + len;
@@ -226,20 +171,25 @@ int maps_parse(struct maps *m, const char *buf, size_t len, uint32_t user)
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *eol = nl ? nl : end;
-		const char *ppath;
-		size_t plen;
+		struct proc_map_line l;
 		struct map_entry e;
 		char *clean;
 
-		if (eol - p > MAPS_MAX_LINE ||
-		    parse_line(p, eol, &e, &ppath, &plen) < 0 ||
-		    memchr(ppath, '\0', plen)) {
+		if (eol - p > MAPS_MAX_LINE || proc_maps_line_parse(p, eol, &l) < 0 ||
+		    memchr(l.path, '\0', l.path_len)) {
 			if (eol > p)
 				m->skipped_lines++;
 			goto next;
 		}
-		memcpy(path, ppath, plen);
-		path[plen] = '\0';
+		e = (struct map_entry){
+			.start = l.start, .end = l.end, .pgoff = l.offset,
+			.maj = l.maj, .min = l.min, .inode = l.inode,
+			.prot = (l.perms[0] == 'r' ? PROT_READ : 0) |
+				(l.perms[1] == 'w' ? PROT_WRITE : 0) |
+				(l.perms[2] == 'x' ? PROT_EXEC : 0),
+		};
+		memcpy(path, l.path, l.path_len);
+		path[l.path_len] = '\0';
 		err = maps_classify_path(path, &e.kind, &e.deleted, &clean);
 		if (err < 0)
 			goto out;

@@ -1,5 +1,5 @@
-/* maps: a process's memory mappings, from /proc/PID/maps text and from the
- * engine's mmap records.
+/* maps: a process's memory mappings, from /proc/PID/maps text (read and
+ * parsed line by line by base/proc.h) and from the engine's mmap records.
  *
  * The table is sorted by start address and never holds overlapping
  * entries: adding a mapping replaces whatever part of older ones it
@@ -43,10 +43,6 @@ struct maps {
 	size_t n, cap;
 	uint64_t skipped_lines;	/* malformed or too long; not fatal */
 };
-
-/* The most of a /proc/PID/maps file a reader takes (a process can map
- * hundreds of thousands of regions). */
-#define MAPS_MAX_BYTES (256u << 20)
 
 void maps_init(struct maps *m);
 void maps_release(struct maps *m);

@@ -25,13 +25,13 @@
 #include "base/array.h"
 #include "base/clock.h"
 #include "base/hex.h"
+#include "base/proc.h"
 #include "base/target_files.h"
 #include "symbolize/demangle.h"
 #include "symbolize/dwarf_lines.h"
 #include "symbolize/kallsyms.h"
 #include "symbolize/maps.h"
 #include "symbolize/perfmap.h"
-#include "symbolize/procfs.h"
 #include "symbolize/strpool.h"
 #include "symbolize/symcache.h"
 #include "symbolize/vdso.h"
@@ -142,7 +142,7 @@ static int read_int_file(const char *path)
 	size_t len;
 	int v = -1;
 
-	if (procfs_read_file(path, 64, &buf, &len) == 0) {
+	if (proc_read_file(path, 64, &buf, &len) == 0) {
 		v = atoi(buf);
 		free(buf);
 	}
@@ -160,7 +160,7 @@ static void read_kernel(struct symbolizer *s)
 	int err;
 
 	msg[0] = '\0';
-	err = procfs_read_file("/proc/kallsyms", KALLSYMS_MAX_BYTES, &buf, &len);
+	err = proc_read_file("/proc/kallsyms", KALLSYMS_MAX_BYTES, &buf, &len);
 	if (err < 0) {
 		snprintf(msg, cap,
 			 "cannot read /proc/kallsyms: %s; kernel frames stay unnamed",
@@ -447,7 +447,7 @@ int proc_syms_reload_perf_map(struct proc_syms *ps)
 	ps->perfmap_read_ns = clock_ns(CLOCK_MONOTONIC);
 	if (!ps->perfmap_path[0]) {
 		char cand[2][PATH_MAX];
-		pid_t nspid = procfs_ns_pid(ps->pid);
+		pid_t nspid = proc_ns_pid(ps->pid);
 
 		/* In its world by the pid it knows itself by, then here. */
 		snprintf(cand[0], sizeof(cand[0]), "/tmp/perf-%d.map", (int)nspid);
@@ -471,7 +471,7 @@ int proc_syms_reload_perf_map(struct proc_syms *ps)
 	 * reused, or the JIT restarted it): start over. */
 	if (fstat(fd, &st) == 0 && (size_t)st.st_size < ps->perfmap.consumed)
 		perfmap_release(&ps->perfmap);
-	err = procfs_read_fd_from(fd, ps->perfmap.consumed, PERFMAP_MAX_BYTES,
+	err = proc_read_fd_from(fd, ps->perfmap.consumed, PERFMAP_MAX_BYTES,
 				  &buf, &len);
 	if (err < 0)
 		goto out;
@@ -518,26 +518,14 @@ int symbolizer_open_process_flags(struct symbolizer *s, pid_t pid, unsigned flag
 	int err;
 
 	maps_init(&parsed);
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	if (maps) {
 		err = 0;
 		len = maps_len;
 	} else {
-		err = procfs_read_file(path, MAPS_MAX_BYTES, &buf, &len);
-	}
-	if (err == -ENOENT || err == -ESRCH) {
-		err = diag_set(d, -ESRCH, "no process with PID %d", (int)pid);
-		goto out;
-	}
-	if (err == -EACCES || err == -EPERM) {
-		err = diag_set(d, -EACCES,
-			       "cannot read /proc/%d/maps: process belongs to another "
-			       "user; run as that user or as root", (int)pid);
-		goto out;
+		err = proc_maps_read(pid, &buf, &len);
 	}
 	if (err < 0) {
-		err = diag_set(d, err, "cannot read /proc/%d/maps: %s", (int)pid,
-			       strerror(-err));
+		err = proc_maps_explain(pid, err, d);
 		goto out;
 	}
 	err = maps_parse(&parsed, maps ? maps : buf, len, NO_MODULE);

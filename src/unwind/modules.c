@@ -1,19 +1,15 @@
-/* unwind modules: the sorted range list and a minimal /proc/PID/maps
- * reader (symbolize has the full one; unwind sits below it and needs only
- * executable mappings). */
+/* unwind modules: the sorted range list, filled from the executable
+ * lines of /proc/PID/maps (read and parsed by base/proc). */
 #include "unwind/modules.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdatomic.h>
-#include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <unistd.h>
 
-#include "base/hex.h"
+#include "base/proc.h"
 #include "base/target_files.h"
 
 /* The last generation given out; 64 bits never wrap. */
@@ -110,64 +106,12 @@ static int add_mapping(struct unwind_modules *m, struct unwind_cache *c,
 	return err == -EEXIST ? 0 : err;
 }
 
-/* One field of a maps line: [p, end) up to the next space. */
-static const char *field_end(const char *p, const char *end)
-{
-	while (p < end && *p != ' ')
-		p++;
-	return p;
-}
-
-static const char *skip_spaces(const char *p, const char *end)
-{
-	while (p < end && *p == ' ')
-		p++;
-	return p;
-}
-
-/* Parses one line "start-end perms offset dev inode   path" of [p, end):
- * 0, or -EINVAL when it is not one. Only lines with 'x' in their perms
- * are wanted: the others are told apart before anything else is read. */
-static int parse_line(const char *p, const char *end, bool *ret_exec, uint64_t *ret_start,
-		      uint64_t *ret_end, uint64_t *ret_off, uint64_t *ret_ino,
-		      const char **ret_name, size_t *ret_name_len)
-{
-	const char *q, *perms;
-	uint64_t ino = 0;
-
-	if (hex_parse(p, end, 0, ret_start, &q) || q >= end || *q != '-' ||
-	    hex_parse(q + 1, end, 0, ret_end, &q) || q >= end || *q != ' ')
-		return -EINVAL;
-	perms = q + 1;
-	q = field_end(perms, end);
-	if (q - perms < 4 || q >= end)
-		return -EINVAL;
-	*ret_exec = memchr(perms, 'x', (size_t)(q - perms)) != NULL;
-	if (!*ret_exec)
-		return 0;
-	if (hex_parse(q + 1, end, 0, ret_off, &q) || q >= end || *q != ' ')
-		return -EINVAL;
-	q = field_end(q + 1, end); /* dev */
-	q = skip_spaces(q, end);
-	if (q >= end || *q < '0' || *q > '9')
-		return -EINVAL;
-	for (; q < end && *q >= '0' && *q <= '9'; q++) {
-		if (ino > (UINT64_MAX - 9) / 10)
-			return -EINVAL;
-		ino = ino * 10 + (uint64_t)(*q - '0');
-	}
-	q = skip_spaces(q, end);
-	*ret_ino = ino;
-	*ret_name = q;
-	*ret_name_len = (size_t)(end - q);
-	return 0;
-}
-
 int unwind_modules_from_maps_text(struct unwind_modules *m, struct unwind_cache *c, pid_t pid,
 				  const char *text, size_t len)
 {
 	struct target_files *tf = NULL;
 	const char *p = text, *end = text + len;
+	struct proc_map_line l;
 	char name[4096 + 1];
 	int err = 0;
 
@@ -180,22 +124,16 @@ int unwind_modules_from_maps_text(struct unwind_modules *m, struct unwind_cache 
 		if (!tf)
 			return -errno;
 	}
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p)), *line = p, *nm;
-		uint64_t start, stop, off, ino;
-		size_t nlen;
-		bool exec;
+	while (proc_maps_next(&p, end, &l)) {
+		size_t nlen = l.path_len;
 
-		if (!nl)
-			nl = end;
-		p = nl + 1;
-		if (parse_line(line, nl, &exec, &start, &stop, &off, &ino, &nm, &nlen) || !exec)
+		if (l.perms[2] != 'x')
 			continue;
 		if (nlen >= sizeof(name))
 			nlen = sizeof(name) - 1; /* a name the kernel cut: opened by its mapping */
-		memcpy(name, nm, nlen);
+		memcpy(name, l.path, nlen);
 		name[nlen] = '\0';
-		err = add_mapping(m, c, tf, start, stop, off, ino, name);
+		err = add_mapping(m, c, tf, l.start, l.end, l.offset, l.inode, name);
 		if (err)
 			break;
 	}
@@ -205,41 +143,16 @@ int unwind_modules_from_maps_text(struct unwind_modules *m, struct unwind_cache 
 
 int unwind_modules_from_maps(struct unwind_modules *m, struct unwind_cache *c, pid_t pid)
 {
-	char path[64], *buf = NULL;
-	size_t len = 0, cap = 0;
-	ssize_t n;
-	int fd, err;
+	char *buf;
+	size_t len;
+	int err;
 
 	if (pid && pid == getpid())
 		pid = 0;
-	snprintf(path, sizeof(path), pid ? "/proc/%d/maps" : "/proc/self/maps", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	for (;;) {
-		if (len + 65536 > cap) {
-			char *nb = realloc(buf, cap = cap ? cap * 2 : 65536 * 2);
-
-			if (!nb) {
-				err = -ENOMEM;
-				goto out;
-			}
-			buf = nb;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			err = -errno;
-			goto out;
-		}
-		if (!n)
-			break;
-		len += (size_t)n;
-	}
+	err = proc_maps_read(pid, &buf, &len);
+	if (err < 0)
+		return err;
 	err = unwind_modules_from_maps_text(m, c, pid, buf, len);
-out:
 	free(buf);
-	close(fd);
 	return err;
 }

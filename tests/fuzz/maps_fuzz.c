@@ -1,5 +1,7 @@
-/* maps_fuzz: /proc/PID/maps text into the mapping table, then lookups and
- * overlapping inserts; the table must stay sorted and disjoint. The same
+/* maps_fuzz: /proc/PID/maps text line by line through base/proc's one
+ * parser (each line's range non-empty, its path inside the text), into
+ * the mapping table, then lookups and overlapping inserts; the table must
+ * stay sorted and disjoint. The same
  * text through the unwinder's own reader of code mappings (a thread dump
  * reads the maps once for both), its paths made relative first so that it
  * opens no file: the module list must stay sorted and disjoint too. */
@@ -7,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/proc.h"
 #include "symbolize/maps.h"
 #include "unwind/modules.h"
 
@@ -16,7 +19,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct maps m;
 	struct map_entry e = { 0 };
+	const char *in = (const char *)data, *p = in;
+	struct proc_map_line l;
 
+	while (proc_maps_next(&p, in + size, &l))
+		if (l.start >= l.end || l.path < in || l.path + l.path_len > p || p > in + size)
+			abort();
 	maps_init(&m);
 	maps_parse(&m, (const char *)data, size, 0);
 	for (size_t i = 1; i < m.n; i++)
