@@ -36,25 +36,45 @@ static unsigned widest(const json_t *list, const char *key, unsigned min, unsign
 	return w;
 }
 
+/* Whether any worker of the list is in a container: the CONTAINER
+ * column is shown only then, so a host without containers keeps its
+ * columns for the command. */
+static bool any_container(const json_t *list)
+{
+	size_t i;
+	json_t *o;
+
+	json_array_foreach(list, i, o)
+		if (daemon_cmd_str(o, "container", "")[0])
+			return true;
+	return false;
+}
+
 static void print_table(const json_t *list)
 {
 	unsigned wid = widest(list, "id", 2, 24), wuser = widest(list, "user", 4, 12);
 	unsigned wsvc = widest(list, "service", 7, 24), cols = daemon_cmd_columns(), used;
+	/* the short id, as docker ps and crictl ps print it */
+	unsigned wcont = any_container(list) ? 12 : 0;
 	size_t i;
 	json_t *w;
 
-	/* ID PID USER CPU% RSS THREADS AGENT SERVICE CONTAINER, then the
+	/* ID PID USER CPU% RSS THREADS AGENT SERVICE [CONTAINER], then the
 	 * command in what is left of the line. */
-	used = wid + 1 + 7 + 1 + wuser + 1 + 6 + 1 + 9 + 1 + 7 + 1 + 5 + 1 + wsvc + 1 + 12 + 1;
+	used = wid + 1 + 7 + 1 + wuser + 1 + 6 + 1 + 9 + 1 + 7 + 1 + 5 + 1 + wsvc + 1 +
+	       (wcont ? wcont + 1 : 0);
 	/* The command keeps 12 columns at least: the service and the user
-	 * give way first (never the id, which the other commands take). */
+	 * give way first (never the id, which the other commands take, nor
+	 * the container's id, which is a prefix to type). */
 	for (; used + 12 > cols && wsvc > 7; used--)
 		wsvc--;
 	for (; used + 12 > cols && wuser > 6; used--)
 		wuser--;
-	printf("%-*s %7s %-*s %6s %9s %7s %-5s %-*s %-12s %s\n", (int)wid, "ID", "PID", (int)wuser,
-	       "USER", "CPU%", "RSS", "THREADS", "AGENT", (int)wsvc, "SERVICE", "CONTAINER",
-	       "COMMAND");
+	printf("%-*s %7s %-*s %6s %9s %7s %-5s %-*s ", (int)wid, "ID", "PID", (int)wuser, "USER",
+	       "CPU%", "RSS", "THREADS", "AGENT", (int)wsvc, "SERVICE");
+	if (wcont)
+		printf("%-*s ", (int)wcont, "CONTAINER");
+	printf("COMMAND\n");
 	json_array_foreach(list, i, w) {
 		char rss[32];
 		const char *cmdline = daemon_cmd_str(w, "cmdline", "");
@@ -68,10 +88,10 @@ static void print_table(const json_t *list)
 		       (long long)json_integer_value(json_object_get(w, "threads")),
 		       json_is_true(json_object_get(w, "agent")) ? "yes" : "no");
 		daemon_cmd_cell(stdout, daemon_cmd_str(w, "service", "?"), wsvc, true);
-		/* the short id, as docker ps and crictl ps print it */
-		daemon_cmd_cell(stdout, daemon_cmd_str(w, "container", "-"), 12, true);
+		if (wcont)
+			daemon_cmd_cell(stdout, daemon_cmd_str(w, "container", "-"), wcont, true);
 		daemon_cmd_cell(stdout, cmdline[0] ? cmdline : daemon_cmd_str(w, "name", "?"),
-				cols > used + 1 ? cols - used : 1, false);
+				cols > used ? cols - used : 1, false);
 		putchar('\n');
 	}
 }
