@@ -349,6 +349,12 @@ $(BUILD)/tests/fuzz/daemon_config_fuzz: tests/fuzz/daemon_config_fuzz.c $(FUZZ_C
 	$(call msg,FUZZLD,$@)
 	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_CORE) $(BUILD)/fuzz-obj/src/daemon/core/config.o $(LIBS)
 
+# /proc/PID/cgroup, read for a worker's container, pod and unit (src/daemon/core/identity.c).
+$(BUILD)/tests/fuzz/daemon_identity_fuzz: tests/fuzz/daemon_identity_fuzz.c $(FUZZ_CORE) $(BUILD)/fuzz-obj/src/daemon/core/identity.o
+	@mkdir -p $(@D)
+	$(call msg,FUZZLD,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_CORE) $(BUILD)/fuzz-obj/src/daemon/core/identity.o $(LIBS)
+
 # etcd's replies, read by the registry's client (src/daemon/cluster/etcd.c).
 $(BUILD)/tests/fuzz/etcd_reply_fuzz: tests/fuzz/etcd_reply_fuzz.c $(FUZZ_CORE) $(BUILD)/fuzz-obj/src/daemon/cluster/etcd.o $(BUILD)/fuzz-obj/src/daemon/core/curl_body.o
 	@mkdir -p $(@D)

@@ -27,7 +27,7 @@ FORMATS = ['pprof', 'jfr', 'flamegraph', 'tree', 'svg', 'speedscope', 'collapsed
 ACTIONS = ['stacks', 'heapdump', 'coredump', 'restart', 'dump', '', 'stacks/x']
 QKEYS = ['format', 'info', 'limit', 'status', 'worker', 'instance', 'user', 'q', 'service', 'before', 'after',
          'host', 'before_host', 'after_host', 'batch',
-         'agent', 'pid', 'x', '', 'format[]', 'FORMAT']
+         'agent', 'pid', 'container', 'pod', 'unit', 'qos', 'x', '', 'format[]', 'FORMAT']
 STATUSES = ['RUNNING', 'FINISHED', 'STOPPED', 'FAILED', 'running', '']
 
 

@@ -8,6 +8,7 @@
 
 #include "base/proc.h"
 #include "daemon/api/api.h"
+#include "daemon/core/service_name.h"
 #include "daemon/api/reply_cache.h"
 #include "daemon/core/nouns.h"
 
@@ -69,9 +70,7 @@ const struct service_config *api_service(const struct daemon *d, const struct wo
 
 const char *api_service_name(const struct daemon *d, const struct worker *w)
 {
-	const struct service_config *svc = api_service(d, w);
-
-	return svc ? svc->name : w->unit[0] ? w->unit : w->cgroup;
+	return service_name(w, api_service(d, w), NULL);
 }
 
 bool api_perf_ok(const struct daemon *d, const struct user *u)

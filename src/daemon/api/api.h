@@ -31,8 +31,8 @@ bool api_worker(struct daemon *d, const struct request *rq, struct reply *rp, co
 /* The service section of w, or NULL. */
 const struct service_config *api_service(const struct daemon *d, const struct worker *w);
 
-/* The service w is part of: its [service] section's name, else its
- * systemd unit, else its cgroup. */
+/* The service w is part of, as core/service_name.c decides it with
+ * w's [service] section. */
 const char *api_service_name(const struct daemon *d, const struct worker *w);
 
 /* Whether worker x, in svc by an exe: match, runs a program that only

@@ -17,6 +17,7 @@
 #include "daemon/api/api.h"
 #include "daemon/core/log.h"
 #include "daemon/core/nouns.h"
+#include "daemon/core/service_name.h"
 #include "daemon/jobs/command.h"
 #include "daemon/jobs/jobs.h"
 #include "daemon/store/artifact_rows.h"
@@ -287,7 +288,7 @@ void instance_launch(struct daemon *d, const struct request *rq, struct reply *r
 	pthread_mutex_unlock(&d->start_lock);
 	locked = false;
 	/* (only a record of where instances ran: the instance goes on without) */
-	if (instance_worker_seen(d->db, w, svc ? svc->name : w->unit, ms) < 0)
+	if (instance_worker_seen(d->db, w, service_name(w, svc, NULL), ms) < 0)
 		log_error("instance %lld: worker %s not remembered in the index", (long long)id, w->id);
 	if (l->art_format) {
 		struct artifact a = { .instance = id, .worker_uid = w->uid, .created_ms = ms,

@@ -12,6 +12,7 @@
 #include "base/proc.h"
 #include "daemon/api/api.h"
 #include "daemon/core/nouns.h"
+#include "daemon/core/service_name.h"
 
 #define WORKERS_MAX 65536
 /* A list of the host's processes is reused for this long: a page that
@@ -304,6 +305,8 @@ static void capabilities_set(struct daemon *d, struct capabilities *c, const str
 static json_t *worker_json(struct daemon *d, struct capabilities *caps, const struct worker *w)
 {
 	const struct service_config *svc = api_service(d, w);
+	enum service_source source;
+	const char *service = service_name(w, svc, &source);
 	json_t *o = json_object();
 
 	json_object_set_new(o, "id", json_string(w->id));
@@ -312,11 +315,18 @@ static json_t *worker_json(struct daemon *d, struct capabilities *caps, const st
 	json_object_set_new(o, "cmdline", json_string(w->cmdline) ?: json_string("?"));
 	json_object_set_new(o, "user", json_string(w->user) ?: json_string("?"));
 	json_object_set_new(o, "uid", json_integer(w->uid));
-	json_object_set_new(o, "service", json_string(api_service_name(d, w)) ?: json_string("?"));
+	json_object_set_new(o, "service", json_string(service) ?: json_string("?"));
+	json_object_set_new(o, "service_source", json_string(service_source_name(source)));
 	json_object_set_new(o, "unit", json_string(w->unit) ?: json_string(""));
+	json_object_set_new(o, "slice", json_string(w->slice) ?: json_string(""));
 	json_object_set_new(o, "cgroup", json_string(w->cgroup) ?: json_string("?"));
 	if (w->container[0])
 		json_object_set_new(o, "container", json_string(w->container));
+	/* hex digits and names identity.c chose: always valid JSON strings */
+	json_object_set_new(o, "container_id", json_string(w->container_id));
+	json_object_set_new(o, "container_runtime", json_string(w->runtime));
+	json_object_set_new(o, "pod_uid", json_string(w->pod_uid));
+	json_object_set_new(o, "qos_class", json_string(w->qos));
 	json_object_set_new(o, "threads", json_integer(w->threads));
 	json_object_set_new(o, "cpu_percent", json_real((double)(int)(w->cpu_percent * 10) / 10));
 	json_object_set_new(o, "rss_bytes", json_integer((json_int_t)w->rss_bytes));
@@ -326,13 +336,30 @@ static json_t *worker_json(struct daemon *d, struct capabilities *caps, const st
 	return o;
 }
 
+/* Whether prefix begins s, which must not be empty: ?container= lists
+ * the workers in any container, never those in none. */
+static bool has_prefix(const char *s, const char *prefix)
+{
+	return s[0] && !strncmp(s, prefix, strlen(prefix));
+}
+
 static bool filter_takes(const struct request *rq, const struct worker *w, const char *service)
 {
 	const char *q = rq->query(rq, "q"), *user = rq->query(rq, "user"),
 		   *svc = rq->query(rq, "service"), *agent = rq->query(rq, "agent"),
-		   *pid = rq->query(rq, "pid");
+		   *pid = rq->query(rq, "pid"), *container = rq->query(rq, "container"),
+		   *pod = rq->query(rq, "pod"), *unit = rq->query(rq, "unit"),
+		   *qos = rq->query(rq, "qos");
 
 	if (q && !strstr(w->cmdline, q) && !strstr(w->name, q) && !strstr(service, q))
+		return false;
+	if (container && !has_prefix(w->container_id, container))
+		return false;
+	if (pod && !has_prefix(w->pod_uid, pod))
+		return false;
+	if (unit && fnmatch(unit, w->unit, 0))
+		return false;
+	if (qos && strcmp(qos, w->qos))
 		return false;
 	if (user && strcmp(user, w->user))
 		return false;
@@ -355,11 +382,16 @@ void api_workers_list(struct daemon *d, struct request *rq, struct reply *rp)
 	json_t *list;
 	int r;
 	const char *agent = rq->query(rq, "agent"), *detail = rq->query(rq, "detail"),
-		   *pid_text = rq->query(rq, "pid");
+		   *pid_text = rq->query(rq, "pid"), *qos = rq->query(rq, "qos");
 
 	if (agent && strcmp(agent, "true") && strcmp(agent, "false") && strcmp(agent, "1") &&
 	    strcmp(agent, "0")) {
 		reply_error(rp, 400, "agent", "agent=%.32s: use true or false", agent);
+		return;
+	}
+	if (qos && strcmp(qos, "guaranteed") && strcmp(qos, "burstable") && strcmp(qos, "besteffort")) {
+		reply_error(rp, 400, "qos", "qos=%.32s is not a QoS class; use guaranteed, burstable "
+			    "or besteffort", qos);
 		return;
 	}
 	caps.perf_ok = api_perf_ok(d, &rq->user);

@@ -240,93 +240,25 @@ static void exe_read(const char *root, pid_t pid, char *buf, size_t len)
 	utf8_clean(buf);
 }
 
-/* From "/a.slice/b.service/c", the innermost unit (.service, .scope or
- * .socket) and the innermost 64-hex-digit container id, shortened to 12
- * digits as docker and podman print it. */
-static void cgroup_names(const char *path, char *unit, size_t unit_len,
-			 char *container, size_t container_len)
-{
-	static const char *const unit_ends[] = { ".service", ".scope", ".socket" };
-	const char *p = path;
-
-	unit[0] = '\0';
-	container[0] = '\0';
-	while (*p) {
-		const char *c, *end, *id;
-		size_t n, idn;
-
-		while (*p == '/')
-			p++;
-		c = p;
-		while (*p && *p != '/')
-			p++;
-		n = (size_t)(p - c);
-		if (!n)
-			continue;
-		end = c + n;
-		for (size_t i = 0; i < sizeof(unit_ends) / sizeof(unit_ends[0]); i++) {
-			size_t m = strlen(unit_ends[i]);
-
-			if (n > m && n < unit_len && !memcmp(end - m, unit_ends[i], m)) {
-				memcpy(unit, c, n);
-				unit[n] = '\0';
-				end -= m; /* docker-ID.scope: the id is before it */
-				break;
-			}
-		}
-		/* docker-ID, cri-containerd-ID, libpod-ID, or ID alone. */
-		id = end;
-		while (id > c && id[-1] != '-')
-			id--;
-		idn = (size_t)(end - id);
-		if (idn == 64 && strspn(id, "0123456789abcdef") >= 64 && container_len > 12) {
-			memcpy(container, id, 12);
-			container[12] = '\0';
-		}
-	}
-}
-
-/* The unified (v2) line "0::PATH" first; on a v1-only host the
- * name=systemd line, else the cpu controller's. */
+/* The cgroup path shown (identity.h: the unified line "0::PATH" first;
+ * on a v1-only host the name=systemd line, else the cpu controller's)
+ * and what the cgroup lines say the process is. */
 static int cgroup_read(const char *root, pid_t pid, struct worker *w)
 {
-	char buf[8192], *line, *next;
-	const char *best = NULL;
-	int rank = 0; /* 3: v2, 2: name=systemd, 1: cpu */
+	char buf[IDENTITY_TEXT_MAX];
+	struct identity id;
 	ssize_t n = pid_read(root, pid, "cgroup", buf, sizeof(buf));
 
 	if (n < 0)
 		return (int)n;
-	for (line = buf; *line; line = next) {
-		char *ctl, *path;
-		int r = 0;
-
-		next = line + strcspn(line, "\n");
-		if (*next)
-			*next++ = '\0';
-		ctl = strchr(line, ':');
-		path = ctl ? strchr(ctl + 1, ':') : NULL;
-		if (!path)
-			continue;
-		*ctl++ = '\0';
-		*path++ = '\0';
-		if (!strcmp(line, "0") && !*ctl) {
-			r = 3;
-		} else if (!strcmp(ctl, "name=systemd")) {
-			r = 2;
-		} else {
-			for (char *t = ctl, *save = NULL; (t = strtok_r(t, ",", &save)); t = NULL)
-				if (!strcmp(t, "cpu"))
-					r = 1;
-		}
-		if (r > rank) {
-			rank = r;
-			best = path;
-		}
-	}
-	snprintf(w->cgroup, sizeof(w->cgroup), "%s", best ? best : "");
-	utf8_clean(w->cgroup);
-	cgroup_names(w->cgroup, w->unit, sizeof(w->unit), w->container, sizeof(w->container));
+	identity_from_cgroup(buf, (size_t)n, w->cgroup, sizeof(w->cgroup), &id);
+	memcpy(w->unit, id.unit, sizeof(w->unit));
+	memcpy(w->slice, id.slice, sizeof(w->slice));
+	memcpy(w->container_id, id.container_id, sizeof(w->container_id));
+	snprintf(w->container, sizeof(w->container), "%.*s", IDENTITY_SHORT_ID, id.container_id);
+	memcpy(w->runtime, id.runtime, sizeof(w->runtime));
+	memcpy(w->pod_uid, id.pod_uid, sizeof(w->pod_uid));
+	memcpy(w->qos, id.qos, sizeof(w->qos));
 	return 0;
 }
 

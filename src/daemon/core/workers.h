@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "daemon/core/identity.h"
 #include "profile/events.h"
 
 #define WORKER_ID_MAX 48
@@ -27,9 +28,17 @@ struct worker {
 	char exe[512];				/* /proc/PID/exe's target, "" when unreadable */
 	uid_t uid;			/* real uid: the owner */
 	char user[64];			/* its name, or the number */
-	char unit[256];			/* systemd unit from the cgroup ("" if none) */
+	/* What the cgroup says the process is (identity.h; "" for what it
+	 * does not say): only labels, which a process's owner may arrange
+	 * within the cgroups delegated to them. */
+	char unit[IDENTITY_UNIT_MAX];	/* innermost systemd unit */
+	char slice[IDENTITY_UNIT_MAX];	/* innermost systemd slice */
 	char cgroup[512];		/* the unified (v2) cgroup path, or v1's name=systemd/cpu one */
-	char container[80];		/* container id seen in the cgroup path, "" if none */
+	char container[80];		/* the container id's first 12 digits */
+	char container_id[IDENTITY_ID_LEN + 1];
+	char runtime[16];		/* docker, containerd, cri-o, podman */
+	char pod_uid[40];		/* a Kubernetes pod's */
+	char qos[16];			/* its QoS class: guaranteed, burstable, besteffort */
 	unsigned threads;
 	/* Percent of one CPU (a busy 4-thread process: up to 400) since the
 	 * scanner's previous look at it, a scan or a worker_read; else over

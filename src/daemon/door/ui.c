@@ -37,6 +37,7 @@
 #include "ui/thread_dump.js.h"
 #include "ui/threads.js.h"
 #include "ui/worker.js.h"
+#include "ui/worker_filter.js.h"
 #include "ui/worker_store.js.h"
 #include "ui/workers.js.h"
 
@@ -81,6 +82,7 @@ static const struct {
 	{ "thread_dump.js", res_thread_dump_js, &res_thread_dump_js_len, JS },
 	{ "threads.js", res_threads_js, &res_threads_js_len, JS },
 	{ "worker.js", res_worker_js, &res_worker_js_len, JS },
+	{ "worker_filter.js", res_worker_filter_js, &res_worker_filter_js_len, JS },
 	{ "worker_store.js", res_worker_store_js, &res_worker_store_js_len, JS },
 	{ "workers.js", res_workers_js, &res_workers_js_len, JS },
 };

@@ -53,8 +53,12 @@ export const workerView = {
 function showFacts(w) {
 	setText($('wd-title'), workerLabel(w));
 	const f = [['Host', w.host], ['Id', w.id], ['Pid', w.pid], ['Name', w.name], ['Command line', w.cmdline],
-		['Owner', `${w.user} (uid ${w.uid})`], ['Service', w.service], ['Unit', w.unit],
-		['Cgroup', w.cgroup], ['Container', w.container], ['CPU %', pct(w.cpu_percent)],
+		['Owner', `${w.user} (uid ${w.uid})`],
+		['Service', w.service && (w.service_source ? `${w.service} (from its ${w.service_source})` : w.service)],
+		['Unit', w.unit], ['Slice', w.slice], ['Cgroup', w.cgroup],
+		['Container', w.container_id && (w.container_runtime ? `${w.container_id} (${w.container_runtime})` : w.container_id)],
+		['Pod', w.pod_uid && (w.qos_class ? `${w.pod_uid} (QoS ${w.qos_class})` : w.pod_uid)],
+		['CPU %', pct(w.cpu_percent)],
 		['RSS', bytes(w.rss_bytes)], ['Threads', w.threads], ['Uptime', secs(w.uptime)],
 		['Agent', w.agent ? 'loaded' : 'not loaded'], ['Modes', (w.modes || []).join(', ')],
 		['Actions', (w.actions || []).join(', ')]];

@@ -10,8 +10,9 @@ import { forgetOnEnd } from './session.js';
 import { showing } from './router.js';
 import { workers as W, setList } from './worker_store.js';
 import { actionsPanel } from './actions.js';
+import { workerMatches, containerCell } from './worker_filter.js';
 
-const COLS = ['host', 'pid', 'name', 'service', 'user', 'cpu_percent', 'rss_bytes', 'threads', 'uptime', 'agent'];
+const COLS = ['host', 'pid', 'name', 'service', 'unit', 'container', 'user', 'cpu_percent', 'rss_bytes', 'threads', 'uptime', 'agent'];
 const rows = new Map();		// id -> { tr, box, cells, w }
 let sortKey = 'cpu_percent', sortDir = -1, timer = null, order = '', panel = null, filterText = '';
 
@@ -21,6 +22,7 @@ function cellText(w, k) {
 	case 'rss_bytes': return bytes(w.rss_bytes);
 	case 'uptime': return secs(w.uptime);
 	case 'agent': return w.agent ? 'yes' : '';
+	case 'container': return containerCell(w).text;
 	default: return w[k] === undefined || w[k] === null ? '' : String(w[k]);
 	}
 }
@@ -61,17 +63,17 @@ function updateRow(r, w) {
 	r.w = w;
 	for (const k of COLS) setText(r.cells[k], cellText(w, k));
 	r.cells.name.title = w.cmdline || '';
+	r.cells.service.title = 'select every worker of this service' +
+		(w.service_source ? ` (named by its ${w.service_source})` : '');
+	const c = containerCell(w).title;
+	if (r.cells.container.title !== c) r.cells.container.title = c;
 	r.tr.classList.toggle('agent', !!w.agent);
 	const sel = W.selected.has(key(w));
 	if (r.box.checked !== sel) r.box.checked = sel;
 	r.tr.classList.toggle('sel', sel);
 }
 
-function matches(w, q) {
-	if (!q) return true;
-	return q.split(/\s+/).every(t => [String(w.pid), w.name, w.service, w.user, w.cmdline, w.unit, w.host]
-		.some(v => v && String(v).toLowerCase().includes(t)));
-}
+const matches = workerMatches;
 
 function sorted(list) {
 	const k = sortKey, d = sortDir;
@@ -89,7 +91,8 @@ function sorted(list) {
 // thousands of workers cost a few dozen rows of layout; rows are made
 // once per worker and kept, their cells written only when they change.
 let shown = [], rowH = 0;
-const padTop = h('tr.pad', h('td', { colspan: '10' })), padBottom = h('tr.pad', h('td', { colspan: '10' }));
+const padTop = h('tr.pad', h('td', { colspan: String(COLS.length + 1) })),
+	padBottom = h('tr.pad', h('td', { colspan: String(COLS.length + 1) }));
 function render() {
 	const q = filterText.toLowerCase().trim();
 	const seen = new Set(W.list.map(key));
@@ -238,7 +241,7 @@ for (const th of document.querySelectorAll('#w-table th[data-key]')) {
 	const sortBy = () => {
 		const k = th.dataset.key;
 		if (sortKey === k) sortDir = -sortDir;
-		else { sortKey = k; sortDir = ['name', 'service', 'user'].includes(k) ? 1 : -1; }
+		else { sortKey = k; sortDir = ['name', 'service', 'unit', 'container', 'user'].includes(k) ? 1 : -1; }
 		for (const o of document.querySelectorAll('#w-table th')) o.classList.remove('asc', 'desc');
 		th.classList.add(sortDir > 0 ? 'asc' : 'desc');
 		render();
