@@ -64,6 +64,8 @@ int main(void)
 	round_trip("{\"service\":\"web*\"}");
 	round_trip("{\"workers\":[\"10-100\",\"11-200\"]}");
 	round_trip("{\"unit\":\"nginx.service\"}");
+	round_trip("{\"container\":\"3f4e\"}");
+	round_trip("{\"pod\":\"1a2b3c4d-0000\"}");
 	round_trip("{\"cgroup\":\"/system.slice\"}");
 	round_trip("{\"exe\":\"/usr/sbin/*\"}");
 	round_trip("{\"user\":\"postgres\"}");
@@ -87,14 +89,16 @@ int main(void)
 	snprintf(web.cgroup, sizeof(web.cgroup), "/system.slice/web.service");
 	snprintf(web.exe, sizeof(web.exe), "/usr/sbin/webd");
 	snprintf(web.user, sizeof(web.user), "www");
+	snprintf(web.container_id, sizeof(web.container_id), "3f4e%060d", 7);
+	snprintf(web.pod_uid, sizeof(web.pod_uid), "1a2b3c4d-0000-4000-8000-000000000001");
 	snprintf(db.id, sizeof(db.id), "11-200");
 	snprintf(db.cgroup, sizeof(db.cgroup), "/user.slice/db");
 	snprintf(db.exe, sizeof(db.exe), "/opt/db/bin/db");
 	snprintf(db.user, sizeof(db.user), "postgres");
 	CHECK(takes("{\"service\":\"web*\"}", &web) && !takes("{\"service\":\"web*\"}", &db),
 	      "service web*: the unit's service, not the other");
-	CHECK(takes("{\"service\":\"/user.slice/*\"}", &db),
-	      "service: a worker without a unit is its cgroup's");
+	CHECK(takes("{\"service\":\"db\"}", &db),
+	      "service: a worker without a unit or a container is its executable's");
 	CHECK(takes("{\"workers\":[\"1-1\",\"11-200\"]}", &db) &&
 	      !takes("{\"workers\":[\"1-1\",\"11-200\"]}", &web), "workers: the ids it lists");
 	CHECK(!takes("{\"workers\":[\"11-201\"]}", &db), "workers: an id of another start time");
@@ -102,6 +106,10 @@ int main(void)
 	CHECK(takes("{\"cgroup\":\"/system.slice\"}", &web) &&
 	      !takes("{\"cgroup\":\"/system.slice\"}", &db), "cgroup: a subtree");
 	CHECK(takes("{\"exe\":\"/opt/*\"}", &db) && !takes("{\"exe\":\"/opt/*\"}", &web), "exe");
+	CHECK(takes("{\"container\":\"3f4e\"}", &web) && !takes("{\"container\":\"3f4e\"}", &db) &&
+	      !takes("{\"container\":\"3f4f\"}", &web), "container: the start of its id");
+	CHECK(takes("{\"pod\":\"1a2b3c4d\"}", &web) && !takes("{\"pod\":\"1a2b3c4d\"}", &db),
+	      "pod: the start of its uid; no pod, never");
 	CHECK(takes("{\"user\":\"postgres\"}", &db) && !takes("{\"user\":\"postgres\"}", &web),
 	      "user");
 	return test_done();

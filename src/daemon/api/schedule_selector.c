@@ -18,7 +18,7 @@ static const struct {
 	{ "user", SELECT_USER },
 };
 #define CONFIG_KEY_COUNT (sizeof(CONFIG_KEYS) / sizeof(CONFIG_KEYS[0]))
-#define KEYS_TEXT "service, workers, unit, cgroup, exe or user"
+#define KEYS_TEXT "service, workers, container, pod, unit, cgroup, exe or user"
 
 static int fail(char *why, size_t len, const char *text)
 {
@@ -72,8 +72,8 @@ int schedule_selector_parse(json_t *j, struct schedule_selector *ret, char *why,
 			snprintf(why, len, "selector: %.16s must be a non-empty string", key);
 			return -EINVAL;
 		}
-		if (!strcmp(key, "service")) {
-			ret->kind = BY_SERVICE;
+		if (!strcmp(key, "service") || !strcmp(key, "container") || !strcmp(key, "pod")) {
+			ret->kind = key[0] == 's' ? BY_SERVICE : key[0] == 'c' ? BY_CONTAINER : BY_POD;
 			snprintf(ret->service, sizeof(ret->service), "%s", s);
 			return 0;
 		}
@@ -99,6 +99,10 @@ json_t *schedule_selector_json(const struct schedule_selector *s)
 	switch (s->kind) {
 	case BY_SERVICE:
 		return json_pack("{ss}", "service", s->service);
+	case BY_CONTAINER:
+		return json_pack("{ss}", "container", s->service);
+	case BY_POD:
+		return json_pack("{ss}", "pod", s->service);
 	case BY_WORKERS:
 		ids = json_array();
 		for (size_t i = 0; i < s->n_workers; i++)
@@ -118,6 +122,10 @@ bool schedule_selector_takes(const struct daemon *d, const struct schedule_selec
 	switch (s->kind) {
 	case BY_SERVICE:
 		return fnmatch(s->service, api_service_name(d, w), 0) == 0;
+	case BY_CONTAINER:
+		return w->container_id[0] && !strncmp(w->container_id, s->service, strlen(s->service));
+	case BY_POD:
+		return w->pod_uid[0] && !strncmp(w->pod_uid, s->service, strlen(s->service));
 	case BY_WORKERS:
 		for (size_t i = 0; i < s->n_workers; i++)
 			if (!strcmp(s->workers[i], w->id))

@@ -1,7 +1,8 @@
 /* schedule_selector: which workers a schedule records — one of a
  * service (glob, as GET /api/v1/workers?service= matches), a list of
- * worker ids, or one of nprofd.conf's selectors (a unit, a cgroup, an
- * executable, a user). It decides nothing about who may be recorded: a
+ * worker ids, a container or a Kubernetes pod (the start of its id, as
+ * ?container= and ?pod= match), or one of nprofd.conf's selectors (a
+ * unit, a cgroup, an executable, a user). It decides nothing about who may be recorded: a
  * schedule acts as its user, who sees only their own workers (an admin,
  * every worker). */
 #ifndef NPROF_DAEMON_SCHEDULE_SELECTOR_H
@@ -16,8 +17,9 @@
 #define SELECTOR_WORKERS_MAX 64
 
 struct schedule_selector {
-	enum { BY_SERVICE, BY_WORKERS, BY_CONFIG } kind;
-	char service[CONFIG_VALUE_MAX];			/* BY_SERVICE: a glob */
+	enum { BY_SERVICE, BY_WORKERS, BY_CONTAINER, BY_POD, BY_CONFIG } kind;
+	char service[CONFIG_VALUE_MAX];			/* BY_SERVICE: a glob; BY_CONTAINER,
+							   BY_POD: the id's start */
 	char workers[SELECTOR_WORKERS_MAX][WORKER_ID_MAX]; /* BY_WORKERS */
 	size_t n_workers;
 	struct selector config;				/* BY_CONFIG: unit, cgroup, exe, user */
