@@ -14,20 +14,28 @@
 #include "cli/progress.h"
 #include "help/nprof-convert.h"
 #include "output/output.h"
+#include "profile/merge.h"
 #include "profile/transform.h"
 
 struct convert_args {
 	const char *format_name;
-	const char *input, *output;
+	char **inputs;		/* one profile, or several merged into one */
+	int ninputs;
+	bool parts;		/* --parts: each input holds several, each after its length */
+	const char *input, *output;	/* the first input, for what is said */
 	struct transform_options tr;
 	struct output_options out;
 };
+
+/* (above output_args' options) */
+enum { OPT_PARTS = OUTPUT_ARGS_END + 1 };
 
 static int parse_args(int argc, char **argv, struct convert_args *a)
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		OUTPUT_ARGS_LONGOPTS,
+		{ "parts", no_argument, NULL, OPT_PARTS },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, r;
@@ -39,6 +47,9 @@ static int parse_args(int argc, char **argv, struct convert_args *a)
 		switch (c) {
 		case 'o':
 			a->format_name = optarg;
+			break;
+		case OPT_PARTS:
+			a->parts = true;
 			break;
 		case OPT_INCLUDE ... OUTPUT_ARGS_END - 1:
 			r = output_args_parse("convert", c, optarg, &a->tr, &a->out);
@@ -57,11 +68,10 @@ static int parse_args(int argc, char **argv, struct convert_args *a)
 		return cli_usage_error("convert", "%s; use nprof convert INPUT OUTPUT",
 				       argc == optind ? "no INPUT and OUTPUT given" :
 							"no OUTPUT given");
-	if (argc - optind > 2)
-		return cli_usage_error("convert",
-			"unexpected '%s' after INPUT and OUTPUT", argv[optind + 2]);
+	a->inputs = argv + optind;
+	a->ninputs = argc - optind - 1;
 	a->input = argv[optind];
-	a->output = argv[optind + 1];
+	a->output = argv[argc - 1];
 	return EXIT_OK;
 }
 
@@ -110,6 +120,60 @@ static int write_output(const struct profile *p, const struct convert_args *a,
 	return EXIT_OK;
 }
 
+/* Profiles read one after another, merged into the first (each
+ * process's threads, a service's recordings over time): what
+ * profile_merge takes, the same values. */
+struct merged {
+	struct profile *p;
+	unsigned n;
+};
+
+static int merge_in(void *ctx, struct profile *more)
+{
+	struct merged *m = ctx;
+	struct diag d;
+
+	m->n++;
+	if (!m->p) {
+		m->p = more;
+		return EXIT_OK;
+	}
+	diag_clear(&d);
+	if (profile_merge(m->p, more, &d) < 0) {
+		cli_error("profile %u cannot be merged with the first: %s", m->n,
+			  d.msg[0] ? d.msg : "out of memory");
+		profile_free(more);
+		return EXIT_FAILED;
+	}
+	profile_free(more);
+	return EXIT_OK;
+}
+
+/* Every input (with --parts, every part of each) merged into *ret. */
+static int read_inputs(const struct convert_args *a, struct profile **ret)
+{
+	struct merged m = { 0 };
+	int ret_code = EXIT_OK;
+
+	for (int i = 0; i < a->ninputs && ret_code == EXIT_OK; i++) {
+		struct profile *p = NULL;
+
+		if (a->parts) {
+			ret_code = cli_read_parts("convert", a->inputs[i], merge_in, &m);
+		} else {
+			ret_code = cli_read_profile("convert", a->inputs[i], &p);
+			if (ret_code == EXIT_OK)
+				ret_code = merge_in(&m, p);
+		}
+	}
+	if (ret_code != EXIT_OK) {
+		profile_free(m.p);
+		return ret_code;
+	}
+	*ret = m.p;
+	return EXIT_OK;
+}
+
 int cmd_convert(int argc, char **argv)
 {
 	struct convert_args a = { 0 };
@@ -130,7 +194,7 @@ int cmd_convert(int argc, char **argv)
 	 * told which step it is in (a small one clears the line at once). */
 	if (progress_wanted())
 		progress_step("converting %s: reading", a.input);
-	ret = cli_read_profile("convert", a.input, &p);
+	ret = read_inputs(&a, &p);
 	if (ret != EXIT_OK)
 		goto out;
 	/* The regexes were checked while parsing: only memory can fail. */

@@ -108,35 +108,17 @@ static FILE *open_input(const char *path)
 	return f;
 }
 
-int cli_read_profile(const char *cmd, const char *path, struct profile **ret_p)
+/* data (len bytes, recognized from its content), read as the profile
+ * name names into *ret_p: EXIT_OK, or EXIT_FAILED after its one line. */
+static int parse_profile(const char *cmd, const char *name, const char *data, size_t len,
+			 struct profile **ret_p)
 {
-	const char *name = strcmp(path, "-") ? path : "standard input";
-	FILE *in = open_input(path);
-	char *data = NULL;
-	size_t len = 0;
 	enum input_kind kind;
 	struct diag d;
 	int r;
 
 	diag_clear(&d);
-	if (!in) {
-		cli_error("cannot read %s: %s", path, strerror(errno));
-		return EXIT_FAILED;
-	}
-	r = read_all(in, &data, &len);
-	if (in != stdin)
-		fclose(in);
-	if (r == -EFBIG) {
-		cli_error("%s is larger than %llu MiB, more than %s reads",
-			  name, PROFILE_INPUT_MAX >> 20, cmd);
-		return EXIT_FAILED;
-	}
-	if (r < 0) {
-		cli_error("cannot read %s: %s", name, strerror(-r));
-		return EXIT_FAILED;
-	}
 	if (!len) {
-		free(data);
 		cli_error("%s is empty; give a collapsed, pprof or JFR profile", name);
 		return EXIT_FAILED;
 	}
@@ -152,7 +134,6 @@ int cli_read_profile(const char *cmd, const char *path, struct profile **ret_p)
 		r = collapsed_read(data, len, ret_p, &d);
 		break;
 	}
-	free(data);
 	if (r < 0) {
 		/* Text that is not collapsed stacks (an HTML flame graph,
 		 * perf script output) is the likely mistake: say what is
@@ -170,4 +151,81 @@ int cli_read_profile(const char *cmd, const char *path, struct profile **ret_p)
 		return EXIT_FAILED;
 	}
 	return EXIT_OK;
+}
+
+/* All of path ("-": standard input) into *data (free it): EXIT_OK, or
+ * EXIT_FAILED after its one line. */
+static int read_path(const char *cmd, const char *path, const char *name, char **data,
+		     size_t *len)
+{
+	FILE *in = open_input(path);
+	int r;
+
+	if (!in) {
+		cli_error("cannot read %s: %s", path, strerror(errno));
+		return EXIT_FAILED;
+	}
+	r = read_all(in, data, len);
+	if (in != stdin)
+		fclose(in);
+	if (r == -EFBIG) {
+		cli_error("%s is larger than %llu MiB, more than %s reads",
+			  name, PROFILE_INPUT_MAX >> 20, cmd);
+		return EXIT_FAILED;
+	}
+	if (r < 0) {
+		cli_error("cannot read %s: %s", name, strerror(-r));
+		return EXIT_FAILED;
+	}
+	return EXIT_OK;
+}
+
+int cli_read_profile(const char *cmd, const char *path, struct profile **ret_p)
+{
+	const char *name = strcmp(path, "-") ? path : "standard input";
+	char *data = NULL;
+	size_t len = 0;
+	int r = read_path(cmd, path, name, &data, &len);
+
+	if (r == EXIT_OK)
+		r = parse_profile(cmd, name, data, len, ret_p);
+	free(data);
+	return r;
+}
+
+int cli_read_parts(const char *cmd, const char *path,
+		   int (*each)(void *ctx, struct profile *p), void *ctx)
+{
+	const char *name = strcmp(path, "-") ? path : "standard input";
+	char *data = NULL, part_name[64];
+	size_t len = 0, at = 0;
+	unsigned n = 0;
+	int r = read_path(cmd, path, name, &data, &len);
+
+	while (r == EXIT_OK && at < len) {
+		struct profile *p = NULL;
+		char *end;
+		unsigned long long size = strtoull(data + at, &end, 10);
+
+		n++;
+		if (end == data + at || end >= data + len || *end != '\n' ||
+		    size > len - (size_t)(end + 1 - data)) {
+			cli_error("%s: part %u does not begin with its length in bytes and a newline, "
+				  "or is cut short", name, n);
+			r = EXIT_FAILED;
+			break;
+		}
+		at = (size_t)(end + 1 - data);
+		snprintf(part_name, sizeof(part_name), "part %u of %s", n, name);
+		r = parse_profile(cmd, part_name, data + at, (size_t)size, &p);
+		at += (size_t)size;
+		if (r == EXIT_OK)
+			r = each(ctx, p);
+	}
+	if (r == EXIT_OK && !n) {
+		cli_error("%s holds no profile", name);
+		r = EXIT_FAILED;
+	}
+	free(data);
+	return r;
 }

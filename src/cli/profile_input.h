@@ -13,4 +13,12 @@
  * EXIT_FAILED; EXIT_OK and *ret_p on success. */
 int cli_read_profile(const char *cmd, const char *path, struct profile **ret_p);
 
+/* Reads path, several profiles one after the other, each after its
+ * length in bytes and a newline ("51234\n" then the bytes: what nprofd
+ * sends to merge a service's recordings), and hands each to each (which
+ * owns it: EXIT_OK, or EXIT_FAILED after its one line). EXIT_OK, or
+ * EXIT_FAILED after the line naming the part. */
+int cli_read_parts(const char *cmd, const char *path,
+		   int (*each)(void *ctx, struct profile *p), void *ctx);
+
 #endif

@@ -7,7 +7,8 @@
 # resumed, removes what is past its keep, and goes on after nprofd's
 # restart; a user's schedule of every service records only their own
 # workers, and other users cannot see or touch it; deleted, what it
-# recorded stays; nprof schedule does the same from a shell. Periods are
+# recorded stays; a service's recordings over a range merge into one
+# holding every sample of each; nprof schedule does the same from a shell. Periods are
 # seconds here: the waits are bounded by
 # them, not by a count of anything.
 # test-timeout: 400
@@ -125,6 +126,38 @@ start_daemon "$D/nprofd.conf" || bail "nprofd starts again"
 api GET "/api/v1/schedules/$S1"
 check "after a restart the schedule is there, ACTIVE" [ "$(json "$TMP/api.out" 'j["status"]')" = ACTIVE ]
 check "and records again ($n before the restart)" wait_scheduled "$S1" $((n + 1)) 10
+
+# --- a service's recordings merged --------------------------------------------------
+api GET "/api/v1/workers/$W"
+SVC=$(json "$TMP/api.out" 'j["service"]')
+SVC_Q=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$SVC")
+api GET "/api/v1/instances?schedule=$S1&status=FINISHED&limit=1000"
+cp "$TMP/api.out" "$TMP/s1done.json"
+FROM=$(json "$TMP/s1done.json" 'min(i["created"] for i in j["instances"])')
+UNTIL=$(date -u +%Y-%m-%dT%H:%M:%S.999Z)
+sum=0
+for art in $(json "$TMP/s1done.json" '" ".join(str(i["artifacts"][0]["id"]) for i in j["instances"] if i["mode"] == "cpu")'); do
+	api GET "/api/v1/artifacts/$art?format=collapsed"
+	sum=$((sum + $(total "$TMP/api.out")))
+done
+api GET "/api/v1/profiles?service=$SVC_Q&mode=cpu&from=$FROM&until=$UNTIL&format=collapsed"
+cp "$TMP/api.out" "$TMP/merged.collapsed"
+check "GET /api/v1/profiles: the service's cpu recordings merged into one, every sample of each ($(total "$TMP/merged.collapsed") = $sum)" \
+	bash -c "[ $CODE = 200 ] && [ $(total "$TMP/merged.collapsed") = $sum ] && [ $sum -gt 0 ]"
+check "the merged profile holds split's burn_* functions" has_frame_match "$TMP/merged.collapsed" '^burn_sixty$'
+curl -s --unix-socket "$SOCK" -o "$TMP/merged.pb.gz" "http://nprofd/api/v1/profiles?service=$SVC_Q&mode=cpu&from=$FROM&until=$UNTIL"
+check "as stored (pprof): a profile nprof reads back" \
+	bash -c "'$NPROF' convert -o collapsed '$TMP/merged.pb.gz' - | grep -q burn_sixty"
+api GET "/api/v1/profiles?mode=cpu"
+check "no service: 400 naming service" error_names 400 service
+api GET "/api/v1/profiles?service=$SVC_Q&mode=cpux"
+check "mode cpux: 400 naming mode" error_names 400 mode
+api GET "/api/v1/profiles?service=$SVC_Q&mode=cpu&from=yesterday"
+check "from=yesterday: 400 naming from" error_names 400 from
+api GET "/api/v1/profiles?service=$SVC_Q&mode=cpu&from=$UNTIL&until=$FROM"
+check "from after until: 400 naming from" error_names 400 from
+api GET "/api/v1/profiles?service=$SVC_Q&mode=cpu&from=1000&until=2000"
+check "a range with no recording (Unix seconds of 1970): 404" error_names 404 service
 
 # --- keep -----------------------------------------------------------------------
 api DELETE "/api/v1/schedules/$S1"

@@ -1,7 +1,8 @@
 /* api: the handlers of /api/v1 (docs/api.md), one file per resource —
  * api_workers.c workers, api_actions.c point-in-time actions, api_instances.c
  * profiling instances, api_schedules.c continuous profiling (run by
- * schedule_runner.c), api_artifacts.c the files they produced,
+ * schedule_runner.c), api_profiles.c a service's recordings merged,
+ * api_artifacts.c the files they produced,
  * api_tokens.c API tokens and the audit log, api_session.c signing in,
  * api_host.c and api_cluster.c this host and the others — and what
  * they share (api.c). route.c's table names which handler serves which method
@@ -97,6 +98,23 @@ struct profile_request {
 void profile_start(struct daemon *d, const struct request *rq, struct reply *rp,
 		   const struct worker *w, int pidfd, const struct profile_request *p);
 
+/* What api_artifacts.c and api_profiles.c share (api_artifacts.c). */
+struct artifact;
+/* The stored file of a, opened read-only: its fd, or -errno. */
+int api_open_stored(struct daemon *d, const struct artifact *a);
+/* nprof with argv run as owner (in as its standard input, extra as its
+ * fd 3 unless -1), what it writes sent as it comes: the read end of a
+ * pipe, with rp's stream callbacks set; -1 after replying the error,
+ * which what names. */
+int api_run_nprof_streamed(struct daemon *d, char **argv, uid_t owner, int in, int extra,
+			   const char *what, struct reply *rp);
+/* Sends fd (owned) as a file in format, named base plus the format's
+ * extension; shown in the browser (sandboxed) when inl says so. */
+void api_reply_file(struct reply *rp, int fd, const char *format, const char *base,
+		    const char *inl);
+/* inline=1|0|true|false, or absent: else false after a 400. */
+bool api_inline_valid(const char *inl, struct reply *rp);
+
 /* A worker changed in a way the last scan of /proc missed (its agent
  * loaded or detached): the next request scans again. */
 void api_workers_changed(struct daemon *d);
@@ -122,6 +140,8 @@ void api_schedule_create(struct daemon *d, struct request *rq, struct reply *rp)
 void api_schedule_get(struct daemon *d, struct request *rq, struct reply *rp);
 void api_schedule_update(struct daemon *d, struct request *rq, struct reply *rp);
 void api_schedule_delete(struct daemon *d, struct request *rq, struct reply *rp);
+/* api_profiles.c: GET /api/v1/profiles (a service's, merged) */
+void api_profiles(struct daemon *d, struct request *rq, struct reply *rp);
 /* api_instances.c: /api/v1/instances, /api/v1/instances/{id}[/stop] */
 void api_instances_list(struct daemon *d, struct request *rq, struct reply *rp);
 void api_instance_create(struct daemon *d, struct request *rq, struct reply *rp);

@@ -64,7 +64,7 @@ static bool find_artifact(struct daemon *d, const struct request *rq, struct rep
 	return true;
 }
 
-static int open_stored(struct daemon *d, const struct artifact *a)
+int api_open_stored(struct daemon *d, const struct artifact *a)
 {
 	const char *file = a->file;
 	int dir, fd;
@@ -179,7 +179,7 @@ static int run_nprof(struct daemon *d, char **argv, uid_t owner, int in, int ext
 	return out;
 }
 
-/* nprof run by run_nprof_streamed, on a thread of its own: what the
+/* nprof run by api_run_nprof_streamed, on a thread of its own: what the
  * request and the response share with it. */
 struct streamed {
 	pthread_mutex_t lock;
@@ -253,8 +253,8 @@ static void streamed_release(void *ctx)
  * time a comparison takes to show. An error before that first byte is a
  * reply as run_nprof's; one after it (nprof killed at its deadline) cuts
  * the connection (reply.stream_whole). -1 after replying the error. */
-static int run_nprof_streamed(struct daemon *d, char **argv, uid_t owner, int in, int extra,
-			      const char *what, struct reply *rp)
+int api_run_nprof_streamed(struct daemon *d, char **argv, uid_t owner, int in, int extra,
+			   const char *what, struct reply *rp)
 {
 	struct streamed *st = calloc(1, sizeof(*st));
 	int pipefd[2] = { -1, -1 };
@@ -349,15 +349,15 @@ static int convert(struct daemon *d, const struct artifact *a, int stored, const
 
 /* Sends fd (owned) as a file in format, named base plus the format's
  * extension; shown in the browser (sandboxed) when inl says so. */
-static void reply_file(struct reply *rp, int fd, const char *format, const char *base,
-		       const char *inl)
+void api_reply_file(struct reply *rp, int fd, const char *format, const char *base,
+		    const char *inl)
 {
 	const struct format_def *k = format_find(format);
 	struct stat st;
 
 	fstat(fd, &st);
 	rp->fd = fd;
-	/* A pipe (run_nprof_streamed) is sent as it comes, its size unknown. */
+	/* A pipe (api_run_nprof_streamed) is sent as it comes, its size unknown. */
 	rp->fd_is_pipe = S_ISFIFO(st.st_mode);
 	rp->size = rp->fd_is_pipe ? 0 : (uint64_t)st.st_size;
 	snprintf(rp->content_type, sizeof(rp->content_type), "%s",
@@ -368,7 +368,7 @@ static void reply_file(struct reply *rp, int fd, const char *format, const char 
 	snprintf(rp->result, sizeof(rp->result), "downloaded as %s", format);
 }
 
-static bool inline_valid(const char *inl, struct reply *rp)
+bool api_inline_valid(const char *inl, struct reply *rp)
 {
 	if (inl && strcmp(inl, "1") && strcmp(inl, "0") && strcmp(inl, "true") && strcmp(inl, "false")) {
 		reply_error(rp, 400, "inline", "inline=%.16s: use 1 (show it in the browser) or 0", inl);
@@ -388,7 +388,7 @@ static void download(struct daemon *d, const struct request *rq, struct reply *r
 
 	if (!want || (!strcmp(want, "json") && !strcmp(have, "threads")))
 		want = have;
-	if (!inline_valid(inl, rp))
+	if (!api_inline_valid(inl, rp))
 		return;
 	if (!format_converts(have, want)) {
 		char targets[256];
@@ -402,7 +402,7 @@ static void download(struct daemon *d, const struct request *rq, struct reply *r
 			    "instance has ended", (long long)a->id);
 		return;
 	}
-	fd = open_stored(d, a);
+	fd = api_open_stored(d, a);
 	if (fd < 0) {
 		reply_error(rp, 410, "id", "the file of artifact %lld is gone from the state directory",
 			    (long long)a->id);
@@ -420,7 +420,7 @@ static void download(struct daemon *d, const struct request *rq, struct reply *r
 	snprintf(base, sizeof(base), "%.95s", name);
 	if (strchr(base, '.') && strcmp(have, "file"))
 		*strchr(base, '.') = '\0';
-	reply_file(rp, fd, want, base, inl);
+	api_reply_file(rp, fd, want, base, inl);
 }
 
 void api_artifacts_list(struct daemon *d, struct request *rq, struct reply *rp)
@@ -478,7 +478,7 @@ static bool diff_input(struct daemon *d, const struct request *rq, struct reply 
 	} else if (a.complete == ARTIFACT_WRITING) {
 		reply_error(rp, 409, key, "artifact %.32s is still being written; try again when "
 			    "its instance has ended", id);
-	} else if ((s->fd = open_stored(d, &a)) < 0) {
+	} else if ((s->fd = api_open_stored(d, &a)) < 0) {
 		reply_error(rp, 410, key, "the file of artifact %.32s is gone from the state "
 			    "directory", id);
 	} else {
@@ -538,7 +538,7 @@ void api_diff(struct daemon *d, struct request *rq, struct reply *rp)
 			    format_diff_list(names, sizeof(names)));
 		return;
 	}
-	if (!inline_valid(inl, rp) || !diff_side(d, rq, rp, "before", &before) ||
+	if (!api_inline_valid(inl, rp) || !diff_side(d, rq, rp, "before", &before) ||
 	    !diff_side(d, rq, rp, "after", &after))
 		goto out;
 	owner = after.owner;
@@ -557,12 +557,12 @@ void api_diff(struct daemon *d, struct request *rq, struct reply *rp)
 	argv[5] = (char *)format;
 	snprintf(title, sizeof(title), "%.100s \u2192 %.100s", before.name, after.name);
 	argv[7] = title;
-	out = run_nprof_streamed(d, argv, owner, before.fd, after.fd, "comparing the two profiles",
+	out = api_run_nprof_streamed(d, argv, owner, before.fd, after.fd, "comparing the two profiles",
 				 rp);
 	if (out >= 0) {
 		snprintf(base, sizeof(base), "diff-%lld-%lld", (long long)before.id,
 			 (long long)after.id);
-		reply_file(rp, out, format, base, inl);
+		api_reply_file(rp, out, format, base, inl);
 	}
 out:
 	if (before.fd >= 0)

@@ -127,3 +127,19 @@ int artifacts_totals(struct db *db, uint64_t *count, uint64_t *bytes)
 	*bytes = v[1];
 	return 0;
 }
+
+int artifacts_of_range(struct db *db, const struct profile_range *r, struct artifact **ret,
+		       size_t *n)
+{
+	/* (the artifacts' columns, from the join) */
+	return db_rows(db, sizeof(**ret), read_row, ret, n, "SELECT a.id, a.instance, a.worker, "
+		       "a.worker_uid, a.name, a.format, a.file, a.size, a.created, a.complete "
+		       "FROM artifacts a JOIN instances i ON a.instance = i.id "
+		       "WHERE i.kind = 'profile' AND i.mode = ? AND i.service = ? "
+		       "AND i.schedule IS NOT NULL AND i.status IN ('FINISHED', 'STOPPED') "
+		       "AND i.created >= ? AND i.created <= ? AND a.complete > 0 "
+		       "AND (? OR a.worker_uid = ?) AND (? < 0 OR a.worker_uid = ?) "
+		       "ORDER BY a.id LIMIT ?", "ttiiiuiii", r->mode, r->service,
+		       (int64_t)r->from_ms, (int64_t)r->until_ms, (int64_t)r->all_users,
+		       (unsigned)r->uid, r->owner, r->owner, (int64_t)r->limit);
+}

@@ -53,6 +53,22 @@ int artifacts_list(struct db *db, const struct artifact_filter *f, struct artifa
 int artifacts_of_instances(struct db *db, const int64_t *ids, size_t n, struct artifact **ret,
 			   size_t *m);
 
+/* Which continuous profiles a merge takes (GET /api/v1/profiles): those
+ * schedules recorded of service in mode, ended, made in [from, until]. */
+struct profile_range {
+	const char *service, *mode;
+	uint64_t from_ms, until_ms;
+	bool all_users;			/* else only uid's workers' */
+	uid_t uid;
+	int64_t owner;			/* -1: any owner's; else only this uid's */
+	long limit;
+};
+
+/* Their settled artifacts, oldest first, at most r->limit: 0 and *ret (n
+ * of them; free it), or -EIO (-ENOMEM). */
+int artifacts_of_range(struct db *db, const struct profile_range *r, struct artifact **ret,
+		       size_t *n);
+
 /* A new row from a (its id ignored; size and complete as given): 0 and
  * its id into *ret_id (NULL: not wanted), or -EIO. */
 int artifact_insert(struct db *db, const struct artifact *a, int64_t *ret_id);
