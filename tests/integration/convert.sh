@@ -216,6 +216,25 @@ expect_error "no OUTPUT" 2 'no OUTPUT given' convert "$TMP/in.collapsed"
 expect_error "an unknown option" 2 'unknown option --frobnicate' convert --frobnicate "$TMP/in.collapsed" "$TMP/x.collapsed"
 expect_error "an unwritable OUTPUT" 1 'cannot write /nonexistent/dir/x.collapsed' convert "$TMP/in.collapsed" /nonexistent/dir/x.collapsed
 
+# Several inputs merge into one; --parts reads them from one stream,
+# each after its length and a newline (as nprofd sends them).
+run_nprof 10 convert -o collapsed "$TMP/in.collapsed" "$TMP/out.pb.gz" "$TMP/merged.collapsed"
+check "two inputs (collapsed and pprof) merge: every stack at twice its value" \
+	eval '[ $NP_RC = 0 ] && [ "$(total "$TMP/merged.collapsed")" = $((2 * $(total "$TMP/in.collapsed"))) ]'
+{
+	printf '%d\n' "$(stat -c %s "$TMP/out.pb.gz")"; cat "$TMP/out.pb.gz"
+	printf '%d\n' "$(stat -c %s "$TMP/in.collapsed")"; cat "$TMP/in.collapsed"
+} >"$TMP/parts"
+run_nprof 10 convert --parts -o collapsed "$TMP/parts" "$TMP/parts.collapsed"
+check "--parts: the stream's two profiles merged the same" cmp -s "$TMP/merged.collapsed" "$TMP/parts.collapsed"
+printf '9999\nshort' >"$TMP/cut"
+run_nprof 10 convert --parts -o collapsed "$TMP/cut" -
+check "--parts, a part cut short: one line naming it" \
+	eval '[ $NP_RC = 1 ] && one_error_line && err_says "part 1 .* cut short"'
+run_nprof 10 convert "$TMP/in.collapsed" "$TMP/in.jfr.none" "$TMP/x.collapsed"
+check "an input that is not there: one line naming it" \
+	eval '[ $NP_RC = 1 ] && one_error_line && err_says "in.jfr.none"'
+
 run_nprof 10 convert --help
 check "--help prints the usage" grep -q '^usage: nprof convert' "$TMP/np.out"
 
