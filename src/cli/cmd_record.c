@@ -34,6 +34,8 @@ static void on_stop_signal(int sig)
 	stop_requested = 1;
 }
 
+#define NOTES_MAX 8
+
 struct record_args {
 	struct record_options rec;
 	struct transform_options tr;
@@ -43,11 +45,13 @@ struct record_args {
 	bool duration_given;
 	bool attach; /* --attach: load the agent into PID when it has none */
 	uint64_t loop_ns; /* --loop PERIOD: a recording of PID every period; 0: one */
+	const char *notes[NOTES_MAX]; /* --note TEXT: said in the profile (nprofd's schedules) */
+	unsigned nnotes;
 	pid_t pid;
 	char **command; /* argv after "--", or NULL */
 };
 
-enum long_only { OPT_CSTACK = 1000, OPT_LINES, OPT_ATTACH, OPT_LOOP };
+enum long_only { OPT_CSTACK = 1000, OPT_LINES, OPT_ATTACH, OPT_LOOP, OPT_NOTE };
 
 static int parse_duration(const char *arg, uint64_t *ret_ns)
 {
@@ -80,6 +84,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "lines", no_argument, NULL, OPT_LINES },
 		{ "attach", no_argument, NULL, OPT_ATTACH },
 		{ "loop", required_argument, NULL, OPT_LOOP },
+		{ "note", required_argument, NULL, OPT_NOTE },
 		OUTPUT_ARGS_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -139,6 +144,12 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			if (parse_duration(optarg, &a->loop_ns) < 0 || a->loop_ns < 1000000000ull)
 				return cli_usage_error("record",
 					"--loop %s: not a period; use 1s or more (60s, 5m)", optarg);
+			break;
+		case OPT_NOTE:
+			if (a->nnotes == NOTES_MAX || strlen(optarg) > 400)
+				return cli_usage_error("record", "--note: at most %d of them, each at "
+						       "most 400 bytes", NOTES_MAX);
+			a->notes[a->nnotes++] = optarg;
 			break;
 		case OPT_CSTACK:
 			if (!strcmp(optarg, "auto"))
@@ -427,6 +438,11 @@ static int record_once(struct record_args *a, struct symbolizer *syms, enum outp
 		cli_error("%s", d.msg[0] ? d.msg : strerror(-r));
 		goto out;
 	}
+	for (unsigned i = 0; i < a->nnotes; i++)
+		if (profile_add_note(p, "%s", a->notes[i]) < 0) {
+			cli_error("out of memory");
+			goto out;
+		}
 	ret = output_args_apply(&a->tr, &p);
 	if (ret != EXIT_OK)
 		goto out;

@@ -11,8 +11,9 @@
 #include "help/nprof-schedule.h"
 
 enum long_only {
-	OPT_SERVICE = 1000, OPT_WORKER, OPT_UNIT, OPT_CGROUP, OPT_EXE, OPT_USER, OPT_EVERY,
-	OPT_KEEP, OPT_JSON
+	OPT_SERVICE = 1000, OPT_WORKER, OPT_CONTAINER, OPT_POD, OPT_UNIT, OPT_CGROUP, OPT_EXE,
+	OPT_USER, OPT_EVERY,
+	OPT_KEEP, OPT_BUDGET, OPT_JSON
 };
 
 #define WORKERS_MAX 64
@@ -24,7 +25,7 @@ struct schedule_args {
 	const char *workers[WORKERS_MAX];
 	size_t n_workers;
 	json_t *modes;
-	const char *duration, *every, *keep;
+	const char *duration, *every, *keep, *budget;
 	bool json;
 };
 
@@ -34,6 +35,8 @@ static const char *selector_key(int c)
 	switch (c) {
 	case OPT_SERVICE: return "service";
 	case OPT_WORKER: return "workers";
+	case OPT_CONTAINER: return "container";
+	case OPT_POD: return "pod";
 	case OPT_UNIT: return "unit";
 	case OPT_CGROUP: return "cgroup";
 	case OPT_EXE: return "exe";
@@ -70,12 +73,15 @@ static int parse_args(int argc, char **argv, struct schedule_args *a)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "service", required_argument, NULL, OPT_SERVICE },
 		{ "worker", required_argument, NULL, OPT_WORKER },
+		{ "container", required_argument, NULL, OPT_CONTAINER },
+		{ "pod", required_argument, NULL, OPT_POD },
 		{ "unit", required_argument, NULL, OPT_UNIT },
 		{ "cgroup", required_argument, NULL, OPT_CGROUP },
 		{ "exe", required_argument, NULL, OPT_EXE },
 		{ "user", required_argument, NULL, OPT_USER },
 		{ "every", required_argument, NULL, OPT_EVERY },
 		{ "keep", required_argument, NULL, OPT_KEEP },
+		{ "budget", required_argument, NULL, OPT_BUDGET },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -97,11 +103,14 @@ static int parse_args(int argc, char **argv, struct schedule_args *a)
 		case OPT_KEEP:
 			a->keep = optarg;
 			break;
+		case OPT_BUDGET:
+			a->budget = optarg;
+			break;
 		case OPT_JSON:
 			a->json = true;
 			break;
-		case OPT_SERVICE: case OPT_WORKER: case OPT_UNIT: case OPT_CGROUP: case OPT_EXE:
-		case OPT_USER:
+		case OPT_SERVICE: case OPT_WORKER: case OPT_CONTAINER: case OPT_POD: case OPT_UNIT:
+		case OPT_CGROUP: case OPT_EXE: case OPT_USER:
 			if ((r = take_selector(a, c, optarg)) != EXIT_OK)
 				return r;
 			break;
@@ -126,7 +135,7 @@ static int parse_args(int argc, char **argv, struct schedule_args *a)
 			return cli_usage_error("schedule", "unexpected '%s' after create", a->arg);
 		if (!a->selector_key)
 			return cli_usage_error("schedule", "no selector: give --service, --worker, "
-					       "--unit, --cgroup, --exe or --user");
+					       "--container, --pod, --unit, --cgroup, --exe or --user");
 		if (!json_array_size(a->modes))
 			return cli_usage_error("schedule", "no mode: give -e MODE (cpu, wall, alloc, "
 					       "...)");
@@ -134,9 +143,10 @@ static int parse_args(int argc, char **argv, struct schedule_args *a)
 			return cli_usage_error("schedule", "no period: give --every (60s, 5m)");
 		return EXIT_OK;
 	}
-	if (a->selector_key || json_array_size(a->modes) || a->duration || a->every || a->keep)
-		return cli_usage_error("schedule", "selectors, -e, -d, --every and --keep go with "
-				       "create");
+	if (a->selector_key || json_array_size(a->modes) || a->duration || a->every || a->keep ||
+	    a->budget)
+		return cli_usage_error("schedule", "selectors, -e, -d, --every, --keep and --budget go "
+				       "with create");
 	if (!strcmp(a->verb, "list"))
 		return a->arg ? cli_usage_error("schedule", "unexpected '%s' after list", a->arg)
 			      : EXIT_OK;
@@ -230,6 +240,10 @@ static void print_one(const json_t *s)
 	       daemon_cmd_str(s, "status", "?"), daemon_cmd_str(s, "user", "?"), modes, sel,
 	       span(s, "duration", dur, sizeof(dur)), span(s, "every", every, sizeof(every)),
 	       span(s, "keep", keep, sizeof(keep)));
+	printf("budget %.2f%% of a CPU, interval %s, last measured cost %.3f%%\n",
+	       json_number_value(json_object_get(s, "budget")),
+	       span(s, "interval", every, sizeof(every)),
+	       json_number_value(json_object_get(s, "cost")));
 	printf("last period %s, next %s%s%s\n",
 	       daemon_cmd_time(daemon_cmd_str(s, "last_run", NULL), last, sizeof(last)),
 	       daemon_cmd_time(daemon_cmd_str(s, "next_run", NULL), next, sizeof(next)),
@@ -264,6 +278,8 @@ static int create(struct schedule_args *a)
 	json_object_set_new(body, "every", json_string(a->every));
 	if (a->keep)
 		json_object_set_new(body, "keep", json_string(a->keep));
+	if (a->budget)
+		json_object_set_new(body, "budget", json_string(a->budget));
 	text = json_dumps(body, JSON_COMPACT);
 	diag_clear(&d);
 	if (!text) {

@@ -66,17 +66,25 @@ create "{\"selector\": {\"workers\": [\"$W\"]}, \"modes\": [\"cpu\"], \"duration
 check "a period shorter than the recording: 400 naming every" error_names 400 every
 create "{\"selector\": {\"workers\": [\"$W\"]}, \"modes\": [\"cpu\"], \"duration\": \"2h\", \"every\": \"1d\"}"
 check "a recording above duration_max: 400 naming duration" error_names 400 duration
-create "{\"selector\": {\"workers\": [\"$W\"]}, \"modes\": [\"cpu\"], \"every\": \"10s\", \"budget\": 1}"
-check "an unknown field: 400 naming it" error_names 400 budget
+create "{\"selector\": {\"workers\": [\"$W\"]}, \"modes\": [\"cpu\"], \"every\": \"10s\", \"colour\": 1}"
+check "an unknown field: 400 naming it" error_names 400 colour
+create "{\"selector\": {\"workers\": [\"$W\"]}, \"modes\": [\"cpu\"], \"every\": \"10s\", \"budget\": \"0%\"}"
+check "budget 0%: 400 naming budget" error_names 400 budget
+create "{\"selector\": {\"workers\": [\"$W\"]}, \"modes\": [\"cpu\"], \"every\": \"10s\", \"budget\": 101}"
+check "budget 101: 400 naming budget" error_names 400 budget
+create "{\"selector\": {\"workers\": [\"$W\"]}, \"modes\": [\"cpu\"], \"every\": \"10s\", \"budget\": \"lots\"}"
+check "budget lots: 400 naming budget" error_names 400 budget
 create '{"selector": {"service": "no-such-service-*"}, "modes": ["cpu"], "every": "1h"}'
-check "a selector that matches nothing: 201, saying so" \
-	bash -c "[ $CODE = 201 ] && [ '$(json "$TMP/api.out" 'j["matches"], "matches none" in j["message"]')' = '(0, True)' ]"
+check "a selector that matches nothing: 201, saying so; no budget given: [continuous] cpu_budget's 1%" \
+	bash -c "[ $CODE = 201 ] && [ '$(json "$TMP/api.out" 'j["matches"], "matches none" in j["message"], j["budget"]')' = '(0, True, 1.0)' ]"
 api DELETE "/api/v1/schedules/$SCHED"
 
 # --- a schedule records its worker each period -------------------------------
-create "{\"selector\": {\"workers\": [\"$W\"]}, \"modes\": [\"cpu\"], \"duration\": \"1s\", \"every\": \"3s\"}"
-check "a schedule of split's worker: 201 ACTIVE, matching 1" \
-	[ "$CODE $(json "$TMP/api.out" 'j["status"], j["matches"], j["modes"]')" = "201 ('ACTIVE', 1, ['cpu'])" ]
+# (a budget a recording of 1 s every 3 s keeps: nprof's own CPU for one
+# is tens of ms, several per cent of the period)
+create "{\"selector\": {\"workers\": [\"$W\"]}, \"modes\": [\"cpu\"], \"duration\": \"1s\", \"every\": \"3s\", \"budget\": \"50%\"}"
+check "a schedule of split's worker: 201 ACTIVE, matching 1, its budget 50%, its interval its period" \
+	[ "$CODE $(json "$TMP/api.out" 'j["status"], j["matches"], j["modes"], j["budget"], j["interval"]')" = "201 ('ACTIVE', 1, ['cpu'], 50.0, 3.0)" ]
 S1=$SCHED
 wait_scheduled "$S1" 2 20
 api GET "/api/v1/instances?schedule=$S1"
@@ -87,11 +95,38 @@ gap=$(json "$TMP/s1.json" '(lambda t: (t[0] - t[-1]).total_seconds())([__import_
 check "a period apart: ${gap}s between them (every 3s)" awk -v g="$gap" 'BEGIN { exit !(g >= 2.5) }'
 I1=$(json "$TMP/s1.json" 'j["instances"][-1]["id"]')
 wait_instance "$I1" 20
-check "its first recording FINISHED with a profile" \
-	bash -c "[ '$STATUS' = FINISHED ] && [ '$(json "$TMP/inst.json" 'j["artifacts"][0]["size"] > 0')' = True ]"
+check "its first recording FINISHED with a profile, the CPU its nprof used measured ($(json "$TMP/inst.json" 'j["cpu"]') s)" \
+	bash -c "[ '$STATUS' = FINISHED ] && [ '$(json "$TMP/inst.json" 'j["artifacts"][0]["size"] > 0 and 0 < j["cpu"] < 5')' = True ]"
+api GET "/api/v1/artifacts/$(artifact_of)?format=summary"
+check "the profile names the governor's interval, budget and measured cost in a note" \
+	grep -qE 'continuous profiling: interval=3s budget=50.00% measured_cost=[0-9.]+%' "$TMP/api.out"
 api GET "/api/v1/schedules/$S1"
 check "the schedule says what its last period did" \
 	bash -c "[ '$(json "$TMP/api.out" '"1 worker matched" in j["message"] and j["last_run"] is not None')' = True ]"
+
+# --- a budget too small: the governor stretches the period, and says so ---------
+create "{\"selector\": {\"workers\": [\"$W\"]}, \"modes\": [\"page-faults\"], \"duration\": \"1s\", \"every\": \"2s\", \"budget\": \"0.01%\"}"
+SG=$SCHED
+wait_scheduled "$SG" 1 10
+api GET "/api/v1/instances?schedule=$SG"
+wait_instance "$(json "$TMP/api.out" 'j["instances"][0]["id"]')" 20
+used=$(json "$TMP/inst.json" 'j["cpu"]')
+# the second period measures the first's cost: past 2 s, well within 10
+for ((i = 0; i < 50; i++)); do
+	api GET "/api/v1/schedules/$SG"
+	[ "$(json "$TMP/api.out" 'j["interval"] > 2')" = True ] && break
+	sleep 0.2
+done
+cp "$TMP/api.out" "$TMP/sg.json"
+want=$(awk -v u="$used" 'BEGIN { printf "%.1f", u / 0.0001 }')
+check "budget 0.01%: the period stretched to its recordings' cost over the budget (interval $(json "$TMP/sg.json" 'j["interval"]') s, ${used} s of CPU / 0.01% = $want s)" \
+	bash -c "[ '$(json "$TMP/sg.json" 'j["interval"] > 2 and abs(j["interval"] - '"$want"') <= max(1, 0.05 * j["interval"])')' = True ]"
+check "and says so, naming the budget" \
+	bash -c "[ '$(json "$TMP/sg.json" '"to keep within its budget (0.01%" in j["message"] and j["cost"] > 0.01')' = True ]"
+n=$(scheduled "$SG")
+sleep 4
+check "no period begins before the stretched one ($n, then $(scheduled "$SG"))" [ "$(scheduled "$SG")" = "$n" ]
+api DELETE "/api/v1/schedules/$SG"
 
 # --- on demand wins; paused; resumed ------------------------------------------
 # (a 409 while the schedule's own 1 s recording runs: again, once it ends)
@@ -128,6 +163,13 @@ check "after a restart the schedule is there, ACTIVE" [ "$(json "$TMP/api.out" '
 check "and records again ($n before the restart)" wait_scheduled "$S1" $((n + 1)) 10
 
 # --- a service's recordings merged --------------------------------------------------
+# (paused, and its last recording ended: the sum below is of them all)
+api PATCH "/api/v1/schedules/$S1" '{"status": "PAUSED"}'
+for ((i = 0; i < 100; i++)); do
+	api GET "/api/v1/instances?schedule=$S1&status=RUNNING"
+	[ "$(json "$TMP/api.out" 'len(j["instances"])')" = 0 ] && break
+	sleep 0.1
+done
 api GET "/api/v1/workers/$W"
 SVC=$(json "$TMP/api.out" 'j["service"]')
 SVC_Q=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$SVC")
@@ -165,7 +207,7 @@ check "DELETE: 200, deleted" [ "$CODE $(json "$TMP/api.out" 'j["deleted"]')" = "
 api GET "/api/v1/schedules/$S1"
 check "then GET: 404" error_names 404 id
 check "what it recorded stays" [ "$(scheduled "$S1")" -gt 0 ]
-create "{\"selector\": {\"workers\": [\"$W\"]}, \"modes\": [\"page-faults\"], \"duration\": \"1s\", \"every\": \"2s\", \"keep\": \"3s\"}"
+create "{\"selector\": {\"workers\": [\"$W\"]}, \"modes\": [\"page-faults\"], \"duration\": \"1s\", \"every\": \"2s\", \"keep\": \"3s\", \"budget\": \"50%\"}"
 S2=$SCHED
 wait_scheduled "$S2" 1 10
 api GET "/api/v1/instances?schedule=$S2"
@@ -228,7 +270,7 @@ $AS1 "$PROGS/split" --seconds 600 >/dev/null 2>&1 &
 P1=$!; bg_pids+=("$P1")
 sleep 0.3
 W1=$(worker_of "$P1")
-api -u "$AS1" POST /api/v1/schedules '{"selector": {"service": "*"}, "modes": ["cpu"], "duration": "1s", "every": "2s"}'
+api -u "$AS1" POST /api/v1/schedules '{"selector": {"service": "*"}, "modes": ["cpu"], "duration": "1s", "every": "2s", "budget": "50%"}'
 S3=$(json "$TMP/api.out" 'j["id"]')
 # (its curl asking is one of its processes too, for that moment)
 check "$U1 schedules every service: 201, matching its processes ($(json "$TMP/api.out" 'j["matches"]'))" \

@@ -256,7 +256,7 @@ int main(void)
 	/* The database as version 1 wrote it: without the columns, tables and
 	 * indexes versions 2, 3 and 6 added. */
 	CHECK(raw(path, "DROP TABLE schedules; DROP INDEX instances_schedule; "
-		  "ALTER TABLE instances DROP COLUMN schedule; "
+		  "ALTER TABLE instances DROP COLUMN schedule; ALTER TABLE instances DROP COLUMN cpu_ns; "
 		  "ALTER TABLE instances DROP COLUMN target; ALTER TABLE instances DROP "
 		  "COLUMN new_worker; DROP INDEX tokens_uid; ALTER TABLE tokens DROP COLUMN kind; "
 		  "ALTER TABLE tokens DROP COLUMN csrf; PRAGMA user_version = 1;") == 0,

@@ -18,6 +18,7 @@ static int64_t add(struct db *db, uid_t uid, uint64_t next_run_ms)
 {
 	struct schedule s = { .uid = uid, .duration_ns = 10000000000ull,
 			      .every_ns = 60000000000ull, .keep_ns = 86400000000000ull,
+			      .budget = 0.01,
 			      .status = SCHEDULE_ACTIVE, .created_ms = 1000,
 			      .next_run_ms = next_run_ms };
 	int64_t id = -1;
@@ -41,7 +42,8 @@ static void check_rows(struct db *db)
 	      !strcmp(s.modes, "cpu,alloc") && s.duration_ns == 10000000000ull &&
 	      s.every_ns == 60000000000ull && s.keep_ns == 86400000000000ull &&
 	      s.status == SCHEDULE_ACTIVE && s.created_ms == 1000 && s.next_run_ms == 5000 &&
-	      !s.last_run_ms && !s.message[0], "read back field for field");
+	      !s.last_run_ms && !s.message[0] && s.budget > 0.0099 && s.budget < 0.0101 &&
+	      s.interval_ns == s.every_ns && s.cost == 0, "read back field for field");
 	CHECK(schedule_get(db, 999, &s) == -ENOENT, "no such schedule: ENOENT");
 	CHECK(schedules_list(db, false, 1001, &list, &n) == 0 && n == 2 && list[0].id == c &&
 	      list[1].id == a, "uid 1001's list: its two, newest first");
@@ -58,9 +60,11 @@ static void check_rows(struct db *db)
 	      "a paused one is not due");
 	free(list);
 	CHECK_INT(schedules_next_run(db), ==, 7000, "nor the next period");
-	CHECK(schedule_ran(db, c, 7000, 67000, "1 worker matched") == 0 &&
-	      schedule_get(db, c, &s) == 0 && s.last_run_ms == 7000 && s.next_run_ms == 67000 &&
-	      !strcmp(s.message, "1 worker matched"), "a period's end written");
+	CHECK(schedule_ran(db, c, 7000, 127000, 120000000000ull, 0.02, "1 worker matched") == 0 &&
+	      schedule_get(db, c, &s) == 0 && s.last_run_ms == 7000 && s.next_run_ms == 127000 &&
+	      s.interval_ns == 120000000000ull && s.cost > 0.0199 && s.cost < 0.0201 &&
+	      !strcmp(s.message, "1 worker matched"), "a period's end written, the governor's "
+	      "interval and the cost measured with it");
 	CHECK(schedule_delete(db, b) == 0 && schedule_get(db, b, &s) == -ENOENT, "removed");
 	CHECK(schedule_set_status(db, c, SCHEDULE_PAUSED, 0) == 0 && schedules_next_run(db) == 0,
 	      "none active: the next period is 0");

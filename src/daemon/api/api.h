@@ -91,6 +91,7 @@ struct profile_request {
 	const char *interval, *format;	/* NULL: the event's, flamegraph */
 	bool threads;			/* a root per thread */
 	int64_t schedule;		/* 0: on demand */
+	const char *note;		/* a note in the profile (nprof record --note); NULL */
 };
 
 /* Checks that p's mode is allowed (403) and can run on w (400), then

@@ -84,7 +84,7 @@ static json_t *instance_json(const struct instance *in, json_t *arts)
 	snprintf(key, sizeof(key), "%lld", (long long)in->id);
 	mine = json_object_get(arts, key);
 	/* (each json_t made here is handed over: "o") */
-	return json_pack("{sI so so sI sI so so sI so so so ss so ss so so so so so so}",
+	return json_pack("{sI so so sI sI so so sI so so so ss so ss so so so so so so so}",
 		"id", (json_int_t)in->id,
 		"kind", text_json(in->kind),
 		"worker", text_json(in->worker),
@@ -107,7 +107,8 @@ static json_t *instance_json(const struct instance *in, json_t *arts)
 		"duration", in->duration_ns >= 0 ? json_real((double)in->duration_ns / 1e9)
 						  : json_null(),
 		"artifacts", mine ? json_incref(mine) : json_array(),
-		"schedule", in->schedule ? json_integer(in->schedule) : json_null());
+		"schedule", in->schedule ? json_integer(in->schedule) : json_null(),
+		"cpu", in->cpu_ns >= 0 ? json_real((double)in->cpu_ns / 1e9) : json_null());
 }
 
 /* Instances as the API shows them; NULL when the index cannot be read. */
@@ -395,6 +396,10 @@ void profile_start(struct daemon *d, const struct request *rq, struct reply *rp,
 	}
 	if (p->threads)
 		l.args[l.nargs++] = "-t";
+	if (p->note) {
+		l.args[l.nargs++] = "--note";
+		l.args[l.nargs++] = p->note;
+	}
 	l.args[l.nargs++] = "-o";
 	l.args[l.nargs++] = "pprof";
 	l.args[l.nargs++] = "PID";
@@ -691,6 +696,9 @@ void instances_job_done(void *ctx, const struct job_end *end)
 		else
 			snprintf(msg, sizeof(msg), "%s", said[0] ? said : "nprof failed without a word");
 	}
+	if (instance_set_cpu(d->db, end->id, end->cpu_ns) < 0)
+		log_error("instance %lld: the CPU it used not written to the index",
+			  (long long)end->id);
 	artifacts_collect_work(d, end->id, end->uid);
 	artifacts_settle(d, end->id, ok && !end->timed_out);
 	/* A restart ends when the new process is there, not when the

@@ -49,6 +49,29 @@ static bool span_field(json_t *body, const char *key, uint64_t min, uint64_t max
 	return true;
 }
 
+/* The budget field, a share of one CPU: "1%", "0.5%", or a number of
+ * percent, in (0, 100]; absent, [continuous] cpu_budget. false when it
+ * replied 400. */
+static bool budget_field(const struct daemon *d, json_t *v, struct reply *rp, double *ret)
+{
+	char *end = NULL;
+	double x = json_is_number(v) ? json_number_value(v)
+		   : json_is_string(v) ? strtod(json_string_value(v), &end) : -1;
+
+	if (!v || json_is_null(v)) {
+		*ret = d->cfg.cpu_budget;
+		return true;
+	}
+	if ((end && (end == json_string_value(v) || (*end && strcmp(end, "%")))) ||
+	    !(x > 0 && x <= 100)) {
+		reply_error(rp, 400, "budget", "budget must be a share of one CPU above 0%% and at "
+			    "most 100%%, such as \"1%%\" or \"0.5%%\"");
+		return false;
+	}
+	*ret = x / 100;
+	return true;
+}
+
 /* The modes field into s->modes ("cpu,alloc"): false when it replied. */
 static bool modes_field(struct daemon *d, json_t *v, struct reply *rp, struct schedule *s)
 {
@@ -105,7 +128,7 @@ static json_t *schedule_json(const struct schedule *s)
 	snprintf(buf, sizeof(buf), "%s", s->modes);
 	for (char *m = strtok_r(buf, ",", &save); m; m = strtok_r(NULL, ",", &save))
 		json_array_append_new(modes, json_string(m));
-	return json_pack("{sI ss ss sI so so sf sf sf so so so ss}",
+	return json_pack("{sI ss ss sI so so sf sf sf so so so ss sf sf sf}",
 		"id", (json_int_t)s->id,
 		"status", schedule_state_name(s->status),
 		"user", s->user,
@@ -118,12 +141,16 @@ static json_t *schedule_json(const struct schedule *s)
 		"created", time_or_null(s->created_ms),
 		"last_run", time_or_null(s->last_run_ms),
 		"next_run", s->status == SCHEDULE_ACTIVE ? time_or_null(s->next_run_ms) : json_null(),
-		"message", s->message);
+		"message", s->message,
+		"budget", s->budget * 100,
+		"interval", (double)(s->interval_ns ? s->interval_ns : s->every_ns) / 1e9,
+		"cost", s->cost * 100);
 }
 
 static bool known_keys(json_t *body, struct reply *rp)
 {
-	static const char *const KEYS[] = { "selector", "modes", "duration", "every", "keep", NULL };
+	static const char *const KEYS[] = { "selector", "modes", "duration", "every", "keep",
+					    "budget", NULL };
 	const char *key;
 	json_t *v;
 
@@ -134,7 +161,7 @@ static bool known_keys(json_t *body, struct reply *rp)
 			i++;
 		if (!KEYS[i]) {
 			reply_error(rp, 400, key, "unknown field '%.64s'; use selector, modes, "
-				    "duration, every, keep", key);
+				    "duration, every, keep, budget", key);
 			return false;
 		}
 	}
@@ -168,7 +195,8 @@ void api_schedule_create(struct daemon *d, struct request *rq, struct reply *rp)
 	    !span_field(body, "duration", 1000000000ull, d->cfg.duration_max_ns,
 			d->cfg.duration_default_ns, rp, &s.duration_ns) ||
 	    !span_field(body, "every", 1000000000ull, DAY_NS, 0, rp, &s.every_ns) ||
-	    !span_field(body, "keep", 1000000000ull, KEEP_MAX_NS, DAY_NS, rp, &s.keep_ns))
+	    !span_field(body, "keep", 1000000000ull, KEEP_MAX_NS, DAY_NS, rp, &s.keep_ns) ||
+	    !budget_field(d, json_object_get(body, "budget"), rp, &s.budget))
 		goto out;
 	if (s.every_ns < s.duration_ns) {
 		reply_error(rp, 400, "every", "every (the period) must be at least duration (each "

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/units.h"
 #include "daemon/api/api.h"
 #include "daemon/core/log.h"
 #include "daemon/store/artifacts.h"
@@ -24,6 +25,9 @@
  * a schedule created or resumed, is seen within it (a write to the
  * index wakes it sooner). */
 #define WAKE_NS 1000000000ull
+/* The longest a governed period grows: then the budget cannot be kept,
+ * and the schedule says so. */
+#define GOVERNOR_MAX_NS (24ull * 3600 * 1000000000ull)
 
 struct schedule_runner {
 	struct daemon *d;
@@ -78,9 +82,10 @@ static void tally_reply(struct tally *t, const struct reply *rp, const char *wha
 	}
 }
 
-/* One mode of s on worker w, as s's user u. */
+/* One mode of s on worker w, as s's user u, the governor's note in it. */
 static void record(struct daemon *d, const struct schedule *s, const struct user *u,
-		   const struct worker *w, const struct event_def *ev, struct tally *t)
+		   const struct worker *w, const struct event_def *ev, const char *note,
+		   struct tally *t)
 {
 	struct request rq = { .method = "POST", .path = "/api/v1/schedules", .body = "",
 			      .user = *u };
@@ -93,7 +98,7 @@ static void record(struct daemon *d, const struct schedule *s, const struct user
 	if (api_worker(d, &rq, &rp, w->id, &pinned, &pidfd))
 		profile_start(d, &rq, &rp, &pinned, pidfd, &(struct profile_request){
 			.event = ev, .duration_ns = s->duration_ns, .format = "flamegraph",
-			.schedule = s->id });
+			.schedule = s->id, .note = note });
 	if (rp.status == 410)
 		rp.status = 409;	/* gone since the scan: nothing to record */
 	tally_reply(t, &rp, what);
@@ -132,6 +137,33 @@ static void prune(struct daemon *d, const struct schedule *s, uint64_t now)
 	free(ids);
 }
 
+/* The governor: the period s keeps from now, from what its last period's
+ * recordings cost (their processes' CPU, into *cost as a share of one CPU
+ * over that period): every, or longer when that cost over every is more
+ * than the budget — a period is at least its cost divided by its budget
+ * (Datadog's profiler's rule) — at most a day, when *over says the
+ * budget cannot be kept. Recordings still running count nothing yet. */
+static uint64_t govern(struct daemon *d, const struct schedule *s, uint64_t now, double *cost,
+		       bool *over)
+{
+	uint64_t span_ns, needed;
+	int64_t used;
+
+	*cost = s->cost;
+	*over = false;
+	if (!s->last_run_ms || now <= s->last_run_ms ||
+	    (used = instances_cpu_of_schedule(d->db, s->id, s->last_run_ms, now)) < 0)
+		return s->interval_ns ? s->interval_ns : s->every_ns;
+	span_ns = (now - s->last_run_ms) * 1000000ull;
+	*cost = (double)used / (double)span_ns;
+	needed = s->budget > 0 ? (uint64_t)((double)used / s->budget) : s->every_ns;
+	if (needed > GOVERNOR_MAX_NS) {
+		*over = true;
+		needed = GOVERNOR_MAX_NS;
+	}
+	return needed > s->every_ns ? needed : s->every_ns;
+}
+
 /* One period of s, beginning now (ms). */
 static void run_period(struct daemon *d, const struct schedule *s, uint64_t now)
 {
@@ -143,14 +175,27 @@ static void run_period(struct daemon *d, const struct schedule *s, uint64_t now)
 	char message[512], why[256];
 	json_error_t jerr;
 	json_t *j = json_loads(s->selector, 0, &jerr);
-	uint64_t next = s->next_run_ms + s->every_ns / 1000000;
+	double cost;
+	bool over;
+	uint64_t interval = govern(d, s, now, &cost, &over);
+	uint64_t next = now + interval / 1000000;
+	char note[256], iv[32], governed[200] = "";
 	struct user u;
 	int r;
 
-	/* A period missed (nprofd was down, or the host too busy) is not
-	 * made up: the next begins a period from now. */
-	if (next <= now)
-		next = now + s->every_ns / 1000000;
+	/* (a period missed, nprofd down or the host too busy, is not made
+	 * up: the next begins an interval from now) */
+	snprintf(note, sizeof(note), "continuous profiling: interval=%s budget=%.2f%% "
+		 "measured_cost=%.3f%% (of one CPU, the period before this one's recordings)",
+		 units_format_duration(interval, iv, sizeof(iv)), s->budget * 100, cost * 100);
+	if (over)
+		snprintf(governed, sizeof(governed), "; its recordings cost %.2f%% of a CPU, more "
+			 "than its budget (%.2f%%) even a day apart: it records once a day",
+			 cost * 100, s->budget * 100);
+	else if (interval > s->every_ns)
+		snprintf(governed, sizeof(governed), "; every %s to keep within its budget (%.2f%% "
+			 "of a CPU; they cost %.2f%% over the last period)", iv, s->budget * 100,
+			 cost * 100);
 	if (schedule_selector_parse(j, &sel, why, sizeof(why)) < 0) {
 		snprintf(message, sizeof(message), "its selector is not one this nprofd reads (%s)",
 			 why);
@@ -163,17 +208,19 @@ static void run_period(struct daemon *d, const struct schedule *s, uint64_t now)
 	} else {
 		for (size_t i = 0; i < n; i++)
 			for (size_t k = 0; k < nev; k++)
-				record(d, s, &u, &ws[i], evs[k], &t);
+				record(d, s, &u, &ws[i], evs[k], note, &t);
 		snprintf(message, sizeof(message), "%zu worker%s matched: %u recording%s started, "
 			 "%u left to on-demand ones%s%u refused%s%s", n, n == 1 ? "" : "s",
 			 t.started, t.started == 1 ? "" : "s", t.busy, ", ", t.refused,
 			 t.refused ? " (" : "", t.refused ? t.first_refusal : "");
 		if (t.refused)
 			snprintf(message + strlen(message), sizeof(message) - strlen(message), ")");
+		snprintf(message + strlen(message), sizeof(message) - strlen(message), "%s",
+			 governed);
 	}
 	json_decref(j);
 	free(ws);
-	if (schedule_ran(d->db, s->id, now, next, message) < 0)
+	if (schedule_ran(d->db, s->id, now, next, interval, cost, message) < 0)
 		log_error("schedule %lld: its period's end is not in the index: %s",
 			  (long long)s->id, message);
 	prune(d, s, now);

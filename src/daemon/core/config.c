@@ -43,14 +43,15 @@
 
 enum section_kind {
 	SEC_TOP, SEC_WORKERS, SEC_INSTANCES, SEC_ACTIONS, SEC_ARTIFACTS, SEC_SIGNIN,
-	SEC_CLUSTER, SEC_SERVICE, SEC_COMMAND, SEC_COUNT
+	SEC_CLUSTER, SEC_CONTINUOUS, SEC_SERVICE, SEC_COMMAND, SEC_COUNT
 };
 
 /* [service NAME] and [command NAME] may come many times, the others once. */
 static const char *const section_names[SEC_COUNT] = {
 	[SEC_TOP] = "top", [SEC_WORKERS] = "workers", [SEC_INSTANCES] = "instances",
 	[SEC_ACTIONS] = "actions", [SEC_ARTIFACTS] = "artifacts", [SEC_SIGNIN] = "signin",
-	[SEC_CLUSTER] = "cluster", [SEC_SERVICE] = "service", [SEC_COMMAND] = "command",
+	[SEC_CLUSTER] = "cluster", [SEC_CONTINUOUS] = "continuous", [SEC_SERVICE] = "service",
+	[SEC_COMMAND] = "command",
 };
 
 /* What a value is; each kind has its parser (setters[], below). */
@@ -66,6 +67,8 @@ enum value_kind {
 	V_SIZE,		/* uint64_t bytes */
 	V_COUNT,	/* a whole number: unsigned or uint64_t, by the field's size */
 	V_DURATION,	/* uint64_t nanoseconds */
+	V_PERCENT,	/* a share, "1%" or "0.5%": double, 0.01 for 1 %; bounds in
+			   hundredths of a percent */
 	V_SELECTS,	/* comma-separated selectors */
 	V_SELECTOR,	/* one selector */
 	V_MODES,	/* comma-separated events: the section's switches */
@@ -269,6 +272,8 @@ static const struct key_def keys[] = {
 	  .doc = "etcd's own auth" },
 	{ "etcd_password_file", SEC_CLUSTER, V_PATH, "", TOP(etcd_password_file),
 	  .doc = "etcd's own auth" },
+	{ "cpu_budget", SEC_CONTINUOUS, V_PERCENT, "1%", TOP(cpu_budget), RANGE(1, 10000),
+	  .doc = "the CPU a schedule's recordings may take, a share of one CPU" },
 
 	/* [service NAME]: these, and modes and the [actions] keys (per_service)
 	 * for that service's workers; restart is the switch there too, the
@@ -346,6 +351,10 @@ static const char *fmt_bound(const struct key_def *k, uint64_t v, char buf[32])
 		return fmt_size(v, buf);
 	if (k->kind == V_DURATION)
 		return units_format_duration(v, buf, 32);
+	if (k->kind == V_PERCENT) {
+		snprintf(buf, 32, v % 100 ? "%.2f%%" : "%.0f%%", (double)v / 100);
+		return buf;
+	}
 	snprintf(buf, 32, "%llu", (unsigned long long)v);
 	return buf;
 }
@@ -360,7 +369,8 @@ bool config_key_doc(size_t i, struct config_key_doc *ret)
 		.name = k->name, .section = section_names[k->sec],
 		.per_service = k->per_service, .def = k->def, .doc = k->doc,
 	};
-	if (k->kind == V_SIZE || k->kind == V_COUNT || k->kind == V_DURATION) {
+	if (k->kind == V_SIZE || k->kind == V_COUNT || k->kind == V_DURATION ||
+	    k->kind == V_PERCENT) {
 		fmt_bound(k, k->min, ret->min);
 		fmt_bound(k, k->max, ret->max);
 	}
@@ -1077,12 +1087,27 @@ static int set_host(struct parser *p, const struct key_def *k, char *v, void *fi
 	return store(k, v, field);
 }
 
+static int set_percent(struct parser *p, const struct key_def *k, char *v, void *field)
+{
+	char buf[SHOWN_MAX + 4], lo[32], hi[32], *end;
+	double x = strtod(v, &end);
+
+	if (end == v || (*end && strcmp(end, "%")) || !(x * 100 >= (double)k->min) ||
+	    !(x * 100 <= (double)k->max))
+		return fail(p, "%s = %s is not a share from %s to %s of one CPU; write for example "
+			    "1%% or 0.5%%", k->name, shown(v, buf), fmt_bound(k, k->min, lo),
+			    fmt_bound(k, k->max, hi));
+	*(double *)field = x / 100;
+	return 0;
+}
+
 static int (*const setters[V_KIND_COUNT])(struct parser *p, const struct key_def *k, char *v,
 					   void *field) = {
 	[V_LISTEN] = set_listen, [V_PATH] = set_path, [V_PATH_SET] = set_path,
 	[V_NAME] = set_name, [V_GROUP] = set_name, [V_NAMES] = set_users,
 	[V_ADDRS] = set_addrs, [V_HEADER] = set_header, [V_SIZE] = set_number,
-	[V_COUNT] = set_number, [V_DURATION] = set_number, [V_SELECTS] = set_selects,
+	[V_COUNT] = set_number, [V_DURATION] = set_number, [V_PERCENT] = set_percent,
+	[V_SELECTS] = set_selects,
 	[V_SELECTOR] = set_selector, [V_MODES] = set_modes, [V_ACTION] = set_action,
 	[V_TEXT] = set_text, [V_RUN] = set_run, [V_OUTPUT] = set_output,
 	[V_URLS] = set_urls, [V_URL] = set_urls, [V_HOST] = set_host,

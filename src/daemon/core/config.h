@@ -146,6 +146,7 @@ struct daemon_config {
 	uint64_t max_reply;			/* default 32 MiB from one host */
 	uint64_t signature_window_ns;		/* default 30 s either way */
 	uint64_t hosts_cache_ns;		/* default 1 s: a read of the registry kept; 0 = none */
+	double cpu_budget;			/* [continuous]: a schedule's share of one CPU, 0.01 */
 	char etcd_ca[CONFIG_VALUE_MAX], etcd_cert[CONFIG_VALUE_MAX], etcd_key[CONFIG_VALUE_MAX];
 	char etcd_user[CONFIG_NAME_MAX];	/* etcd's auth; "" none */
 	char etcd_password_file[CONFIG_VALUE_MAX]; /* its password, a private file */

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -98,12 +99,18 @@ static void read_stderr(struct job *jb)
 static void finish(struct jobs *j, struct job *jb)
 {
 	siginfo_t si = { 0 };
+	struct rusage ru;
 	struct job_end end;
 	char text[STDERR_KEEP + 1];
 
 	read_stderr(jb);
-	if (waitid(P_PIDFD, (id_t)jb->pidfd, &si, WEXITED) < 0)
+	/* The system call's fifth argument, which glibc's waitid leaves
+	 * out: the CPU the child (and what it waited for) used, which the
+	 * schedules' budget counts. */
+	if (syscall(SYS_waitid, P_PIDFD, jb->pidfd, &si, WEXITED, &ru) < 0) {
 		si.si_code = CLD_KILLED, si.si_status = SIGKILL;
+		memset(&ru, 0, sizeof(ru));
+	}
 	memcpy(text, jb->err, jb->err_len);
 	text[jb->err_len] = '\0';
 	end = (struct job_end){
@@ -113,6 +120,8 @@ static void finish(struct jobs *j, struct job *jb)
 		.stopped = jb->stopped,
 		.timed_out = jb->timed_out,
 		.stderr_text = text,
+		.cpu_ns = (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ull +
+			  (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull,
 	};
 	close(jb->pidfd);
 	if (jb->err_fd >= 0)

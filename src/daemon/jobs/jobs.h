@@ -23,6 +23,7 @@ struct job_end {
 	bool stopped;		/* jobs_stop asked it to end early */
 	bool timed_out;		/* it outlived its deadline and was killed */
 	const char *stderr_text;/* what it wrote on stderr (last 4 KiB) */
+	uint64_t cpu_ns;	/* the CPU it used, user and system */
 };
 
 typedef void (*job_done_fn)(void *ctx, const struct job_end *end);

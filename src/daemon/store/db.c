@@ -179,15 +179,19 @@ static const char *const MIGRATIONS[] = {
 	"CREATE INDEX instances_status ON instances(status);"
 	"CREATE INDEX artifacts_instance ON artifacts(instance);",
 	/* 5 -> 6: schedules (continuous profiling) and the instances each
-	 * started; an instance started on demand has no schedule. */
+	 * started (an instance started on demand has no schedule); the CPU
+	 * each instance's process used, which a schedule's budget counts. */
 	"CREATE TABLE schedules("
 	"  id INTEGER PRIMARY KEY AUTOINCREMENT, user TEXT NOT NULL, uid INTEGER NOT NULL,"
 	"  selector TEXT NOT NULL, modes TEXT NOT NULL, duration_ns INTEGER NOT NULL,"
 	"  every_ns INTEGER NOT NULL, keep_ns INTEGER NOT NULL,"
 	"  status TEXT NOT NULL CHECK(status IN ('ACTIVE', 'PAUSED')),"
 	"  created INTEGER NOT NULL, last_run INTEGER NOT NULL DEFAULT 0,"
-	"  next_run INTEGER NOT NULL DEFAULT 0, message TEXT NOT NULL DEFAULT '');"
+	"  next_run INTEGER NOT NULL DEFAULT 0, message TEXT NOT NULL DEFAULT '',"
+	"  budget REAL NOT NULL, interval_ns INTEGER NOT NULL DEFAULT 0,"
+	"  cost REAL NOT NULL DEFAULT 0);"
 	"ALTER TABLE instances ADD COLUMN schedule INTEGER;"
+	"ALTER TABLE instances ADD COLUMN cpu_ns INTEGER;"
 	"CREATE INDEX instances_schedule ON instances(schedule, id);",
 };
 
@@ -329,6 +333,9 @@ static int bind_all(sqlite3_stmt *st, const char *types, va_list ap)
 		case 'u':
 			r = sqlite3_bind_int64(st, i + 1, va_arg(ap, unsigned));
 			break;
+		case 'd':
+			r = sqlite3_bind_double(st, i + 1, va_arg(ap, double));
+			break;
 		case 't': {
 			const char *s = va_arg(ap, const char *);
 
@@ -427,6 +434,11 @@ struct db_row {
 int64_t db_int(const struct db_row *r, int col)
 {
 	return sqlite3_column_int64(r->st, col);
+}
+
+double db_real(const struct db_row *r, int col)
+{
+	return sqlite3_column_double(r->st, col);
 }
 
 const char *db_text(const struct db_row *r, int col)

@@ -12,7 +12,8 @@
  * row removed is never given to another.
  *
  * Statements take their parameters by a type string, one letter per
- * '?': 'i' int64_t, 't' const char * (NULL binds NULL), 'u' unsigned. */
+ * '?': 'i' int64_t, 't' const char * (NULL binds NULL), 'u' unsigned,
+ * 'd' double. */
 #ifndef NPROF_DAEMON_DB_H
 #define NPROF_DAEMON_DB_H
 
@@ -35,6 +36,7 @@ int db_exec(struct db *db, int64_t *ret_id, const char *sql, const char *types, 
  * SELECT lists them (valid until the callback returns). */
 struct db_row;
 int64_t db_int(const struct db_row *r, int col);	/* NULL: 0 */
+double db_real(const struct db_row *r, int col);	/* NULL: 0 */
 const char *db_text(const struct db_row *r, int col);	/* NULL: NULL */
 bool db_null(const struct db_row *r, int col);
 

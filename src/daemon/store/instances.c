@@ -12,11 +12,11 @@
 /* Every read names its columns in this order (read_row's). */
 #define COLUMNS "id, kind, worker, pid, worker_uid, service, user, uid, mode, duration_ns, " \
 		"interval, format, status, message, created, finished, child_pid, target, " \
-		"new_worker, schedule"
+		"new_worker, schedule, cpu_ns"
 enum {
 	C_ID, C_KIND, C_WORKER, C_PID, C_WORKER_UID, C_SERVICE, C_USER, C_UID, C_MODE,
 	C_DURATION, C_INTERVAL, C_FORMAT, C_STATUS, C_MESSAGE, C_CREATED, C_FINISHED,
-	C_CHILD, C_TARGET, C_NEW_WORKER, C_SCHEDULE
+	C_CHILD, C_TARGET, C_NEW_WORKER, C_SCHEDULE, C_CPU
 };
 
 /* The row and, after it, the text its pointers point into. */
@@ -82,6 +82,7 @@ static struct instance *read_row(const struct db_row *r)
 	b->in.finished_ms = (uint64_t)db_int(r, C_FINISHED);
 	b->in.child_pid = (pid_t)db_int(r, C_CHILD);
 	b->in.schedule = db_int(r, C_SCHEDULE);
+	b->in.cpu_ns = db_null(r, C_CPU) ? -1 : db_int(r, C_CPU);
 	return &b->in;
 }
 
@@ -246,6 +247,20 @@ int instance_set_child(struct db *db, int64_t id, pid_t child)
 {
 	return db_exec(db, NULL, "UPDATE instances SET child_pid = ? WHERE id = ?", "ii",
 		       (int64_t)child, id);
+}
+
+int instance_set_cpu(struct db *db, int64_t id, uint64_t cpu_ns)
+{
+	return db_exec(db, NULL, "UPDATE instances SET cpu_ns = ? WHERE id = ?", "ii",
+		       (int64_t)cpu_ns, id);
+}
+
+int64_t instances_cpu_of_schedule(struct db *db, int64_t schedule, uint64_t since_ms,
+				  uint64_t before_ms)
+{
+	return db_value(db, "SELECT IFNULL(SUM(cpu_ns), 0) FROM instances WHERE schedule = ? AND "
+			"created >= ? AND created < ?", "iii", schedule, (int64_t)since_ms,
+			(int64_t)before_ms);
 }
 
 int instance_set_message(struct db *db, int64_t id, const char *message)

@@ -38,6 +38,7 @@ struct instance {
 	const char *target;		/* a restart: the unit or [service] */
 	const char *new_worker;		/* a restart: the worker that came back */
 	int64_t schedule;		/* the schedule that started it; 0: on demand */
+	int64_t cpu_ns;			/* the CPU its process used; -1: not known (yet) */
 };
 
 /* Instance id: 0 and *ret (instance_free it), -ENOENT, or -EIO
@@ -90,6 +91,14 @@ int instance_insert(struct db *db, const struct instance *in, int64_t *ret_id);
 
 /* The instance's child process. 0 or -EIO. */
 int instance_set_child(struct db *db, int64_t id, pid_t child);
+
+/* The CPU its process used, once it has ended. 0 or -EIO. */
+int instance_set_cpu(struct db *db, int64_t id, uint64_t cpu_ns);
+
+/* The CPU the processes of the instances schedule started in [since,
+ * before) used (those still running count nothing yet): ns, or -EIO. */
+int64_t instances_cpu_of_schedule(struct db *db, int64_t schedule, uint64_t since_ms,
+				  uint64_t before_ms);
 
 /* Its message, the instance still running. 0 or -EIO. */
 int instance_set_message(struct db *db, int64_t id, const char *message);

@@ -24,9 +24,9 @@ int schedule_state_parse(const char *name)
 
 /* Every read names its columns in this order (read_row's). */
 #define COLUMNS "id, user, uid, selector, modes, duration_ns, every_ns, keep_ns, status, " \
-		"created, last_run, next_run, message"
+		"created, last_run, next_run, message, budget, interval_ns, cost"
 enum { C_ID, C_USER, C_UID, C_SELECTOR, C_MODES, C_DURATION, C_EVERY, C_KEEP, C_STATUS,
-       C_CREATED, C_LAST, C_NEXT, C_MESSAGE };
+       C_CREATED, C_LAST, C_NEXT, C_MESSAGE, C_BUDGET, C_INTERVAL, C_COST };
 
 /* The row r is at, into the struct schedule at elem (db_rows' reader). */
 static void read_row(const struct db_row *r, void *elem)
@@ -45,6 +45,9 @@ static void read_row(const struct db_row *r, void *elem)
 		.created_ms = (uint64_t)db_int(r, C_CREATED),
 		.last_run_ms = (uint64_t)db_int(r, C_LAST),
 		.next_run_ms = (uint64_t)db_int(r, C_NEXT),
+		.budget = db_real(r, C_BUDGET),
+		.interval_ns = (uint64_t)db_int(r, C_INTERVAL),
+		.cost = db_real(r, C_COST),
 	};
 	snprintf(s->user, sizeof(s->user), "%s", db_text(r, C_USER) ?: "");
 	snprintf(s->selector, sizeof(s->selector), "%s", db_text(r, C_SELECTOR) ?: "");
@@ -61,11 +64,12 @@ static int one_row(void *ctx, const struct db_row *r)
 int schedule_insert(struct db *db, const struct schedule *s, int64_t *ret_id)
 {
 	return db_exec(db, ret_id, "INSERT INTO schedules(user, uid, selector, modes, duration_ns, "
-		       "every_ns, keep_ns, status, created, next_run, message) "
-		       "VALUES(?,?,?,?,?,?,?,?,?,?,?)", "tuttiiitiit", s->user, (unsigned)s->uid,
-		       s->selector, s->modes, (int64_t)s->duration_ns, (int64_t)s->every_ns,
-		       (int64_t)s->keep_ns, schedule_state_name(s->status), (int64_t)s->created_ms,
-		       (int64_t)s->next_run_ms, s->message);
+		       "every_ns, keep_ns, status, created, next_run, message, budget, interval_ns) "
+		       "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)", "tuttiiitiit" "di", s->user,
+		       (unsigned)s->uid, s->selector, s->modes, (int64_t)s->duration_ns,
+		       (int64_t)s->every_ns, (int64_t)s->keep_ns, schedule_state_name(s->status),
+		       (int64_t)s->created_ms, (int64_t)s->next_run_ms, s->message, s->budget,
+		       (int64_t)s->every_ns);
 }
 
 int schedule_get(struct db *db, int64_t id, struct schedule *ret)
@@ -102,10 +106,11 @@ int schedule_set_status(struct db *db, int64_t id, enum schedule_state status,
 }
 
 int schedule_ran(struct db *db, int64_t id, uint64_t last_ms, uint64_t next_ms,
-		 const char *message)
+		 uint64_t interval_ns, double cost, const char *message)
 {
-	return db_exec(db, NULL, "UPDATE schedules SET last_run = ?, next_run = ?, message = ? "
-		       "WHERE id = ?", "iiti", (int64_t)last_ms, (int64_t)next_ms, message, id);
+	return db_exec(db, NULL, "UPDATE schedules SET last_run = ?, next_run = ?, "
+		       "interval_ns = ?, cost = ?, message = ? WHERE id = ?", "iiidti",
+		       (int64_t)last_ms, (int64_t)next_ms, (int64_t)interval_ns, cost, message, id);
 }
 
 int schedule_delete(struct db *db, int64_t id)

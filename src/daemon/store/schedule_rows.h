@@ -36,6 +36,11 @@ struct schedule {
 	uint64_t last_run_ms;		/* its last period's start; 0: none yet */
 	uint64_t next_run_ms;		/* when the next begins */
 	char message[512];		/* what its last period did */
+	double budget;			/* the CPU its recordings may take: 0.01, 1 % of one */
+	uint64_t interval_ns;		/* the period it keeps now: every, or longer to keep
+					   within budget */
+	double cost;			/* what its last measured period cost, a share of one
+					   CPU over that period */
 };
 
 /* A new row from s (its id ignored): 0 and its id into *ret_id, or -EIO. */
@@ -61,9 +66,10 @@ int schedule_set_status(struct db *db, int64_t id, enum schedule_state status,
 			uint64_t next_run_ms);
 
 /* A period began at last_ms and did what message says; the next at
- * next_ms. 0 or -EIO. */
+ * next_ms, interval_ns after it, the last measured period having cost
+ * cost. 0 or -EIO. */
 int schedule_ran(struct db *db, int64_t id, uint64_t last_ms, uint64_t next_ms,
-		 const char *message);
+		 uint64_t interval_ns, double cost, const char *message);
 
 /* The row removed (what it started stays, as on-demand instances do). 0
  * or -EIO. */
