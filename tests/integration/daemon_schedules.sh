@@ -122,11 +122,32 @@ want=$(awk -v u="$used" 'BEGIN { printf "%.1f", u / 0.0001 }')
 check "budget 0.01%: the period stretched to its recordings' cost over the budget (interval $(json "$TMP/sg.json" 'j["interval"]') s, ${used} s of CPU / 0.01% = $want s)" \
 	bash -c "[ '$(json "$TMP/sg.json" 'j["interval"] > 2 and abs(j["interval"] - '"$want"') <= max(1, 0.05 * j["interval"])')' = True ]"
 check "and says so, naming the budget" \
-	bash -c "[ '$(json "$TMP/sg.json" '"to keep within its budget (0.01%" in j["message"] and j["cost"] > 0.01')' = True ]"
+	bash -c "[ '$(json "$TMP/sg.json" '"more than its budget (0.01% of a CPU) allows a period: one every" in j["message"] and j["cost"] > 0.01')' = True ]"
 n=$(scheduled "$SG")
 sleep 4
 check "no period begins before the stretched one ($n, then $(scheduled "$SG"))" [ "$(scheduled "$SG")" = "$n" ]
 api DELETE "/api/v1/schedules/$SG"
+
+# --- a budget that pays for some of the workers: each period takes the
+# least recently recorded, in turn ------------------------------------------------
+IDS=
+for k in 1 2 3 4 5 6; do
+	start_prog "idle$k" "$PROGS/eight_threads" || bail "eight_threads $k starts"
+	IDS+="${IDS:+,}\"$(worker_of "$PID")\""
+done
+create "{\"selector\": {\"workers\": [$IDS]}, \"modes\": [\"page-faults\"], \"duration\": \"1s\", \"every\": \"2s\", \"budget\": \"$(awk -v u="$used" 'BEGIN { printf "%.2f", 2.5 * u / 2 * 100 }')%\"}"
+SD=$SCHED
+# period 1 learns the cost with one; then 2 a period (2.5 recordings' worth)
+wait_scheduled "$SD" 7 30
+api GET "/api/v1/instances?schedule=$SD&limit=1000"
+cp "$TMP/api.out" "$TMP/sd.json"
+api GET "/api/v1/schedules/$SD"
+# (2 when each costs what the first did; the workers' own costs differ a little)
+check "a budget of about 2.5 recordings a period: some of the 6 a period, saying so ($(json "$TMP/api.out" 'j["message"]' | cut -c1-160))" \
+	bash -c "[ '$(json "$TMP/api.out" 'bool(__import__("re").search(r"; [123] of the 6 recordings it wants this period", j["message"]))')' = True ]"
+check "in turn: the first 7 recordings cover all 6 workers ($(json "$TMP/sd.json" 'len(set(i["worker"] for i in j["instances"][-7:]))'))" \
+	[ "$(json "$TMP/sd.json" 'len(set(i["worker"] for i in j["instances"][-7:]))')" = 6 ]
+api DELETE "/api/v1/schedules/$SD"
 
 # --- on demand wins; paused; resumed ------------------------------------------
 # (a 409 while the schedule's own 1 s recording runs: again, once it ends)
@@ -275,10 +296,15 @@ S3=$(json "$TMP/api.out" 'j["id"]')
 # (its curl asking is one of its processes too, for that moment)
 check "$U1 schedules every service: 201, matching its processes ($(json "$TMP/api.out" 'j["matches"]'))" \
 	[ "$CODE $(json "$TMP/api.out" 'j["matches"] >= 1')" = "201 True" ]
-wait_scheduled "$S3" 2 15
+for ((i = 0; i < 100; i++)); do
+	api GET "/api/v1/instances?schedule=$S3"
+	[ "$(json "$TMP/api.out" '"'"$W1"'" in [i["worker"] for i in j["instances"]]')" = True ] && break
+	sleep 0.2
+done
 api GET "/api/v1/instances?schedule=$S3"
-check "its recordings are all of $U1's worker, none of root's" \
-	[ "$(json "$TMP/api.out" 'sorted(set(i["worker"] for i in j["instances"]))')" = "['$W1']" ]
+# (its curl asking, a process of its too for that moment, may be taken)
+check "its recordings are all of $U1's processes, split's among them, none of root's" \
+	[ "$(json "$TMP/api.out" 'sorted(set(i["worker_uid"] for i in j["instances"])), "'"$W1"'" in [i["worker"] for i in j["instances"]]')" = "([$(id -u "$U1")], True)" ]
 api -u "$AS2" GET "/api/v1/schedules/$S3"
 check "$U2 asks for $U1's schedule: 404" error_names 404 id
 api -u "$AS2" PATCH "/api/v1/schedules/$S3" '{"status": "PAUSED"}'

@@ -13,6 +13,7 @@
 #include "base/clock.h"
 #include "base/units.h"
 #include "daemon/api/api.h"
+#include "daemon/api/schedule_governor.h"
 #include "daemon/core/log.h"
 #include "daemon/store/artifacts.h"
 #include "daemon/store/db.h"
@@ -25,9 +26,7 @@
  * a schedule created or resumed, is seen within it (a write to the
  * index wakes it sooner). */
 #define WAKE_NS 1000000000ull
-/* The longest a governed period grows: then the budget cannot be kept,
- * and the schedule says so. */
-#define GOVERNOR_MAX_NS (24ull * 3600 * 1000000000ull)
+
 
 struct schedule_runner {
 	struct daemon *d;
@@ -137,31 +136,58 @@ static void prune(struct daemon *d, const struct schedule *s, uint64_t now)
 	free(ids);
 }
 
-/* The governor: the period s keeps from now, from what its last period's
- * recordings cost (their processes' CPU, into *cost as a share of one CPU
- * over that period): every, or longer when that cost over every is more
- * than the budget — a period is at least its cost divided by its budget
- * (Datadog's profiler's rule) — at most a day, when *over says the
- * budget cannot be kept. Recordings still running count nothing yet. */
-static uint64_t govern(struct daemon *d, const struct schedule *s, uint64_t now, double *cost,
-		       bool *over)
+/* What its last period's recordings cost, a share of one CPU over the
+ * time since it began (those still running count nothing yet). */
+static double last_cost(struct daemon *d, const struct schedule *s, uint64_t now)
 {
-	uint64_t span_ns, needed;
 	int64_t used;
 
-	*cost = s->cost;
-	*over = false;
 	if (!s->last_run_ms || now <= s->last_run_ms ||
 	    (used = instances_cpu_of_schedule(d->db, s->id, s->last_run_ms, now)) < 0)
-		return s->interval_ns ? s->interval_ns : s->every_ns;
-	span_ns = (now - s->last_run_ms) * 1000000ull;
-	*cost = (double)used / (double)span_ns;
-	needed = s->budget > 0 ? (uint64_t)((double)used / s->budget) : s->every_ns;
-	if (needed > GOVERNOR_MAX_NS) {
-		*over = true;
-		needed = GOVERNOR_MAX_NS;
-	}
-	return needed > s->every_ns ? needed : s->every_ns;
+		return s->cost;
+	return (double)used / ((double)(now - s->last_run_ms) * 1e6);
+}
+
+/* One recording a period wants: a worker, in a mode, last recorded at. */
+struct wanted {
+	const struct worker *w;
+	const struct event_def *ev;
+	uint64_t last_ms;	/* 0: never by this schedule */
+};
+
+static int least_recent_first(const void *a, const void *b)
+{
+	uint64_t x = ((const struct wanted *)a)->last_ms, y = ((const struct wanted *)b)->last_ms;
+
+	return (x > y) - (x < y);
+}
+
+/* Every worker of ws in every mode of evs, the least recently recorded
+ * first: into *ret (free it), or NULL when out of memory. */
+static struct wanted *wanted_of(struct daemon *d, const struct schedule *s,
+				const struct worker *ws, size_t n, const struct event_def **evs,
+				size_t nev)
+{
+	struct wanted *want = calloc(n * nev + 1, sizeof(*want));
+	struct recorded *done = NULL;
+	size_t ndone = 0, k = 0;
+
+	if (!want)
+		return NULL;
+	/* (unread, every worker is as if never recorded: all wait their turn alike) */
+	if (instances_recorded_by(d->db, s->id, &done, &ndone) < 0)
+		ndone = 0;
+	for (size_t i = 0; i < n; i++)
+		for (size_t e = 0; e < nev; e++, k++) {
+			want[k] = (struct wanted){ .w = &ws[i], .ev = evs[e] };
+			for (size_t r = 0; r < ndone; r++)
+				if (!strcmp(done[r].worker, ws[i].id) && !strcmp(done[r].mode, evs[e]->name))
+					want[k].last_ms = done[r].last_ms;
+		}
+	free(done);
+	/* stable enough: qsort keeps no order among ties, none is owed one */
+	qsort(want, k, sizeof(*want), least_recent_first);
+	return want;
 }
 
 /* One period of s, beginning now (ms). */
@@ -171,31 +197,17 @@ static void run_period(struct daemon *d, const struct schedule *s, uint64_t now)
 	size_t nev = modes_of(s, evs, EVENT_COUNT), n = 0;
 	struct schedule_selector sel;
 	struct worker *ws = NULL;
+	struct wanted *want = NULL;
 	struct tally t = { 0 };
-	char message[512], why[256];
+	struct governor_plan plan = { .interval_ns = s->every_ns };
+	char message[512], why[256], note[256], iv[32], governed[256] = "";
 	json_error_t jerr;
 	json_t *j = json_loads(s->selector, 0, &jerr);
-	double cost;
-	bool over;
-	uint64_t interval = govern(d, s, now, &cost, &over);
-	uint64_t next = now + interval / 1000000;
-	char note[256], iv[32], governed[200] = "";
+	double cost = last_cost(d, s, now);
+	int64_t per = instances_cpu_per_recording(d->db, s->id, 20);
 	struct user u;
 	int r;
 
-	/* (a period missed, nprofd down or the host too busy, is not made
-	 * up: the next begins an interval from now) */
-	snprintf(note, sizeof(note), "continuous profiling: interval=%s budget=%.2f%% "
-		 "measured_cost=%.3f%% (of one CPU, the period before this one's recordings)",
-		 units_format_duration(interval, iv, sizeof(iv)), s->budget * 100, cost * 100);
-	if (over)
-		snprintf(governed, sizeof(governed), "; its recordings cost %.2f%% of a CPU, more "
-			 "than its budget (%.2f%%) even a day apart: it records once a day",
-			 cost * 100, s->budget * 100);
-	else if (interval > s->every_ns)
-		snprintf(governed, sizeof(governed), "; every %s to keep within its budget (%.2f%% "
-			 "of a CPU; they cost %.2f%% over the last period)", iv, s->budget * 100,
-			 cost * 100);
 	if (schedule_selector_parse(j, &sel, why, sizeof(why)) < 0) {
 		snprintf(message, sizeof(message), "its selector is not one this nprofd reads (%s)",
 			 why);
@@ -205,10 +217,29 @@ static void run_period(struct daemon *d, const struct schedule *s, uint64_t now)
 	} else if ((r = schedule_matches(d, &sel, &u, &ws, &n)) < 0) {
 		snprintf(message, sizeof(message), "cannot read the host's processes: %s",
 			 strerror(-r));
+	} else if (!(want = wanted_of(d, s, ws, n, evs, nev))) {
+		snprintf(message, sizeof(message), "out of memory: nothing recorded");
 	} else {
-		for (size_t i = 0; i < n; i++)
-			for (size_t k = 0; k < nev; k++)
-				record(d, s, &u, &ws[i], evs[k], note, &t);
+		governor_plan(n * nev, per > 0 ? (uint64_t)per : 0, s->budget, s->every_ns, &plan);
+		units_format_duration(plan.interval_ns, iv, sizeof(iv));
+		snprintf(note, sizeof(note), "continuous profiling: interval=%s budget=%.2f%% "
+			 "measured_cost=%.3f%% (of one CPU, the period before this one's recordings)",
+			 iv, s->budget * 100, cost * 100);
+		for (size_t i = 0; i < plan.take; i++)
+			record(d, s, &u, want[i].w, want[i].ev, note, &t);
+		if (plan.over)
+			snprintf(governed, sizeof(governed), "; one recording costs %.0f ms of CPU, "
+				 "more than its budget (%.2f%%) allows even a day apart: it records "
+				 "once a day", (double)per / 1e6, s->budget * 100);
+		else if (plan.interval_ns > s->every_ns)
+			snprintf(governed, sizeof(governed), "; one recording costs %.0f ms of CPU, "
+				 "more than its budget (%.2f%% of a CPU) allows a period: one every %s",
+				 (double)per / 1e6, s->budget * 100, iv);
+		else if (plan.take < n * nev)
+			snprintf(governed, sizeof(governed), "; %zu of the %zu recordings it wants this "
+				 "period, the least recently recorded, to keep within its budget "
+				 "(%.2f%% of a CPU, %.0f ms each)", plan.take, n * nev, s->budget * 100,
+				 (double)per / 1e6);
 		snprintf(message, sizeof(message), "%zu worker%s matched: %u recording%s started, "
 			 "%u left to on-demand ones%s%u refused%s%s", n, n == 1 ? "" : "s",
 			 t.started, t.started == 1 ? "" : "s", t.busy, ", ", t.refused,
@@ -219,8 +250,12 @@ static void run_period(struct daemon *d, const struct schedule *s, uint64_t now)
 			 governed);
 	}
 	json_decref(j);
+	free(want);
 	free(ws);
-	if (schedule_ran(d->db, s->id, now, next, interval, cost, message) < 0)
+	/* (a period missed, nprofd down or the host too busy, is not made
+	 * up: the next begins an interval from now) */
+	if (schedule_ran(d->db, s->id, now, now + plan.interval_ns / 1000000, plan.interval_ns, cost,
+			 message) < 0)
 		log_error("schedule %lld: its period's end is not in the index: %s",
 			  (long long)s->id, message);
 	prune(d, s, now);

@@ -263,6 +263,30 @@ int64_t instances_cpu_of_schedule(struct db *db, int64_t schedule, uint64_t sinc
 			(int64_t)before_ms);
 }
 
+int64_t instances_cpu_per_recording(struct db *db, int64_t schedule, unsigned last)
+{
+	return db_value(db, "SELECT IFNULL(CAST(AVG(cpu_ns) AS INTEGER), 0) FROM (SELECT cpu_ns "
+			"FROM instances WHERE schedule = ? AND cpu_ns IS NOT NULL ORDER BY id DESC "
+			"LIMIT ?)", "iu", schedule, last);
+}
+
+/* The row r is at, into the struct recorded at elem (db_rows' reader). */
+static void read_recorded(const struct db_row *r, void *elem)
+{
+	struct recorded *x = elem;
+
+	snprintf(x->worker, sizeof(x->worker), "%s", db_text(r, 0) ?: "");
+	snprintf(x->mode, sizeof(x->mode), "%s", db_text(r, 1) ?: "");
+	x->last_ms = (uint64_t)db_int(r, 2);
+}
+
+int instances_recorded_by(struct db *db, int64_t schedule, struct recorded **ret, size_t *n)
+{
+	return db_rows(db, sizeof(**ret), read_recorded, ret, n, "SELECT worker, mode, "
+		       "MAX(created) FROM instances WHERE schedule = ? GROUP BY worker, mode", "i",
+		       schedule);
+}
+
 int instance_set_message(struct db *db, int64_t id, const char *message)
 {
 	return db_exec(db, NULL, "UPDATE instances SET message = ? WHERE id = ?", "ti", message, id);

@@ -100,6 +100,21 @@ int instance_set_cpu(struct db *db, int64_t id, uint64_t cpu_ns);
 int64_t instances_cpu_of_schedule(struct db *db, int64_t schedule, uint64_t since_ms,
 				  uint64_t before_ms);
 
+/* What one of schedule's recordings costs: the mean CPU of its last
+ * ended ones (at most last of them), ns; 0 when none has ended yet, or
+ * -EIO. */
+int64_t instances_cpu_per_recording(struct db *db, int64_t schedule, unsigned last);
+
+/* When schedule last recorded each worker in each mode. */
+struct recorded {
+	char worker[WORKER_ID_MAX];
+	char mode[32];
+	uint64_t last_ms;
+};
+
+/* Those of schedule: 0 and *ret (n of them; free it), or -EIO (-ENOMEM). */
+int instances_recorded_by(struct db *db, int64_t schedule, struct recorded **ret, size_t *n);
+
 /* Its message, the instance still running. 0 or -EIO. */
 int instance_set_message(struct db *db, int64_t id, const char *message);
 
