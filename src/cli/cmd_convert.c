@@ -139,7 +139,7 @@ static int merge_in(void *ctx, struct profile *more)
 		return EXIT_OK;
 	}
 	diag_clear(&d);
-	if (profile_merge(m->p, more, &d) < 0) {
+	if (profile_merge_unsorted(m->p, more, &d) < 0) {
 		cli_error("profile %u cannot be merged with the first: %s", m->n,
 			  d.msg[0] ? d.msg : "out of memory");
 		profile_free(more);
@@ -170,6 +170,9 @@ static int read_inputs(const struct convert_args *a, struct profile **ret)
 		profile_free(m.p);
 		return ret_code;
 	}
+	/* once, not once a merge: a day of recordings is thousands */
+	if (m.n > 1)
+		profile_sort_events(m.p);
 	*ret = m.p;
 	return EXIT_OK;
 }

@@ -65,7 +65,22 @@ static int map_stack(struct profile *into, const struct profile *from, size_t s,
 	return profile_intern_stack(into, buf, depth, from->stacks[s].truncated, ret);
 }
 
+void profile_sort_events(struct profile *p)
+{
+	qsort(p->events, p->nevents, sizeof(*p->events), by_time);
+}
+
 int profile_merge(struct profile *into, const struct profile *from, struct diag *d)
+{
+	int r = profile_merge_unsorted(into, from, d);
+
+	/* The timeline stays in time order: the processes ran side by side. */
+	if (r == 0 && from->nevents)
+		profile_sort_events(into);
+	return r;
+}
+
+int profile_merge_unsorted(struct profile *into, const struct profile *from, struct diag *d)
 {
 	uint32_t *frame_map = NULL, *stack_map = NULL, *thread_map = NULL, *buf = NULL;
 	size_t max_depth = 1;
@@ -120,9 +135,6 @@ int profile_merge(struct profile *into, const struct profile *from, struct diag 
 		if (r < 0)
 			goto out;
 	}
-	/* The timeline stays in time order: the processes ran side by side. */
-	if (from->nevents)
-		qsort(into->events, into->nevents, sizeof(*into->events), by_time);
 	r = 0;
 out:
 	free(frame_map);

@@ -13,4 +13,12 @@
  * value types differ (d says which), or -ENOMEM. */
 int profile_merge(struct profile *into, const struct profile *from, struct diag *d);
 
+/* The same, the timeline left unsorted: for many merges in a row (a
+ * service's recordings of a day), then profile_sort_events once, not a
+ * sort per merge. */
+int profile_merge_unsorted(struct profile *into, const struct profile *from, struct diag *d);
+
+/* The timeline in time order. */
+void profile_sort_events(struct profile *p);
+
 #endif

@@ -72,6 +72,25 @@ int main(void)
 	CHECK_STR(text, "main;burn 50\nmain;other 5\n", "equal stacks summed");
 	free(text);
 
+	{
+		/* many in a row: unsorted, then sorted once, the same answer */
+		struct profile *x = make(100, "burn", 30, 2000, 1000, "note one");
+		struct profile *y = make(200, "burn", 20, 1000, 500, "note one");
+		struct profile *z = make(200, "other", 5, 1500, 100, "note two");
+
+		diag_clear(&d);
+		CHECK(profile_merge_unsorted(x, y, &d) == 0 && profile_merge_unsorted(x, z, &d) == 0 &&
+		      x->nevents == 3 && x->events[0].time_ns == 2010,
+		      "merged unsorted: the timeline as it came");
+		profile_sort_events(x);
+		CHECK(x->events[0].time_ns == 1010 && x->events[1].time_ns == 1510 &&
+		      x->events[2].time_ns == 2010 && profile_total(x, 0) == 55,
+		      "sorted once: as profile_merge's");
+		profile_free(x);
+		profile_free(y);
+		profile_free(z);
+	}
+
 	diag_clear(&d);
 	CHECK(profile_merge(empty, b, &d) == 0 && empty->nvalues == 2 &&
 	      profile_total(empty, 0) == 20, "into an empty profile: its types taken");
