@@ -146,3 +146,26 @@ void api_meta(struct daemon *d, struct request *rq, struct reply *rp)
 	(void)rq;
 	rp->json = nouns_json();
 }
+
+bool api_known_keys(json_t *body, const char *const *keys, struct reply *rp)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(body, key, v) {
+		char names[256];
+		size_t i = 0, n = 0;
+
+		while (keys[i] && strcmp(keys[i], key))
+			i++;
+		if (keys[i])
+			continue;
+		names[0] = '\0';
+		for (i = 0; keys[i] && n < sizeof(names); i++)
+			n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s", i ? ", " : "",
+					      keys[i]);
+		reply_error(rp, 400, key, "unknown field '%.64s'; use %s", key, names);
+		return false;
+	}
+	return true;
+}

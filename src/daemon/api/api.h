@@ -99,6 +99,10 @@ struct profile_request {
 void profile_start(struct daemon *d, const struct request *rq, struct reply *rp,
 		   const struct worker *w, int pidfd, const struct profile_request *p);
 
+/* Whether every key of the JSON object body is one of keys (NULL
+ * ended): else false after a 400 naming it and listing those. */
+bool api_known_keys(json_t *body, const char *const *keys, struct reply *rp);
+
 /* What api_artifacts.c and api_profiles.c share (api_artifacts.c). */
 struct artifact;
 /* The stored file of a, opened read-only: its fd, or -errno. */

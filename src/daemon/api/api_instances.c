@@ -456,26 +456,9 @@ static bool parse_duration(json_t *v, const struct daemon *d, struct reply *rp, 
 	return true;
 }
 
-static bool known_body_keys(json_t *body, struct reply *rp)
-{
-	static const char *const KEYS[] = { "worker", "mode", "duration", "interval", "format",
-					    "threads", NULL };
-	const char *key;
-	json_t *v;
-
-	json_object_foreach(body, key, v) {
-		size_t i = 0;
-
-		while (KEYS[i] && strcmp(KEYS[i], key))
-			i++;
-		if (!KEYS[i]) {
-			reply_error(rp, 400, key, "unknown field '%.64s'; use worker, mode, duration, "
-				    "interval, format, threads", key);
-			return false;
-		}
-	}
-	return true;
-}
+/* The fields a body may have. */
+static const char *const BODY_KEYS[] = { "worker", "mode", "duration", "interval", "format",
+					  "threads", NULL };
 
 void api_instance_create(struct daemon *d, struct request *rq, struct reply *rp)
 {
@@ -495,7 +478,7 @@ void api_instance_create(struct daemon *d, struct request *rq, struct reply *rp)
 			    body ? "" : jerr.text);
 		goto out;
 	}
-	if (!known_body_keys(body, rp))
+	if (!api_known_keys(body, BODY_KEYS, rp))
 		goto out;
 	worker_id = json_text(body, "worker", rp, &bad);
 	mode = json_text(body, "mode", rp, &bad);

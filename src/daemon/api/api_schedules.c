@@ -147,26 +147,9 @@ static json_t *schedule_json(const struct schedule *s)
 		"cost", s->cost * 100);
 }
 
-static bool known_keys(json_t *body, struct reply *rp)
-{
-	static const char *const KEYS[] = { "selector", "modes", "duration", "every", "keep",
-					    "budget", NULL };
-	const char *key;
-	json_t *v;
-
-	json_object_foreach(body, key, v) {
-		size_t i = 0;
-
-		while (KEYS[i] && strcmp(KEYS[i], key))
-			i++;
-		if (!KEYS[i]) {
-			reply_error(rp, 400, key, "unknown field '%.64s'; use selector, modes, "
-				    "duration, every, keep, budget", key);
-			return false;
-		}
-	}
-	return true;
-}
+/* The fields a body may have. */
+static const char *const BODY_KEYS[] = { "selector", "modes", "duration", "every", "keep",
+					  "budget", NULL };
 
 void api_schedule_create(struct daemon *d, struct request *rq, struct reply *rp)
 {
@@ -185,7 +168,7 @@ void api_schedule_create(struct daemon *d, struct request *rq, struct reply *rp)
 			    "\"10s\", \"every\": \"60s\"}");
 		goto out;
 	}
-	if (!known_keys(body, rp))
+	if (!api_known_keys(body, BODY_KEYS, rp))
 		goto out;
 	if (schedule_selector_parse(json_object_get(body, "selector"), &sel, why, sizeof(why)) < 0) {
 		reply_error(rp, 400, "selector", "%s", why);
