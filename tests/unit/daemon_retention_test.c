@@ -1,6 +1,7 @@
 /* daemon_retention: [artifacts] max_count, max_bytes and max_age, and
  * [instances] history_per_worker (src/daemon/store/artifacts.c) on a real
- * index and state directory — the oldest settled artifacts go first,
+ * index and state directory — the oldest settled artifacts go first (a
+ * schedule's before those made on demand),
  * with their files; one still being written and the newest one never
  * go; a file the job left empty goes with its row at settling; a
  * partial one stays, marked. */
@@ -82,6 +83,26 @@ static void check_count(void)
 	CHECK_INT(count(), ==, 2, "max_count = 2: two artifacts left");
 	CHECK(!file_there(a[0]) && !file_there(a[1]) && file_there(a[2]) && file_there(a[3]),
 	      "the two oldest went, with their files; the two newest stayed");
+}
+
+/* A schedule's recordings go before what was made on demand, older or
+ * not. */
+static void check_continuous_first(void)
+{
+	int64_t now = (int64_t)now_ms(), demand, cont[2], newest;
+
+	reset();
+	d.cfg.max_count = 2;
+	demand = add("1-1", "FINISHED", 10, now - 4000, ARTIFACT_COMPLETE);
+	cont[0] = add("1-1", "FINISHED", 10, now - 3000, ARTIFACT_COMPLETE);
+	cont[1] = add("1-1", "FINISHED", 10, now - 2000, ARTIFACT_COMPLETE);
+	newest = add("1-1", "FINISHED", 10, now - 1000, ARTIFACT_COMPLETE);
+	db_exec(d.db, NULL, "UPDATE instances SET schedule = 5 WHERE id IN (SELECT instance FROM "
+		"artifacts WHERE id IN (?, ?))", "ii", cont[0], cont[1]);
+	artifacts_retain(&d);
+	CHECK(count() == 2 && file_there(demand) && file_there(newest) && !file_there(cont[0]) &&
+	      !file_there(cont[1]), "max_count = 2: a schedule's two went, the older on-demand one "
+	      "stayed");
 }
 
 static void check_writing_and_newest_stay(void)
@@ -186,6 +207,7 @@ int main(void)
 	snprintf(d.artifacts_dir, sizeof(d.artifacts_dir), "%s/artifacts", dir);
 	mkdir(d.artifacts_dir, 0700);
 	check_count();
+	check_continuous_first();
 	check_writing_and_newest_stay();
 	check_bytes_and_age();
 	check_history();

@@ -26,6 +26,8 @@
  * a schedule created or resumed, is seen within it (a write to the
  * index wakes it sooner). */
 #define WAKE_NS 1000000000ull
+/* How often what schedules keep is looked at, beside their periods. */
+#define PRUNE_NS 2000000000ull
 
 
 struct schedule_runner {
@@ -258,19 +260,40 @@ static void run_period(struct daemon *d, const struct schedule *s, uint64_t now)
 			 message) < 0)
 		log_error("schedule %lld: its period's end is not in the index: %s",
 			  (long long)s->id, message);
-	prune(d, s, now);
+}
+
+/* What every schedule keeps, past its keep removed: also while a period
+ * is stretched or the schedule paused, so that keep holds whatever the
+ * governor does. */
+static void prune_all(struct daemon *d, uint64_t now)
+{
+	struct schedule *all = NULL;
+	size_t n = 0;
+
+	if (schedules_list(d->db, true, 0, &all, &n) < 0)
+		return;
+	for (size_t i = 0; i < n; i++)
+		prune(d, &all[i], now);
+	free(all);
 }
 
 static void *run(void *arg)
 {
 	struct schedule_runner *r = arg;
 	struct daemon *d = r->d;
+	uint64_t pruned_ns = 0;
 
 	while (!atomic_load(&r->stop)) {
 		uint64_t gen = db_generation(d->db), now = now_ms(), wait = WAKE_NS;
 		struct schedule *due = NULL;
 		size_t n = 0;
 		int64_t next;
+
+		if (clock_ns(CLOCK_MONOTONIC) - pruned_ns >= PRUNE_NS) {
+			prune_all(d, now);
+			pruned_ns = clock_ns(CLOCK_MONOTONIC);
+			gen = db_generation(d->db);	/* (its own removals wake no one) */
+		}
 
 		if (schedules_due(d->db, now, &due, &n) < 0)
 			log_error("cannot read the schedules from the index");

@@ -51,7 +51,8 @@ int artifact_get(struct db *db, int64_t id, struct artifact *ret)
 int artifact_oldest_settled(struct db *db, struct artifact *ret)
 {
 	int r = db_each(db, one_row, ret, "SELECT " COLUMNS " FROM artifacts WHERE complete > 0 "
-			"AND id < (SELECT MAX(id) FROM artifacts) ORDER BY id LIMIT 1", "");
+			"AND id < (SELECT MAX(id) FROM artifacts) ORDER BY (SELECT schedule IS NULL "
+			"FROM instances WHERE instances.id = artifacts.instance), id LIMIT 1", "");
 
 	return r < 0 ? -EIO : r ? 0 : -ENOENT;
 }

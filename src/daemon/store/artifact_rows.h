@@ -79,7 +79,8 @@ int artifact_settled(struct db *db, int64_t id, uint64_t size, enum artifact_sta
 /* The row removed (not its file). 0 or -EIO. */
 int artifact_delete(struct db *db, int64_t id);
 
-/* The oldest settled artifact that is not the newest one: 0 and *ret,
+/* The oldest settled artifact that is not the newest one, a schedule's
+ * before any made on demand (continuous data goes first): 0 and *ret,
  * -ENOENT when there is none, or -EIO. */
 int artifact_oldest_settled(struct db *db, struct artifact *ret);
 
