@@ -328,6 +328,18 @@ check "artifacts?host=c through a: its artifact $RA" \
 	[ "$(json "$TMP/api.out" '[(x["host"], x["id"]) for x in j["artifacts"]]')" = "[('c', $RA)]" ]
 on a GET "/api/v1/artifacts/999999?host=c"
 check "an artifact c does not have, through a: c's 404, as c said it" error_names 404 id
+# a schedule on c, made, paused and deleted through a (the PATCH's body
+# goes along)
+on a POST "/api/v1/schedules?host=c" "{\"selector\": {\"workers\": [\"$WS\"]}, \"modes\": [\"page-faults\"], \"duration\": \"1s\", \"every\": \"1h\"}"
+RS=$(json "$TMP/api.out" 'j["id"]')
+check "POST /api/v1/schedules?host=c through a: 201 on c, matching c's split" \
+	[ "$CODE,$(json "$TMP/api.out" 'j["matches"]')" = "201,1" ]
+on a PATCH "/api/v1/schedules/$RS?host=c" '{"status": "PAUSED"}'
+on c GET "/api/v1/schedules/$RS"
+check "PATCH ?host=c through a: paused on c" [ "$(json "$TMP/api.out" 'j["status"]')" = PAUSED ]
+on a DELETE "/api/v1/schedules/$RS?host=c"
+on c GET "/api/v1/schedules/$RS"
+check "DELETE ?host=c through a: gone from c" [ "$CODE" = 404 ]
 AS=$AS_CU on a POST "/api/v1/instances?host=c" "{\"worker\": \"$WS\", \"mode\": \"cpu\", \"duration\": \"2s\"}"
 check "$CU (workers only on b) starting one on c's worker through a: refused by c, 404" \
 	error_names 404 worker
@@ -390,9 +402,9 @@ on a GET "/api/v1/host?host=c"
 check "GET /api/v1/host?host=c through a: c's facts ($CODE)" \
 	[ "$CODE,$(json "$TMP/api.out" 'j["kernel"]')" = "200,$(uname -r)" ]
 on a GET "/api/v1/audit?limit=50"
-check "a's own audit log has the Stop and the Delete as passed to c" \
+check "a's own audit log has the Stop, the Delete and the schedule's requests as passed to c" \
 	[ "$(json "$TMP/api.out" 'sorted((x["method"], x["path"]) for x in j["audit"] if x["result"] == "on host c" and x["method"] != "GET" and x["path"] != "/api/v1/instances")')" = \
-	  "[('DELETE', '/api/v1/artifacts/$RA'), ('POST', '/api/v1/instances/$RL/stop')]" ]
+	  "[('DELETE', '/api/v1/artifacts/$RA'), ('DELETE', '/api/v1/schedules/$RS'), ('PATCH', '/api/v1/schedules/$RS'), ('POST', '/api/v1/instances/$RL/stop'), ('POST', '/api/v1/schedules')]" ]
 
 # --- the page's whole journey, at a, on c's workers -----------------------------
 # in_ns HOST COMMAND...: COMMAND as $UI in HOST's PID namespace (and its

@@ -178,12 +178,13 @@ static int prepare(struct daemon *d, CURL *c, const char *base_url, const char *
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)timeout_ms);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	if (!strcmp(method, "POST")) {
+	/* a POST's body, or another method's when it has one (PATCH) */
+	if (!strcmp(method, "POST") || (strcmp(method, "GET") && body_len)) {
 		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body ? body : "");
 		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
-	} else if (strcmp(method, "GET")) {
-		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
 	}
+	if (strcmp(method, "POST") && strcmp(method, "GET"))
+		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
 	return 0;
 }
 
