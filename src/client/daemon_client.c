@@ -211,7 +211,7 @@ static int request_text(const char *method, const char *path, const char *body,
 	size_t body_len = body ? strlen(body) : 0, n;
 	/* a POST says its length, none; another method has a body when
 	 * given one (PATCH) */
-	bool post = !strcmp(method, "POST") || body;
+	bool has_body = !strcmp(method, "POST") || body;
 	char *text;
 	int k;
 
@@ -233,15 +233,15 @@ static int request_text(const char *method, const char *path, const char *body,
 	 * where the connection does when nothing else says. */
 	k = snprintf(text, n, "%s %s HTTP/1.1\r\nHost: nprofd\r\nUser-Agent: nprof\r\n"
 		     "Accept: application/json\r\nConnection: close\r\n", method, path);
-	if (post && body)
+	if (has_body && body)
 		k += snprintf(text + k, n - (size_t)k, "Content-Type: application/json\r\n");
-	if (post)
+	if (has_body)
 		k += snprintf(text + k, n - (size_t)k, "Content-Length: %zu\r\n", body_len);
 	k += snprintf(text + k, n - (size_t)k, "\r\n");
-	if (post && body_len)
+	if (has_body && body_len)
 		memcpy(text + k, body, body_len);
 	*ret_text = text;
-	*ret_len = (size_t)k + (post ? body_len : 0);
+	*ret_len = (size_t)k + (has_body ? body_len : 0);
 	return 0;
 }
 

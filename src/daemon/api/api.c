@@ -169,3 +169,10 @@ bool api_known_keys(json_t *body, const char *const *keys, struct reply *rp)
 	}
 	return true;
 }
+
+json_t *api_time_json(uint64_t ms)
+{
+	char when[40];
+
+	return ms ? json_string(iso_time(ms, when, sizeof(when))) : json_null();
+}

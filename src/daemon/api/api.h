@@ -99,6 +99,10 @@ struct profile_request {
 void profile_start(struct daemon *d, const struct request *rq, struct reply *rp,
 		   const struct worker *w, int pidfd, const struct profile_request *p);
 
+/* A time the API shows: ISO 8601 UTC text, or null for 0 (not yet,
+ * never). */
+json_t *api_time_json(uint64_t ms);
+
 /* Whether every key of the JSON object body is one of keys (NULL
  * ended): else false after a 400 naming it and listing those. */
 bool api_known_keys(json_t *body, const char *const *keys, struct reply *rp);

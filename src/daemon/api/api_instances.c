@@ -78,7 +78,7 @@ static json_t *text_json(const char *s)
  * artifacts_of gave for it and others. */
 static json_t *instance_json(const struct instance *in, json_t *arts)
 {
-	char key[24], created[40], finished[40];
+	char key[24], created[40];
 	json_t *mine;
 
 	snprintf(key, sizeof(key), "%lld", (long long)in->id);
@@ -99,9 +99,7 @@ static json_t *instance_json(const struct instance *in, json_t *arts)
 		"status", instance_state_name(in->status),
 		"message", text_json(in->message),
 		"created", iso_time(in->created_ms, created, sizeof(created)),
-		"finished", in->finished_ms ? json_string(iso_time(in->finished_ms, finished,
-								     sizeof(finished)))
-					    : json_null(),
+		"finished", api_time_json(in->finished_ms),
 		"target", text_json(in->target),
 		"new_worker", text_json(in->new_worker),
 		"duration", in->duration_ns >= 0 ? json_real((double)in->duration_ns / 1e9)

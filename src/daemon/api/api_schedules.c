@@ -111,13 +111,6 @@ static bool modes_field(struct daemon *d, json_t *v, struct reply *rp, struct sc
 	return true;
 }
 
-static json_t *time_or_null(uint64_t ms)
-{
-	char when[40];
-
-	return ms ? json_string(iso_time(ms, when, sizeof(when))) : json_null();
-}
-
 /* A schedule as the API shows it. */
 static json_t *schedule_json(const struct schedule *s)
 {
@@ -138,9 +131,9 @@ static json_t *schedule_json(const struct schedule *s)
 		"duration", (double)s->duration_ns / 1e9,
 		"every", (double)s->every_ns / 1e9,
 		"keep", (double)s->keep_ns / 1e9,
-		"created", time_or_null(s->created_ms),
-		"last_run", time_or_null(s->last_run_ms),
-		"next_run", s->status == SCHEDULE_ACTIVE ? time_or_null(s->next_run_ms) : json_null(),
+		"created", api_time_json(s->created_ms),
+		"last_run", api_time_json(s->last_run_ms),
+		"next_run", s->status == SCHEDULE_ACTIVE ? api_time_json(s->next_run_ms) : json_null(),
 		"message", s->message,
 		"budget", s->budget * 100,
 		"interval", (double)(s->interval_ns ? s->interval_ns : s->every_ns) / 1e9,

@@ -58,14 +58,6 @@ void api_token_create(struct daemon *d, struct request *rq, struct reply *rp)
 	json_decref(body);
 }
 
-/* An ISO time, or null for 0 (never). */
-static json_t *time_or_null(uint64_t ms)
-{
-	char when[40];
-
-	return ms ? json_string(iso_time(ms, when, sizeof(when))) : json_null();
-}
-
 void api_tokens_list(struct daemon *d, struct request *rq, struct reply *rp)
 {
 	struct token_filter f = { .kind = TOKEN_API, .all_users = rq->user.admin,
@@ -83,9 +75,9 @@ void api_tokens_list(struct daemon *d, struct request *rq, struct reply *rp)
 		json_array_append_new(list, json_pack("{sI ss sI ss so so so}",
 			"id", (json_int_t)rows[i].id, "user", rows[i].user,
 			"uid", (json_int_t)rows[i].uid, "name", rows[i].name,
-			"created", time_or_null(rows[i].created_ms),
-			"expires", time_or_null(rows[i].expires_ms),
-			"revoked", time_or_null(rows[i].revoked_ms)));
+			"created", api_time_json(rows[i].created_ms),
+			"expires", api_time_json(rows[i].expires_ms),
+			"revoked", api_time_json(rows[i].revoked_ms)));
 	free(rows);
 	rp->json = json_pack("{so}", "tokens", list);
 }
@@ -138,7 +130,7 @@ void api_audit(struct daemon *d, struct request *rq, struct reply *rp)
 		const struct audit_row *a = &rows[i];
 
 		json_array_append_new(list, json_pack("{sI so ss sI ss ss ss so sI ss}",
-			"id", (json_int_t)a->id, "time", time_or_null(a->time_ms), "user", a->user,
+			"id", (json_int_t)a->id, "time", api_time_json(a->time_ms), "user", a->user,
 			"uid", (json_int_t)a->uid, "via", a->via, "method", a->method, "path", a->path,
 			"worker", a->worker[0] ? json_string(a->worker) : json_null(),
 			"status", (json_int_t)a->status, "result", a->result));
