@@ -199,7 +199,8 @@ SVC_Q=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[
 api GET "/api/v1/instances?schedule=$S1&status=FINISHED&limit=1000"
 cp "$TMP/api.out" "$TMP/s1done.json"
 FROM=$(json "$TMP/s1done.json" 'min(i["created"] for i in j["instances"])')
-UNTIL=$(date -u +%Y-%m-%dT%H:%M:%S.999Z)
+# (until the last one listed: a period begun as the pause came is not in the sum, nor in the merge)
+UNTIL=$(json "$TMP/s1done.json" 'max(i["created"] for i in j["instances"])')
 sum=0
 for art in $(json "$TMP/s1done.json" '" ".join(str(i["artifacts"][0]["id"]) for i in j["instances"] if i["mode"] == "cpu")'); do
 	api GET "/api/v1/artifacts/$art?format=collapsed"
