@@ -128,18 +128,25 @@ struct merged {
 	unsigned n;
 };
 
-static int merge_in(void *ctx, struct profile *more)
+static int merge_in(void *ctx, struct profile *more, const char *const *roots,
+		    unsigned nroots)
 {
 	struct merged *m = ctx;
 	struct diag d;
 
 	m->n++;
-	if (!m->p) {
+	if (!m->p && !nroots) {
 		m->p = more;
 		return EXIT_OK;
 	}
+	/* (a part under roots goes in as a merge: its stacks change) */
+	if (!m->p && !(m->p = profile_new())) {
+		cli_error("out of memory");
+		profile_free(more);
+		return EXIT_FAILED;
+	}
 	diag_clear(&d);
-	if (profile_merge_unsorted(m->p, more, &d) < 0) {
+	if (profile_merge_under(m->p, more, roots, nroots, &d) < 0) {
 		cli_error("profile %u cannot be merged with the first: %s", m->n,
 			  d.msg[0] ? d.msg : "out of memory");
 		profile_free(more);
@@ -163,7 +170,7 @@ static int read_inputs(const struct convert_args *a, struct profile **ret)
 		} else {
 			ret_code = cli_read_profile("convert", a->inputs[i], &p);
 			if (ret_code == EXIT_OK)
-				ret_code = merge_in(&m, p);
+				ret_code = merge_in(&m, p, NULL, 0);
 		}
 	}
 	if (ret_code != EXIT_OK) {
@@ -171,7 +178,7 @@ static int read_inputs(const struct convert_args *a, struct profile **ret)
 		return ret_code;
 	}
 	/* once, not once a merge: a day of recordings is thousands */
-	if (m.n > 1)
+	if (m.p && m.p->nevents)
 		profile_sort_events(m.p);
 	*ret = m.p;
 	return EXIT_OK;

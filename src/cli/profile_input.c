@@ -193,34 +193,69 @@ int cli_read_profile(const char *cmd, const char *path, struct profile **ret_p)
 	return r;
 }
 
+/* The roots after a part's length, "\tROOT" each up to the newline at
+ * end, into line (split there) and roots: their number, or -1 when
+ * there are too many, one is not a root's name, or the line is too long. */
+static int part_roots(const char *at, const char *end, char *line, const char **roots)
+{
+	size_t len = (size_t)(end - at);
+	int n = 0;
+
+	if (len >= PARTS_LINE_MAX)
+		return -1;
+	memcpy(line, at, len);
+	line[len] = '\0';
+	for (char *p = line, *next; *p; p = next, n++) {
+		if (*p != '\t' || n == PARTS_ROOTS_MAX)
+			return -1;
+		*p++ = '\0';	/* ends the root before */
+		roots[n] = p;
+		next = p + strcspn(p, "\t");
+		if (!profile_is_root_name(p, (size_t)(next - p)))
+			return -1;
+	}
+	return n;
+}
+
 int cli_read_parts(const char *cmd, const char *path,
-		   int (*each)(void *ctx, struct profile *p), void *ctx)
+		   int (*each)(void *ctx, struct profile *p, const char *const *roots,
+			       unsigned nroots),
+		   void *ctx)
 {
 	const char *name = strcmp(path, "-") ? path : "standard input";
-	char *data = NULL, part_name[64];
+	char *data = NULL, part_name[64], line[PARTS_LINE_MAX];
+	const char *roots[PARTS_ROOTS_MAX];
 	size_t len = 0, at = 0;
 	unsigned n = 0;
 	int r = read_path(cmd, path, name, &data, &len);
 
 	while (r == EXIT_OK && at < len) {
 		struct profile *p = NULL;
-		char *end;
+		char *end, *nl;
 		unsigned long long size = strtoull(data + at, &end, 10);
+		int nroots = 0;
 
 		n++;
-		if (end == data + at || end >= data + len || *end != '\n' ||
-		    size > len - (size_t)(end + 1 - data)) {
+		nl = end < data + len ? memchr(end, '\n', len - (size_t)(end - data)) : NULL;
+		if (end == data + at || !nl || (*end != '\n' && *end != '\t') ||
+		    size > len - (size_t)(nl + 1 - data)) {
 			cli_error("%s: part %u does not begin with its length in bytes and a newline, "
 				  "or is cut short", name, n);
 			r = EXIT_FAILED;
 			break;
 		}
-		at = (size_t)(end + 1 - data);
+		if ((nroots = part_roots(end, nl, line, roots)) < 0) {
+			cli_error("%s: part %u: what follows its length is not up to %d roots, each "
+				  "after a tab ([host NAME], [NAME pid=N])", name, n, PARTS_ROOTS_MAX);
+			r = EXIT_FAILED;
+			break;
+		}
+		at = (size_t)(nl + 1 - data);
 		snprintf(part_name, sizeof(part_name), "part %u of %s", n, name);
 		r = parse_profile(cmd, part_name, data + at, (size_t)size, &p);
 		at += (size_t)size;
 		if (r == EXIT_OK)
-			r = each(ctx, p);
+			r = each(ctx, p, roots, (unsigned)nroots);
 	}
 	if (r == EXIT_OK && !n) {
 		cli_error("%s holds no profile", name);

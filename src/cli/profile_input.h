@@ -5,6 +5,7 @@
 #ifndef NPROF_CLI_PROFILE_INPUT_H
 #define NPROF_CLI_PROFILE_INPUT_H
 
+#include "profile/merge.h"
 #include "profile/profile.h"
 
 /* Reads path ("-" for standard input) into a new profile. On failure
@@ -14,11 +15,15 @@
 int cli_read_profile(const char *cmd, const char *path, struct profile **ret_p);
 
 /* Reads path, several profiles one after the other, each after its
- * length in bytes and a newline ("51234\n" then the bytes: what nprofd
- * sends to merge a service's recordings), and hands each to each (which
- * owns it: EXIT_OK, or EXIT_FAILED after its one line). EXIT_OK, or
- * EXIT_FAILED after the line naming the part. */
+ * length in bytes, optionally the roots to put it under (each after a
+ * tab: "[host b]", "[nginx pid=12]"), and a newline ("51234\n" or
+ * "51234\t[nginx pid=12]\n", then the bytes: what nprofd sends to merge
+ * a service's recordings or its workers'), and hands each to each with
+ * its roots (each owns the profile: EXIT_OK, or EXIT_FAILED after its one
+ * line). EXIT_OK, or EXIT_FAILED after the line naming the part. */
 int cli_read_parts(const char *cmd, const char *path,
-		   int (*each)(void *ctx, struct profile *p), void *ctx);
+		   int (*each)(void *ctx, struct profile *p, const char *const *roots,
+			       unsigned nroots),
+		   void *ctx);
 
 #endif

@@ -36,9 +36,8 @@
 
 static enum frame_kind kind_of(const char *name, size_t len)
 {
-	/* "[name tid=N]", or "[tid=N]" for a thread without a name. */
-	if (len > 2 && name[0] == '[' && name[len - 1] == ']' &&
-	    (memmem(name, len, " tid=", 5) || !strncmp(name, "[tid=", 5)))
+	/* "[name tid=N]", "[name pid=N]", "[host NAME]" */
+	if (profile_is_root_name(name, len))
 		return FRAME_THREAD;
 	if (len > 4 && !memcmp(name + len - 4, "_[k]", 4))
 		return FRAME_KERNEL;

@@ -532,15 +532,6 @@ static int copy_strings(struct reader *rd)
 	return 0;
 }
 
-/* "[name tid=N]" or "[tid=N]": the thread pseudo-frame nprof writes with -t. */
-static bool is_thread_name(const char *s)
-{
-	size_t n = strlen(s);
-
-	return n > 2 && s[0] == '[' && s[n - 1] == ']' &&
-	       (strstr(s, " tid=") || !strncmp(s, "[tid=", 5));
-}
-
 static bool ends_with(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), k = strlen(suffix);
@@ -553,7 +544,7 @@ static bool ends_with(const char *s, const char *suffix)
 static enum frame_kind physical_kind(const char *name, const char *module,
 				     uint32_t map_pos)
 {
-	if (is_thread_name(name))
+	if (profile_is_root_name(name, strlen(name)))
 		return FRAME_THREAD;
 	if (ends_with(name, "_[k]") ||
 	    (module && (!strncmp(module, "[kernel", 7) ||

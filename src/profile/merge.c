@@ -20,6 +20,13 @@ static int merge_header(struct profile *into, const struct profile *from)
 	uint64_t end = into->start_ns + into->duration_ns;
 	int r;
 
+	if (!into->event && from->event) {
+		into->event = profile_intern_string(into, from->event);
+		into->interval = from->interval;
+		into->interval_unit = profile_intern_string(into, from->interval_unit);
+		if (!into->event || (from->interval_unit && !into->interval_unit))
+			return -ENOMEM;
+	}
 	if (from->start_ns && (!into->start_ns || from->start_ns < into->start_ns))
 		into->start_ns = from->start_ns;
 	if (from->start_ns + from->duration_ns > end)
@@ -53,16 +60,17 @@ static int by_time(const void *a, const void *b)
 	return x->time_ns < y->time_ns ? -1 : x->time_ns > y->time_ns;
 }
 
-/* from's stack s, interned in into; frame_map maps from's frames. */
+/* from's stack s, interned in into under the nroots frames at the
+ * start of buf; frame_map maps from's frames. */
 static int map_stack(struct profile *into, const struct profile *from, size_t s,
-		     const uint32_t *frame_map, uint32_t *buf, uint32_t *ret)
+		     const uint32_t *frame_map, uint32_t *buf, unsigned nroots, uint32_t *ret)
 {
 	const uint32_t *frames = profile_stack_frames(from, (uint32_t)s);
 	uint32_t depth = from->stacks[s].depth;
 
 	for (uint32_t i = 0; i < depth; i++)
-		buf[i] = frame_map[frames[i]];
-	return profile_intern_stack(into, buf, depth, from->stacks[s].truncated, ret);
+		buf[nroots + i] = frame_map[frames[i]];
+	return profile_intern_stack(into, buf, nroots + depth, from->stacks[s].truncated, ret);
 }
 
 void profile_sort_events(struct profile *p)
@@ -81,6 +89,12 @@ int profile_merge(struct profile *into, const struct profile *from, struct diag 
 }
 
 int profile_merge_unsorted(struct profile *into, const struct profile *from, struct diag *d)
+{
+	return profile_merge_under(into, from, NULL, 0, d);
+}
+
+int profile_merge_under(struct profile *into, const struct profile *from,
+			const char *const *roots, unsigned nroots, struct diag *d)
 {
 	uint32_t *frame_map = NULL, *stack_map = NULL, *thread_map = NULL, *buf = NULL;
 	size_t max_depth = 1;
@@ -103,14 +117,20 @@ int profile_merge_unsorted(struct profile *into, const struct profile *from, str
 	frame_map = malloc((from->nframes + 1) * sizeof(*frame_map));
 	stack_map = malloc((from->nstacks + 1) * sizeof(*stack_map));
 	thread_map = malloc((from->nthreads + 1) * sizeof(*thread_map));
-	buf = malloc(max_depth * sizeof(*buf));
+	buf = malloc((nroots + max_depth) * sizeof(*buf));
 	if (!frame_map || !stack_map || !thread_map || !buf)
 		goto out;
+	for (unsigned i = 0; i < nroots; i++) {
+		struct frame root = { .name = roots[i], .kind = FRAME_THREAD };
+
+		if ((r = profile_intern_frame(into, &root, &buf[i])) < 0)
+			goto out;
+	}
 	for (size_t f = 0; f < from->nframes; f++)
 		if ((r = profile_intern_frame(into, &from->frames[f], &frame_map[f])) < 0)
 			goto out;
 	for (size_t s = 0; s < from->nstacks; s++)
-		if ((r = map_stack(into, from, s, frame_map, buf, &stack_map[s])) < 0)
+		if ((r = map_stack(into, from, s, frame_map, buf, nroots, &stack_map[s])) < 0)
 			goto out;
 	for (size_t t = 0; t < from->nthreads; t++)
 		if ((r = profile_intern_thread(into, from->threads[t].tid, from->threads[t].name,

@@ -313,6 +313,40 @@ int profile_thread_root_name(char *buf, size_t len, const char *name, pid_t tid)
 	return snprintf(buf, len, "[tid=%d]", (int)tid);
 }
 
+int profile_process_root_name(char *buf, size_t len, const char *name, pid_t pid)
+{
+	if (name && *name)
+		return snprintf(buf, len, "[%s pid=%d]", name, (int)pid);
+	return snprintf(buf, len, "[pid=%d]", (int)pid);
+}
+
+int profile_host_root_name(char *buf, size_t len, const char *host)
+{
+	return snprintf(buf, len, "[host %s]", host);
+}
+
+/* Whether s (len bytes) ends in " KEY=DIGITS]" or is "[KEY=DIGITS]". */
+static bool ends_with_id(const char *s, size_t len, const char *key)
+{
+	size_t k = strlen(key), d = 0;
+
+	while (d + 2 < len && s[len - 2 - d] >= '0' && s[len - 2 - d] <= '9')
+		d++;
+	if (!d || len < d + k + 3 || memcmp(s + len - 1 - d - k - 1, key, k) ||
+	    s[len - 1 - d - 1] != '=')
+		return false;
+	/* "[tid=N]" or "[... tid=N]" */
+	return len == d + k + 3 || s[len - 1 - d - k - 2] == ' ';
+}
+
+bool profile_is_root_name(const char *s, size_t len)
+{
+	if (len < 3 || s[0] != '[' || s[len - 1] != ']')
+		return false;
+	return ends_with_id(s, len, "tid") || ends_with_id(s, len, "pid") ||
+	       (len > 7 && !memcmp(s, "[host ", 6));
+}
+
 struct sample_key {
 	uint32_t stack, thread;
 };

@@ -29,7 +29,7 @@ enum frame_kind {
 	FRAME_KERNEL,
 	FRAME_INLINED,	/* a function inlined into its caller's frame */
 	FRAME_JIT,	/* code named by a /tmp/perf-PID.map */
-	FRAME_THREAD,	/* the pseudo-frame naming a thread (-t) */
+	FRAME_THREAD,	/* a root pseudo-frame: a thread (-t), a process, a host */
 	FRAME_UNKNOWN,	/* no symbol: the name is "module+0xOFFSET" */
 };
 
@@ -166,6 +166,16 @@ int profile_intern_thread(struct profile *p, pid_t tid, const char *name,
  * root is recognized wherever it was made. Written into buf as snprintf
  * writes (buf may be NULL when len is 0); returns the length it needs. */
 int profile_thread_root_name(char *buf, size_t len, const char *name, pid_t tid);
+
+/* The roots above a thread's, for a profile of several processes (a
+ * service's workers) or hosts (a cluster's): "[NAME pid=PID]" ("[pid=PID]"
+ * without a name) and "[host NAME]". As profile_thread_root_name. */
+int profile_process_root_name(char *buf, size_t len, const char *name, pid_t pid);
+int profile_host_root_name(char *buf, size_t len, const char *host);
+
+/* Whether the len bytes at s are a root's name (any of the three above):
+ * how a reader of a format without frame kinds tells FRAME_THREAD. */
+bool profile_is_root_name(const char *s, size_t len);
 
 /* Adds values (nvalues of them) to the sample (stack, thread), merging
  * with an existing one. 0 or -ENOMEM. */

@@ -227,6 +227,25 @@ check "two inputs (collapsed and pprof) merge: every stack at twice its value" \
 } >"$TMP/parts"
 run_nprof 10 convert --parts -o collapsed "$TMP/parts" "$TMP/parts.collapsed"
 check "--parts: the stream's two profiles merged the same" cmp -s "$TMP/merged.collapsed" "$TMP/parts.collapsed"
+# A part under roots: its stacks go under them, a process's and a host's
+# (a service's workers merged, nprofd's "profile now" of a selector).
+{
+	printf '%d\t[host b]\t[web pid=12]\n' "$(stat -c %s "$TMP/out.pb.gz")"; cat "$TMP/out.pb.gz"
+	printf '%d\t[web pid=13]\n' "$(stat -c %s "$TMP/in.collapsed")"; cat "$TMP/in.collapsed"
+} >"$TMP/rooted"
+run_nprof 10 convert --parts -o collapsed "$TMP/rooted" "$TMP/rooted.collapsed"
+check "--parts under roots: every stack of the first under [host b];[web pid=12], at its value" \
+	eval '[ $NP_RC = 0 ] && [ "$(grep "^\[host b\];\[web pid=12\];" "$TMP/rooted.collapsed" | total /dev/stdin)" = "$(total "$TMP/in.collapsed")" ]'
+check "... and the second's under [web pid=13] alone: nothing else" \
+	eval '[ "$(grep "^\[web pid=13\];" "$TMP/rooted.collapsed" | total /dev/stdin)" = "$(total "$TMP/in.collapsed")" ] && [ "$(total "$TMP/rooted.collapsed")" = $((2 * $(total "$TMP/in.collapsed"))) ]'
+run_nprof 10 convert --parts -o pprof "$TMP/rooted" "$TMP/rooted.pb.gz"
+run_nprof 10 convert -o collapsed "$TMP/rooted.pb.gz" "$TMP/rooted2.collapsed"
+check "... and through pprof the roots stay roots (and the same stacks)" \
+	eval '[ $NP_RC = 0 ] && cmp -s <(sort "$TMP/rooted.collapsed") <(sort "$TMP/rooted2.collapsed")'
+{ printf '%d\tweb\n' "$(stat -c %s "$TMP/in.collapsed")"; cat "$TMP/in.collapsed"; } >"$TMP/badroot"
+run_nprof 10 convert --parts -o collapsed "$TMP/badroot" -
+check "--parts, a root that is not a root's name: one line naming it" \
+	eval '[ $NP_RC = 1 ] && one_error_line && err_says "part 1: .*roots"'
 printf '9999\nshort' >"$TMP/cut"
 run_nprof 10 convert --parts -o collapsed "$TMP/cut" -
 check "--parts, a part cut short: one line naming it" \

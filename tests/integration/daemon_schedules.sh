@@ -196,8 +196,10 @@ done
 api GET "/api/v1/workers/$W"
 SVC=$(json "$TMP/api.out" 'j["service"]')
 SVC_Q=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$SVC")
-api GET "/api/v1/instances?schedule=$S1&status=FINISHED&limit=1000"
-cp "$TMP/api.out" "$TMP/s1done.json"
+# (what a merge takes: FINISHED and STOPPED — one ended early by the
+# restart is kept — not FAILED)
+api GET "/api/v1/instances?schedule=$S1&limit=1000"
+json "$TMP/api.out" 'json.dumps({"instances": [i for i in j["instances"] if i["status"] in ("FINISHED", "STOPPED") and i["artifacts"]]})' >"$TMP/s1done.json"
 FROM=$(json "$TMP/s1done.json" 'min(i["created"] for i in j["instances"])')
 # (until the last one listed: a period begun as the pause came is not in the sum, nor in the merge)
 UNTIL=$(json "$TMP/s1done.json" 'max(i["created"] for i in j["instances"])')

@@ -1,7 +1,7 @@
 // status.js: an instance's status and countdown, and what it is.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { statusText, remaining, what, isProfile } from '../../src/daemon/ui/status.js';
+import { statusText, remaining, what, isProfile, groupName } from '../../src/daemon/ui/status.js';
 import { readFileSync } from 'node:fs';
 import { fill } from '../../src/daemon/ui/nouns.js';
 
@@ -44,4 +44,10 @@ test('what: a profile by its mode, a dump by its kind in words', () => {
 	assert.equal(what({ kind: 'coredump' }), 'core file');
 	assert.equal(what({ kind: 'restart' }), 'restart');
 	assert.ok(isProfile({}) && !isProfile({ kind: 'stacks' }));
+});
+
+test("a service's profile is named by its members and its selector", () => {
+	assert.equal(groupName({ selector: { service: 'nginx*' }, members: 3 }), '3 workers: service nginx*');
+	assert.equal(groupName({ selector: { workers: ['1-2', '3-4'] }, members: 2 }), '2 workers: workers 1-2, 3-4');
+	assert.equal(groupName({ selector: { unit: 'x' } }), '? workers: unit x');
 });

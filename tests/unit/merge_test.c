@@ -95,6 +95,29 @@ int main(void)
 	CHECK(profile_merge(empty, b, &d) == 0 && empty->nvalues == 2 &&
 	      profile_total(empty, 0) == 20, "into an empty profile: its types taken");
 
+	/* Under roots: a service's workers, each under its process's. */
+	{
+		struct profile *into = profile_new();
+		const char *roots_b[] = { "[host a]", "[app pid=200]" }, *roots_c[] = { "[app pid=300]" };
+
+		b->event = profile_intern_string(b, "cpu");
+		b->interval = 10000000;
+
+		diag_clear(&d);
+		CHECK(profile_merge_under(into, b, roots_b, 2, &d) == 0 &&
+		      profile_merge_under(into, c, roots_c, 1, &d) == 0, "merged under roots: %s", d.msg);
+		text = render(into);
+		CHECK_STR(text, "[host a];[app pid=200];main;burn 20\n[app pid=300];main;other 5\n",
+			  "each profile's stacks under its roots");
+		free(text);
+		CHECK(into->event && !strcmp(into->event, "cpu") && into->interval == 10000000,
+		      "an empty profile takes the first's event and interval");
+		CHECK(into->frames[profile_stack_frames(into, 0)[0]].kind == FRAME_THREAD &&
+		      into->frames[profile_stack_frames(into, 0)[1]].kind == FRAME_THREAD,
+		      "the roots are root pseudo-frames");
+		profile_free(into);
+	}
+
 	profile_set_value_types(alloc, alloc_types, 1);
 	diag_clear(&d);
 	CHECK(profile_merge(alloc, b, &d) == -EINVAL && strstr(d.msg, "of samples into one of alloc_space"),

@@ -155,6 +155,35 @@ int main(void)
 		CHECK_STR(root, "[tid=7]", "a nameless thread's root");
 		profile_thread_root_name(root, sizeof(root), NULL, 7);
 		CHECK_STR(root, "[tid=7]", "a NULL name is no name");
+		profile_process_root_name(root, sizeof(root), "nginx", 12);
+		CHECK_STR(root, "[nginx pid=12]", "a process's root");
+		profile_process_root_name(root, sizeof(root), NULL, 12);
+		CHECK_STR(root, "[pid=12]", "a nameless process's root");
+		profile_host_root_name(root, sizeof(root), "db1");
+		CHECK_STR(root, "[host db1]", "a host's root");
+	}
+	/* Roots told from other frames by their names alone (collapsed text,
+	 * pprof), as the three above write them. */
+	{
+		static const struct {
+			const char *name;
+			bool root;
+		} cases[] = {
+			{ "[worker tid=42]", true }, { "[tid=7]", true }, { "[a b tid=1]", true },
+			{ "[nginx pid=12]", true }, { "[pid=3]", true }, { "[host db1]", true },
+			{ "[worker tid=]", false }, { "[worker tid=4x]", false },
+			{ "[workertid=4]", false }, { "worker tid=4]", false }, { "[x pid=1", false },
+			{ "[host ]", false }, { "[hostess]", false }, { "[]", false },
+			{ "std::vector<int>::operator[]", false }, { "[abi:cxx11]", false },
+		};
+		bool ok = true;
+
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+			if (profile_is_root_name(cases[i].name, strlen(cases[i].name)) != cases[i].root) {
+				ok = false;
+				printf("# %s: should be %s\n", cases[i].name, cases[i].root ? "a root" : "no root");
+			}
+		CHECK(ok, "%zu names told as roots or not", sizeof(cases) / sizeof(cases[0]));
 	}
 	profile_free(p);
 	profile_free(NULL);

@@ -75,6 +75,7 @@ struct launch {
 	bool as_owner;			/* commands: the worker's owner, whoever asked */
 	bool work_dir;			/* %o: a private directory's file; what it holds is kept */
 	int64_t schedule;		/* the schedule starting it; 0: on demand */
+	int64_t parent;			/* the group it is a member of; 0: none */
 };
 
 /* Checks the limits and starts l on w: 201 with the instance, or the
@@ -84,6 +85,13 @@ struct launch {
 void instance_launch(struct daemon *d, const struct request *rq, struct reply *rp,
 		     const struct worker *w, int pidfd, struct launch *l);
 
+/* rp answers with in as the API shows it (status already set), or a
+ * 500 saying what was done (done: NULL when nothing) and that it cannot
+ * be read back. */
+struct instance;
+void api_reply_instance(struct daemon *d, struct reply *rp, const struct instance *in,
+			const char *done);
+
 /* A profile to record (POST /api/v1/instances, or a schedule's period). */
 struct profile_request {
 	const struct event_def *event;
@@ -91,6 +99,7 @@ struct profile_request {
 	const char *interval, *format;	/* NULL: the event's, flamegraph */
 	bool threads;			/* a root per thread */
 	int64_t schedule;		/* 0: on demand */
+	int64_t parent;			/* the group it is a member of; 0: none */
 	const char *note;		/* a note in the profile (nprof record --note); NULL */
 };
 
@@ -121,6 +130,13 @@ int api_run_nprof_streamed(struct daemon *d, char **argv, uid_t owner, int in, i
  * extension; shown in the browser (sandboxed) when inl says so. */
 void api_reply_file(struct reply *rp, int fd, const char *format, const char *base,
 		    const char *inl);
+/* The stored files of arts, each after its length, its roots (roots[i],
+ * tab-separated root names; roots or roots[i] NULL: none) and a newline
+ * (what nprof convert --parts reads), in a new unlinked file: its fd at
+ * its start, or -errno. A file gone since arts was read is left out. */
+int api_parts_file(struct daemon *d, const struct artifact *arts, const char *const *roots,
+		   size_t n);
+
 /* inline=1|0|true|false, or absent: else false after a 400. */
 bool api_inline_valid(const char *inl, struct reply *rp);
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@
 #include "daemon/jobs/jobs.h"
 #include "daemon/store/artifact_rows.h"
 #include "daemon/store/db.h"
+#include "profile/merge.h"
 #include "threaddump/threaddump.h"
 
 #define CONVERT_TIME_LIMIT_NS (60ull * 1000000000ull)
@@ -134,19 +136,16 @@ static const char *last_line(char *err)
 	return nl ? nl + 1 : err;
 }
 
-/* nprof reading stored files, run as their owner: in as its standard
- * input, extra as its fd 3 unless -1, out as its standard output. The
- * files were written by children running as the worker's owner, who could
- * have written anything into them: they are read as that user, not as
- * root. */
+/* nprof reading stored files, run as their owner (root's as nobody:
+ * user_reader_uid): in as its standard input, extra as its fd 3 unless
+ * -1, out as its standard output. The files were written by children
+ * running as the worker's owner, who could have written anything into
+ * them: they are read as that user, not as root. */
 static struct job_spec nprof_job(char **argv, uid_t owner, int in, int extra, int out)
 {
-	struct passwd pw, *p = NULL;
-	char pwbuf[4096];
+	uid_t reader = user_reader_uid(owner);
 
-	return (struct job_spec){ .argv = argv, .uid = owner,
-				  .gid = getpwuid_r(owner, &pw, pwbuf, sizeof(pwbuf), &p) == 0 && p
-					 ? p->pw_gid : 65534,
+	return (struct job_spec){ .argv = argv, .uid = reader, .gid = user_primary_gid(reader),
 				  .stdin_fd = in, .stdout_fd = out, .has_fd3 = extra >= 0, .fd3 = extra,
 				  .deadline_ns = clock_ns(CLOCK_MONOTONIC) + CONVERT_TIME_LIMIT_NS };
 }
@@ -544,10 +543,9 @@ void api_diff(struct daemon *d, struct request *rq, struct reply *rp)
 	owner = after.owner;
 	if (before.remote || after.remote) {
 		/* Each host gave its profile to this user: nprof reads both, as
-		 * the open files it is given, as this user (root's as nobody: it
-		 * needs no privilege, and no other user's uid is this host's to
-		 * take). */
-		owner = rq->user.uid ? rq->user.uid : 65534;
+		 * the open files it is given, as this user (root as nobody,
+		 * user_reader_uid: no other user's uid is this host's to take). */
+		owner = rq->user.uid;
 	} else if (before.owner != after.owner) {
 		/* each is read as its owner; no one user may read both */
 		reply_error(rp, 400, "after", "the two profiles are of workers of different users; "
@@ -608,4 +606,45 @@ void api_artifact_delete(struct daemon *d, struct request *rq, struct reply *rp)
 			snprintf(rp->result, sizeof(rp->result), "deleted");
 		}
 	}
+}
+
+int api_parts_file(struct daemon *d, const struct artifact *arts, const char *const *roots,
+		   size_t n)
+{
+	int out = open(d->artifacts_dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600), err;
+
+	if (out < 0)
+		return -errno;
+	for (size_t i = 0; i < n; i++) {
+		int fd = api_open_stored(d, &arts[i]);
+		struct stat st;
+		char head[PARTS_LINE_MAX + 32];
+		int len;
+		off_t at = 0;
+
+		/* one gone since it was listed (retention) is left out */
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) < 0 || !st.st_size) {
+			close(fd);
+			continue;
+		}
+		len = snprintf(head, sizeof(head), "%lld%s%.*s\n", (long long)st.st_size,
+			       roots && roots[i] ? "\t" : "", PARTS_LINE_MAX - 2,
+			       roots && roots[i] ? roots[i] : "");
+		if (write(out, head, (size_t)len) != len)
+			goto fail;
+		while (at < st.st_size)
+			if (sendfile(out, fd, &at, (size_t)(st.st_size - at)) <= 0) {
+				close(fd);
+				goto fail;
+			}
+		close(fd);
+	}
+	lseek(out, 0, SEEK_SET);
+	return out;
+fail:
+	err = errno ? -errno : -EIO;
+	close(out);
+	return err;
 }

@@ -15,6 +15,7 @@
 #include "base/clock.h"
 #include "base/units.h"
 #include "daemon/api/api.h"
+#include "daemon/api/instance_group.h"
 #include "daemon/core/log.h"
 #include "daemon/core/nouns.h"
 #include "daemon/core/service_name.h"
@@ -84,10 +85,12 @@ static json_t *instance_json(const struct instance *in, json_t *arts)
 	snprintf(key, sizeof(key), "%lld", (long long)in->id);
 	mine = json_object_get(arts, key);
 	/* (each json_t made here is handed over: "o") */
-	return json_pack("{sI so so sI sI so so sI so so so ss so ss so so so so so so so}",
+	json_t *sel = in->selector ? json_loads(in->selector, 0, NULL) : NULL;
+
+	return json_pack("{sI so so sI sI so so sI so so so ss so ss so so so so so so so so so so}",
 		"id", (json_int_t)in->id,
 		"kind", text_json(in->kind),
-		"worker", text_json(in->worker),
+		"worker", in->selector ? json_null() : text_json(in->worker),
 		"pid", (json_int_t)in->pid,
 		"worker_uid", (json_int_t)in->worker_uid,
 		"service", text_json(in->service),
@@ -106,7 +109,10 @@ static json_t *instance_json(const struct instance *in, json_t *arts)
 						  : json_null(),
 		"artifacts", mine ? json_incref(mine) : json_array(),
 		"schedule", in->schedule ? json_integer(in->schedule) : json_null(),
-		"cpu", in->cpu_ns >= 0 ? json_real((double)in->cpu_ns / 1e9) : json_null());
+		"cpu", in->cpu_ns >= 0 ? json_real((double)in->cpu_ns / 1e9) : json_null(),
+		"selector", sel ? sel : json_null(),
+		"members", in->selector && in->members >= 0 ? json_integer(in->members) : json_null(),
+		"parent", in->parent ? json_integer(in->parent) : json_null());
 }
 
 /* Instances as the API shows them; NULL when the index cannot be read. */
@@ -135,10 +141,7 @@ static json_t *instance_shown(struct daemon *d, const struct instance *in)
 	return o;
 }
 
-/* rp answers with in as the API shows it (status already set), or a
- * 500 saying what was done (done: NULL when nothing) and that it cannot
- * be read back. */
-static void reply_instance(struct daemon *d, struct reply *rp, const struct instance *in,
+void api_reply_instance(struct daemon *d, struct reply *rp, const struct instance *in,
 			   const char *done)
 {
 	if (!(rp->json = instance_shown(d, in)))
@@ -206,15 +209,6 @@ static int make_work_dir(struct daemon *d, int64_t id, uid_t uid, gid_t gid, cha
 	return 0;
 }
 
-/* The primary group of uid (nobody's when it has no account). */
-static gid_t owner_gid(uid_t uid)
-{
-	struct passwd pw, *p = NULL;
-	char buf[4096];
-
-	return getpwuid_r(uid, &pw, buf, sizeof(buf), &p) == 0 && p ? p->pw_gid : 65534;
-}
-
 /* An instance that could not start: FAILED with why (the request that
  * started it is answered a 500 with the cause; a row left RUNNING is
  * failed by the next start of nprofd, instances_recover). */
@@ -236,7 +230,7 @@ void instance_launch(struct daemon *d, const struct request *rq, struct reply *r
 	struct job_spec spec;
 	bool root = l->as_root || (rq->user.admin && !l->as_owner);
 	uid_t uid = root ? 0 : w->uid;
-	gid_t gid = root ? 0 : owner_gid(w->uid);
+	gid_t gid = root ? 0 : user_primary_gid(w->uid);
 	pid_t child;
 	int fd = -1, r;
 	size_t n = 0;
@@ -276,6 +270,7 @@ void instance_launch(struct daemon *d, const struct request *rq, struct reply *r
 		.user = rq->user.name, .uid = rq->user.uid, .mode = l->mode,
 		.duration_ns = (int64_t)l->duration_ns, .interval = l->interval, .format = l->format,
 		.target = l->target, .created_ms = ms, .schedule = l->schedule,
+		.parent = l->parent,
 	};
 	snprintf(row.worker, sizeof(row.worker), "%s", w->id);
 	if (instance_insert(d->db, &row, &id) < 0) {
@@ -350,7 +345,7 @@ void instance_launch(struct daemon *d, const struct request *rq, struct reply *r
 		reply_error(rp, 500, NULL, "instance %lld started; it cannot be read back from the "
 			    "index (see nprofd's log)", (long long)id);
 	else
-		reply_instance(d, rp, started, "started");
+		api_reply_instance(d, rp, started, "started");
 out:
 	instance_free(started);
 	command_argv_free(cmd_argv);
@@ -367,7 +362,8 @@ void profile_start(struct daemon *d, const struct request *rq, struct reply *rp,
 	struct worker_mode modes[EVENT_COUNT];
 	struct launch l = { .kind = "profile", .mode = ev->name, .duration_ns = p->duration_ns,
 			    .interval = p->interval, .format = p->format ? p->format : "flamegraph",
-			    .art_format = "pprof", .art_ext = "pb.gz", .schedule = p->schedule };
+			    .art_format = "pprof", .art_ext = "pb.gz", .schedule = p->schedule,
+			    .parent = p->parent };
 	char key[128], dur[32];
 
 	if (!config_mode_allowed(&d->cfg, api_service(d, w), (enum event_id)(ev - event_defs),
@@ -455,14 +451,15 @@ static bool parse_duration(json_t *v, const struct daemon *d, struct reply *rp, 
 }
 
 /* The fields a body may have. */
-static const char *const BODY_KEYS[] = { "worker", "mode", "duration", "interval", "format",
-					  "threads", NULL };
+static const char *const BODY_KEYS[] = { "worker", "selector", "mode", "duration", "interval",
+					  "format", "threads", NULL };
 
 void api_instance_create(struct daemon *d, struct request *rq, struct reply *rp)
 {
 	json_error_t jerr;
 	json_t *body = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES, &jerr);
 	const char *worker_id, *mode, *interval, *format;
+	json_t *selector;
 	const struct event_def *ev;
 	enum output_format of;
 	struct worker w;
@@ -491,8 +488,11 @@ void api_instance_create(struct daemon *d, struct request *rq, struct reply *rp)
 		}
 		threads = json_is_true(json_object_get(body, "threads"));
 	}
-	if (!worker_id) {
-		reply_error(rp, 400, "worker", "worker is required: a worker id from GET /api/v1/workers");
+	selector = json_object_get(body, "selector");
+	if (!worker_id == !selector) {
+		reply_error(rp, 400, "worker", "%s", worker_id ? "give worker or selector, not both"
+			    : "worker is required: a worker id from GET /api/v1/workers (or a "
+			      "selector: {\"service\": NAME} records every worker it takes)");
 		goto out;
 	}
 	if (!mode)
@@ -518,6 +518,12 @@ void api_instance_create(struct daemon *d, struct request *rq, struct reply *rp)
 			    format, output_format_names());
 		goto out;
 	}
+	if (selector) {
+		group_start(d, rq, rp, selector, &(struct profile_request){
+			.event = ev, .duration_ns = duration_ns, .interval = interval,
+			.format = format, .threads = threads });
+		goto out;
+	}
 	if (!api_worker(d, rq, rp, worker_id, &w, &pidfd))
 		goto out;
 	profile_start(d, rq, rp, &w, pidfd, &(struct profile_request){
@@ -534,13 +540,14 @@ out:
 void api_instances_list(struct daemon *d, struct request *rq, struct reply *rp)
 {
 	const char *worker = rq->query(rq, "worker"), *status = rq->query(rq, "status"),
-		   *limit_text = rq->query(rq, "limit"), *schedule_text = rq->query(rq, "schedule");
+		   *limit_text = rq->query(rq, "limit"), *schedule_text = rq->query(rq, "schedule"),
+		   *parent_text = rq->query(rq, "parent");
 	long limit = limit_text ? atol(limit_text) : 100;
 	uint64_t generation = db_generation(d->db);
 	struct instance **list;
 	json_t *shown;
 	char *end = NULL;
-	long long schedule = schedule_text ? strtoll(schedule_text, &end, 10) : 0;
+	long long schedule = schedule_text ? strtoll(schedule_text, &end, 10) : 0, parent = 0;
 	size_t n;
 
 	if (status && instance_state_parse(status) < 0) {
@@ -556,10 +563,20 @@ void api_instances_list(struct daemon *d, struct request *rq, struct reply *rp)
 			    "/api/v1/schedules)", schedule_text);
 		return;
 	}
+	if (parent_text && !strcmp(parent_text, "none")) {
+		parent = -1;
+	} else if (parent_text) {
+		parent = strtoll(parent_text, &end, 10);
+		if (*end || end == parent_text || parent <= 0) {
+			reply_error(rp, 400, "parent", "parent=%.32s: use a group's instance id, or "
+				    "none for no group's members", parent_text);
+			return;
+		}
+	}
 	if (api_cached(d, rq, rp, generation))
 		return;
 	if (instances_list(d->db, &(struct instance_filter){ .worker = worker, .status = status,
-							      .schedule = schedule,
+							      .schedule = schedule, .parent = parent,
 							      .all_users = rq->user.admin,
 							      .uid = rq->user.uid, .limit = limit },
 			   &list, &n) < 0) {
@@ -613,7 +630,7 @@ void api_instance_get(struct daemon *d, struct request *rq, struct reply *rp)
 			break;
 		instance_free(in);
 	}
-	reply_instance(d, rp, in, NULL);
+	api_reply_instance(d, rp, in, NULL);
 	instance_free(in);
 }
 
@@ -625,13 +642,20 @@ void api_instance_stop(struct daemon *d, struct request *rq, struct reply *rp)
 
 	if (!in)
 		return;
-	if (in->status != INSTANCE_RUNNING || jobs_stop(d->jobs, in->id) < 0) {
+	/* a group before its merge: its members stop, and what they
+	 * recorded is merged */
+	if (in->status == INSTANCE_RUNNING && in->selector && in->child_pid == 0 &&
+	    group_stop(d, in->id) > 0) {
+		rp->status = 202;
+		snprintf(rp->result, sizeof(rp->result), "stop asked of its members");
+		api_reply_instance(d, rp, in, "stop asked");
+	} else if (in->status != INSTANCE_RUNNING || jobs_stop(d->jobs, in->id) < 0) {
 		reply_error(rp, 409, "id", "instance %s is not running (it is %s)", seg,
 			    instance_state_name(in->status));
 	} else {
 		rp->status = 202;
 		snprintf(rp->result, sizeof(rp->result), "stop asked");
-		reply_instance(d, rp, in, "stop asked");
+		api_reply_instance(d, rp, in, "stop asked");
 	}
 	instance_free(in);
 }
@@ -656,6 +680,7 @@ static void last_line(const char *text, char *buf, size_t len)
 void instances_job_done(void *ctx, const struct job_end *end)
 {
 	struct daemon *d = ctx;
+	struct instance *in = NULL;
 	char said[512], msg[600];
 	enum instance_state status;
 	bool ok = WIFEXITED(end->status) && WEXITSTATUS(end->status) == 0;
@@ -693,11 +718,15 @@ void instances_job_done(void *ctx, const struct job_end *end)
 	}
 	/* No one asked: the log is the edge. A row left RUNNING is failed
 	 * by the next start of nprofd (instances_recover). */
-	if (instance_end(d->db, end->id, status, msg, now_ms(), NULL) < 0)
+	/* (nothing said: the message it had stays, a group's) */
+	if (instance_end(d->db, end->id, status, msg[0] ? msg : NULL, now_ms(), NULL) < 0)
 		log_error("instance %lld: how it ended not written to the index",
 			  (long long)end->id);
 	log_info("instance %lld %s%s%s", (long long)end->id, instance_state_name(status),
 		 msg[0] ? ": " : "", msg);
+	if (instance_get(d->db, end->id, &in) == 0 && in->parent)
+		group_member_ended(d, in->parent);
+	instance_free(in);
 	artifacts_retain(d);
 }
 

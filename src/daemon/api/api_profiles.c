@@ -56,48 +56,6 @@ static bool parse_time(const char *s, uint64_t *ret_ms)
 	return true;
 }
 
-/* The recordings' files, each after its length and a newline (what
- * --parts reads), into a new unlinked file: its fd, or -1 after the 500. */
-static int parts_file(struct daemon *d, const struct artifact *arts, size_t n, struct reply *rp)
-{
-	int out = open(d->artifacts_dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-
-	if (out < 0) {
-		reply_error(rp, 500, NULL, "cannot make a temporary file in %s: %s", d->artifacts_dir,
-			    strerror(errno));
-		return -1;
-	}
-	for (size_t i = 0; i < n; i++) {
-		int fd = api_open_stored(d, &arts[i]);
-		struct stat st;
-		char head[32];
-		off_t at = 0;
-
-		/* one gone since the query (retention) is left out */
-		if (fd < 0)
-			continue;
-		if (fstat(fd, &st) < 0 || !st.st_size) {
-			close(fd);
-			continue;
-		}
-		snprintf(head, sizeof(head), "%lld\n", (long long)st.st_size);
-		if (write(out, head, strlen(head)) != (ssize_t)strlen(head))
-			goto fail;
-		while (at < st.st_size)
-			if (sendfile(out, fd, &at, (size_t)(st.st_size - at)) <= 0) {
-				close(fd);
-				goto fail;
-			}
-		close(fd);
-	}
-	lseek(out, 0, SEEK_SET);
-	return out;
-fail:
-	reply_error(rp, 500, NULL, "cannot gather the recordings to merge: %s", strerror(errno));
-	close(out);
-	return -1;
-}
-
 void api_profiles(struct daemon *d, struct request *rq, struct reply *rp)
 {
 	const char *service = rq->query(rq, "service"), *mode = rq->query(rq, "mode"),
@@ -180,8 +138,11 @@ void api_profiles(struct daemon *d, struct request *rq, struct reply *rp)
 				    (unsigned)arts[i].worker_uid);
 			goto out;
 		}
-	if ((parts = parts_file(d, arts, n, rp)) < 0)
+	if ((parts = api_parts_file(d, arts, NULL, n)) < 0) {
+		reply_error(rp, 500, NULL, "cannot gather the recordings to merge: %s",
+			    strerror(-parts));
 		goto out;
+	}
 	argv[6] = (char *)format;
 	snprintf(what, sizeof(what), "merging %zu recordings of %.64s", n, service);
 	out = api_run_nprof_streamed(d, argv, arts[0].worker_uid, parts, -1, what, rp);

@@ -137,6 +137,16 @@ bool user_complete(const struct daemon *d, struct user *u);
 /* The request's user and the worker's owner: may they see it? */
 bool user_may_see(const struct user *u, uid_t owner);
 
+/* The primary group of uid: what a child running as uid runs with
+ * (nobody's, 65534, when uid has no account). */
+gid_t user_primary_gid(uid_t uid);
+
+/* Who reads files stored for owner's workers (nprof converting,
+ * merging, comparing them): the owner, who could have written anything
+ * into them, or nobody (65534) for root's and several users' (owner 0):
+ * reading needs no privilege, and root reads nothing a child wrote. */
+uid_t user_reader_uid(uid_t owner);
+
 /* Runs the API for a request of a known user (route.c): matches it in
  * the route table and dispatches it as route_dispatch does; fills rp. */
 void api_handle(struct daemon *d, const struct request *rq, struct reply *rp);

@@ -46,3 +46,16 @@ bool user_may_see(const struct user *u, uid_t owner)
 {
 	return u->admin || u->uid == owner;
 }
+
+gid_t user_primary_gid(uid_t uid)
+{
+	struct passwd pw, *p = NULL;
+	char buf[4096];
+
+	return getpwuid_r(uid, &pw, buf, sizeof(buf), &p) == 0 && p ? p->pw_gid : 65534;
+}
+
+uid_t user_reader_uid(uid_t owner)
+{
+	return owner ? owner : 65534;
+}

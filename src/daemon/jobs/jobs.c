@@ -500,6 +500,13 @@ int jobs_start(struct jobs *j, const struct job_spec *s, pid_t *ret_pid)
 		pthread_mutex_unlock(&j->lock);
 		return -ESHUTDOWN;
 	}
+	/* From a job's end (its done callback runs on this very thread, a
+	 * group's last member starting the merge): no other thread would
+	 * make the start, so it is made here and now. */
+	if (pthread_equal(pthread_self(), j->thread)) {
+		pthread_mutex_unlock(&j->lock);
+		return spawn(j, s, ret_pid);
+	}
 	req.next = j->spawns;
 	j->spawns = &req;
 	pthread_mutex_unlock(&j->lock);

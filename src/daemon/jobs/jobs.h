@@ -56,7 +56,8 @@ struct jobs *jobs_new(job_done_fn done, void *ctx);
 /* Ends every child (SIGKILL) and waits for the supervisor. */
 void jobs_free(struct jobs *j);
 
-/* Starts a child. 0 (with its pid), or -errno. */
+/* Starts a child (also from a job's done callback). 0 (with its pid), or
+ * -errno. */
 int jobs_start(struct jobs *j, const struct job_spec *s, pid_t *ret_pid);
 
 /* Asks job id to end early (its stop signal): 0, or -ESRCH. */

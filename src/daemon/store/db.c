@@ -193,6 +193,13 @@ static const char *const MIGRATIONS[] = {
 	"ALTER TABLE instances ADD COLUMN schedule INTEGER;"
 	"ALTER TABLE instances ADD COLUMN cpu_ns INTEGER;"
 	"CREATE INDEX instances_schedule ON instances(schedule, id);",
+	/* 6 -> 7: a profile of every worker a selector takes: the group's
+	 * instance (its selector, how many members it started) and each
+	 * member's, which names the group as its parent. */
+	"ALTER TABLE instances ADD COLUMN parent INTEGER;"
+	"ALTER TABLE instances ADD COLUMN selector TEXT;"
+	"ALTER TABLE instances ADD COLUMN members INTEGER;"
+	"CREATE INDEX instances_parent ON instances(parent);",
 };
 
 static int migrate(sqlite3 *h, char *err, size_t errlen)

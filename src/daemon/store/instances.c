@@ -12,11 +12,11 @@
 /* Every read names its columns in this order (read_row's). */
 #define COLUMNS "id, kind, worker, pid, worker_uid, service, user, uid, mode, duration_ns, " \
 		"interval, format, status, message, created, finished, child_pid, target, " \
-		"new_worker, schedule, cpu_ns"
+		"new_worker, schedule, cpu_ns, selector, members, parent"
 enum {
 	C_ID, C_KIND, C_WORKER, C_PID, C_WORKER_UID, C_SERVICE, C_USER, C_UID, C_MODE,
 	C_DURATION, C_INTERVAL, C_FORMAT, C_STATUS, C_MESSAGE, C_CREATED, C_FINISHED,
-	C_CHILD, C_TARGET, C_NEW_WORKER, C_SCHEDULE, C_CPU
+	C_CHILD, C_TARGET, C_NEW_WORKER, C_SCHEDULE, C_CPU, C_SELECTOR, C_MEMBERS, C_PARENT
 };
 
 /* The row and, after it, the text its pointers point into. */
@@ -39,6 +39,7 @@ static const struct {
 	{ C_MESSAGE, offsetof(struct instance, message) },
 	{ C_TARGET, offsetof(struct instance, target) },
 	{ C_NEW_WORKER, offsetof(struct instance, new_worker) },
+	{ C_SELECTOR, offsetof(struct instance, selector) },
 };
 #define TEXT_COLUMNS (sizeof(TEXT) / sizeof(TEXT[0]))
 
@@ -83,6 +84,8 @@ static struct instance *read_row(const struct db_row *r)
 	b->in.child_pid = (pid_t)db_int(r, C_CHILD);
 	b->in.schedule = db_int(r, C_SCHEDULE);
 	b->in.cpu_ns = db_null(r, C_CPU) ? -1 : db_int(r, C_CPU);
+	b->in.members = db_null(r, C_MEMBERS) ? -1 : db_int(r, C_MEMBERS);
+	b->in.parent = db_int(r, C_PARENT);
 	return &b->in;
 }
 
@@ -144,10 +147,11 @@ int instances_list(struct db *db, const struct instance_filter *f, struct instan
 	return rows_taken(&g, db_each(db, gather_row, &g, "SELECT " COLUMNS " FROM instances "
 				      "WHERE (? IS NULL OR worker = ?) AND (? IS NULL OR status = ?) "
 				      "AND (? = 0 OR schedule = ?) AND (? OR worker_uid = ?) "
-				      "ORDER BY id DESC LIMIT ?", "ttttiiiui",
+				      "AND (? = 0 OR (? < 0 AND parent IS NULL) OR parent = ?) "
+				      "ORDER BY id DESC LIMIT ?", "ttttiiiu" "iiii",
 				      f->worker, f->worker, f->status, f->status, f->schedule,
 				      f->schedule, (int64_t)f->all_users, (unsigned)f->uid,
-				      (int64_t)f->limit),
+				      f->parent, f->parent, f->parent, (int64_t)f->limit),
 			  ret, n);
 }
 
@@ -199,7 +203,7 @@ int instances_beyond_history(struct db *db, unsigned per_worker, int64_t **ret, 
 	struct ids ids = { 0 };
 
 	return ids_taken(&ids, db_each(db, gather_id, &ids, "SELECT id FROM (SELECT id, "
-				       "ROW_NUMBER() OVER (PARTITION BY worker ORDER BY id DESC) AS n "
+				       "ROW_NUMBER() OVER (PARTITION BY worker, selector ORDER BY id DESC) AS n "
 				       "FROM instances WHERE status != 'RUNNING' AND schedule IS NULL) "
 				       "WHERE n > ?", "u",
 				       per_worker), ret, n);
@@ -236,11 +240,12 @@ int instance_insert(struct db *db, const struct instance *in, int64_t *ret_id)
 {
 	return db_exec(db, ret_id, "INSERT INTO instances(kind, worker, pid, worker_uid, service, "
 		       "user, uid, mode, duration_ns, interval, format, target, status, message, "
-		       "created, schedule) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,'RUNNING','',?,NULLIF(?, 0))",
-		       "ttiuttutittti" "i", in->kind, in->worker, (int64_t)in->pid,
+		       "created, schedule, selector, parent) "
+		       "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,'RUNNING','',?,NULLIF(?, 0),?,NULLIF(?, 0))",
+		       "ttiuttutittti" "iti", in->kind, in->worker, (int64_t)in->pid,
 		       (unsigned)in->worker_uid, in->service, in->user, (unsigned)in->uid, in->mode,
 		       in->duration_ns, in->interval, in->format, in->target,
-		       (int64_t)in->created_ms, in->schedule);
+		       (int64_t)in->created_ms, in->schedule, in->selector, in->parent);
 }
 
 int instance_set_child(struct db *db, int64_t id, pid_t child)
@@ -295,7 +300,8 @@ int instance_set_message(struct db *db, int64_t id, const char *message)
 int instance_end(struct db *db, int64_t id, enum instance_state status, const char *message,
 		 uint64_t ms, const char *new_worker)
 {
-	return db_exec(db, NULL, "UPDATE instances SET status = ?, message = ?, finished = ?, "
+	return db_exec(db, NULL, "UPDATE instances SET status = ?, message = IFNULL(?, message), "
+		       "finished = ?, "
 		       "new_worker = IFNULL(?, new_worker) WHERE id = ?", "ttiti",
 		       instance_state_name(status), message, (int64_t)ms, new_worker, id);
 }
@@ -306,4 +312,50 @@ int instance_worker_seen(struct db *db, const struct worker *w, const char *serv
 		       "first_seen, last_seen) VALUES(?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE "
 		       "SET last_seen = excluded.last_seen", "titutt" "ii", w->id, (int64_t)w->pid,
 		       w->name, (unsigned)w->uid, w->user, service, (int64_t)ms, (int64_t)ms);
+}
+
+/* Members into a growing list. */
+struct members {
+	struct member *list;
+	size_t n, cap;
+};
+
+static int gather_member(void *ctx, const struct db_row *r)
+{
+	struct members *g = ctx;
+	struct member *m;
+	int status;
+
+	if (array_reserve(&g->list, &g->cap, g->n + 1, sizeof(*g->list)) < 0)
+		return -ENOMEM;
+	m = &g->list[g->n++];
+	m->id = db_int(r, 0);
+	snprintf(m->worker, sizeof(m->worker), "%s", db_text(r, 1) ?: "");
+	m->pid = (pid_t)db_int(r, 2);
+	snprintf(m->name, sizeof(m->name), "%s", db_text(r, 3) ?: "");
+	status = instance_state_parse(db_text(r, 4) ?: "");
+	m->status = status < 0 ? INSTANCE_FAILED : (enum instance_state)status;
+	return 0;
+}
+
+int instance_members(struct db *db, int64_t group, struct member **ret, size_t *n)
+{
+	struct members g = { 0 };
+	int r = db_each(db, gather_member, &g, "SELECT i.id, i.worker, i.pid, w.name, i.status "
+			"FROM instances i LEFT JOIN workers w ON w.id = i.worker WHERE i.parent = ? "
+			"ORDER BY i.id", "i", group);
+
+	if (r < 0) {
+		free(g.list);
+		return r;
+	}
+	*ret = g.list;
+	*n = g.n;
+	return 0;
+}
+
+int instance_set_members(struct db *db, int64_t group, int64_t members)
+{
+	return db_exec(db, NULL, "UPDATE instances SET members = ? WHERE id = ?", "ii", members,
+		       group);
 }

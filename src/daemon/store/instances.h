@@ -39,6 +39,13 @@ struct instance {
 	const char *new_worker;		/* a restart: the worker that came back */
 	int64_t schedule;		/* the schedule that started it; 0: on demand */
 	int64_t cpu_ns;			/* the CPU its process used; -1: not known (yet) */
+	/* A group (a profile of every worker a selector takes): its
+	 * selector (JSON text; NULL: not a group) and the members it
+	 * started (-1 while it starts them, and for any other instance);
+	 * a member: its group (0: none). */
+	const char *selector;
+	int64_t members;
+	int64_t parent;
 };
 
 /* Instance id: 0 and *ret (instance_free it), -ENOENT, or -EIO
@@ -51,6 +58,7 @@ struct instance_filter {
 	const char *worker;
 	const char *status;		/* a state's name */
 	int64_t schedule;		/* 0: any */
+	int64_t parent;			/* 0: any; -1: no member of a group */
 	bool all_users;			/* else only uid's workers' */
 	uid_t uid;
 	long limit;
@@ -65,8 +73,9 @@ void instances_free(struct instance **list, size_t n);
 /* The ids of the instances still RUNNING: 0 and *ret (free it), or -EIO. */
 int instances_running_ids(struct db *db, int64_t **ret, size_t *n);
 
-/* The ended instances of each worker past its newest per_worker (on
- * demand only: a schedule's are kept as long as it says): 0 and their
+/* The ended instances of each worker (and groups of each selector)
+ * past its newest per_worker (on demand only: a schedule's are kept as
+ * long as it says): 0 and their
  * ids into *ret (free it), or -EIO. */
 int instances_beyond_history(struct db *db, unsigned per_worker, int64_t **ret, size_t *n);
 
@@ -115,11 +124,28 @@ struct recorded {
 /* Those of schedule: 0 and *ret (n of them; free it), or -EIO (-ENOMEM). */
 int instances_recorded_by(struct db *db, int64_t schedule, struct recorded **ret, size_t *n);
 
+/* A member of a group, with what its worker was called. */
+struct member {
+	int64_t id;
+	char worker[WORKER_ID_MAX];
+	pid_t pid;
+	char name[64];			/* the worker's name when it started; "" */
+	enum instance_state status;
+};
+
+/* The members of group: 0 and *ret (n of them, oldest first; free it),
+ * or -EIO. */
+int instance_members(struct db *db, int64_t group, struct member **ret, size_t *n);
+
+/* A group's members, now that they are all started. 0 or -EIO. */
+int instance_set_members(struct db *db, int64_t group, int64_t members);
+
 /* Its message, the instance still running. 0 or -EIO. */
 int instance_set_message(struct db *db, int64_t id, const char *message);
 
 /* The instance ended at ms as status with message (and, a restart, the
- * worker that came back: NULL keeps what the row has). 0 or -EIO. */
+ * worker that came back; either NULL keeps what the row has). 0 or
+ * -EIO. */
 int instance_end(struct db *db, int64_t id, enum instance_state status, const char *message,
 		 uint64_t ms, const char *new_worker);
 

@@ -9,8 +9,8 @@ import { hosts, remote, key, onHost, load as loadHosts } from './hosts.js';
 import { forgetOnEnd } from './session.js';
 import { known, placed, track } from './instance_store.js';
 import { workerName } from './worker_store.js';
-import { statusText, what } from './status.js';
-import { artUrl, viewHash, workerHash, viewLinks, downloads } from './artifacts.js';
+import { statusText, what, groupName } from './status.js';
+import { artUrl, viewHash, workerHash, instHash, viewLinks, downloads } from './artifacts.js';
 import { threadDump } from './thread_dump.js';
 
 let shown = null;	// the key of the instance shown
@@ -60,16 +60,32 @@ export const instanceView = {
 };
 
 function summary(i) {
-	const rows = [['Host', remote(i) ? i.host : ''], ['Worker', h('a', { href: workerHash(i, i.worker) }, workerName(i))],
+	const who = i.selector ? groupName(i) : workerName(i);
+	const rows = [['Host', remote(i) ? i.host : ''], ['Worker', i.selector ? who :
+		h('a', { href: workerHash(i, i.worker) }, who)],
+		['Part of', i.parent ? h('a', { href: instHash({ id: i.parent, host: i.host }) },
+			`service profile ${i.parent}`) : ''],
+		['Members', i.selector ? membersOf(i) : ''],
 		['What', what(i) + (i.interval ? ` every ${i.interval}` : '')], ['Status', h('span.status',
 			{ class: 's-' + i.status }, statusText(i))], ['Message', i.message],
 		['Duration', i.duration ? secs(i.duration) : ''], ['Triggered', time(i.created)],
 		['Finished', time(i.finished)], ['Owner', i.user], ['Service', i.service],
 		['New worker', i.new_worker ? h('a', { href: workerHash(i, i.new_worker) }, i.new_worker) : ''],
 		['Artifacts', (i.artifacts || []).length ? viewLinks(i) : 'none']];
-	setText($('id-title'), `${i.id}: ${what(i)} of ${workerName(i)}`);
+	setText($('id-title'), `${i.id}: ${what(i)} of ${who}`);
 	append(clear($('id-summary')), [h('dl.facts', rows.filter(([, v]) => v)
 		.map(([k, v]) => [h('dt', k), h('dd', v)]))]);
+}
+
+// A service profile's members, each a link, filled in when they come.
+function membersOf(g) {
+	const box = h('span.members', '…');
+	const q = new URLSearchParams({ parent: String(g.id), limit: '1000' });
+	if (remote(g)) q.set('host', g.host);
+	api('GET', '/api/v1/instances?' + q).then(j => append(clear(box), (j.instances || []).reverse()
+		.map(m => [h('a', { href: instHash(m) }, `${workerName(m)} ${m.status}`), ' '])))
+		.catch(e => setText(box, String(e.message || e)));
+	return box;
 }
 
 function viewer(inst, a, v) {

@@ -6,7 +6,7 @@ import { h, append, clear, setText, showErr, once } from './dom.js';
 import { secs, time } from './fmt.js';
 import { hosts, key, onHost } from './hosts.js';
 import { remember } from './instance_store.js';
-import { statusText, what, isProfile } from './status.js';
+import { statusText, what, isProfile, groupName } from './status.js';
 import { viewLinks, profileOf, instHash, workerHash } from './artifacts.js';
 import { workerName } from './worker_store.js';
 
@@ -56,7 +56,10 @@ async function poll(box, t) {
 		return;
 	}
 	const q = new URLSearchParams({ limit: '200' });
+	// A service's profile is one row: its members are on its page (and
+	// on each worker's).
 	if (t.filter.worker) q.set('worker', t.filter.worker);
+	else q.set('parent', 'none');
 	if (t.filter.status) q.set('status', t.filter.status);
 	if (t.filter.host) q.set('host', t.filter.host);
 	let running = false;
@@ -130,8 +133,12 @@ function updateRow(r, i) {
 	append(clear(c.id), [r.pick, h('a', { href: instHash(i) }, i.id)]);
 	r.pick.disabled = !profileOf(i);
 	setText(c.host, i.host || '');
-	append(clear(c.worker), [h('a', { href: workerHash(i, i.worker), title: i.worker },
-		workerName(i)), i.service ? h('span.hint', ' ' + i.service) : null]);
+	if (i.selector)
+		append(clear(c.worker), [h('span', { title: 'every worker the selector took, at once' },
+			groupName(i)), i.service ? h('span.hint', ' ' + i.service) : null]);
+	else
+		append(clear(c.worker), [h('a', { href: workerHash(i, i.worker), title: i.worker },
+			workerName(i)), i.service ? h('span.hint', ' ' + i.service) : null]);
 	setText(c.what, what(i));
 	setText(c.duration, i.duration ? secs(i.duration) : '');
 	setText(c.message, (i.message || '') + (i.new_worker ? ` new worker ${i.new_worker}` : ''));

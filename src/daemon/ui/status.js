@@ -22,3 +22,10 @@ export function what(i) {
 	const k = i.kind || 'profile';
 	return k === 'profile' ? i.mode : KINDS[k] || k;
 }
+
+// "3 workers: service gsplit*": whom a service's profile (an instance
+// with a selector) recorded.
+export function groupName(i) {
+	const sel = Object.entries(i.selector || {}).map(([k, v]) => `${k} ${[].concat(v).join(', ')}`).join('; ');
+	return `${i.members ?? '?'} workers: ${sel}`;
+}
