@@ -15,68 +15,45 @@
 #include "daemon/store/schedule_rows.h"
 #include "profile/events.h"
 
-/* The longest period (and keep's default): a day. */
-#define DAY_NS (24ull * 3600 * 1000000000ull)
-/* The most a schedule's recordings are kept. */
-#define KEEP_MAX_NS (366ull * DAY_NS)
-
-/* A duration field: "10s", "2m", or a number of seconds, in [min, max];
- * absent, fallback (0: required). false when it replied 400. */
-static bool span_field(json_t *body, const char *key, uint64_t min, uint64_t max,
-		       uint64_t fallback, struct reply *rp, uint64_t *ret)
+/* A duration field: "10s", "2m", or a number of seconds; absent,
+ * fallback. Its bounds are schedule_spec_check's: what is not a
+ * duration is 0, which no bound takes. */
+static uint64_t span_field(json_t *body, const char *key, uint64_t fallback)
 {
 	json_t *v = json_object_get(body, key);
-	char lo[32], hi[32];
+	uint64_t ns = 0;
 
-	if (!v || json_is_null(v)) {
-		*ret = fallback;
-		if (fallback)
-			return true;
-		reply_error(rp, 400, key, "%s is required: a duration such as \"60s\"", key);
-		return false;
-	}
+	if (!v || json_is_null(v))
+		return fallback;
 	if (json_is_number(v) && json_number_value(v) > 0 && json_number_value(v) < 1e9)
-		*ret = (uint64_t)(json_number_value(v) * 1e9);
+		ns = (uint64_t)(json_number_value(v) * 1e9);
 	else if (!json_is_string(v) ||
-		 units_parse_duration_ns(json_string_value(v), 1000000000ull, ret) < 0)
-		*ret = 0;
-	if (*ret < min || *ret > max) {
-		units_format_duration(min, lo, sizeof(lo));
-		reply_error(rp, 400, key, "%s must be a duration from %s to %s (\"10s\", \"5m\")", key,
-			    lo, units_format_duration(max, hi, sizeof(hi)));
-		return false;
-	}
-	return true;
+		 units_parse_duration_ns(json_string_value(v), 1000000000ull, &ns) < 0)
+		ns = 0;
+	return ns;
 }
 
 /* The budget field, a share of one CPU: "1%", "0.5%", or a number of
- * percent, in (0, 100]; absent, [continuous] cpu_budget. false when it
- * replied 400. */
-static bool budget_field(const struct daemon *d, json_t *v, struct reply *rp, double *ret)
+ * percent; absent, [continuous] cpu_budget. What is neither is -1,
+ * which schedule_spec_check refuses. */
+static double budget_field(const struct daemon *d, json_t *v)
 {
 	char *end = NULL;
 	double x = json_is_number(v) ? json_number_value(v)
 		   : json_is_string(v) ? strtod(json_string_value(v), &end) : -1;
 
-	if (!v || json_is_null(v)) {
-		*ret = d->cfg.cpu_budget;
-		return true;
-	}
-	if ((end && (end == json_string_value(v) || (*end && strcmp(end, "%")))) ||
-	    !(x > 0 && x <= 100)) {
-		reply_error(rp, 400, "budget", "budget must be a share of one CPU above 0%% and at "
-			    "most 100%%, such as \"1%%\" or \"0.5%%\"");
-		return false;
-	}
-	*ret = x / 100;
-	return true;
+	if (!v || json_is_null(v))
+		return d->cfg.cpu_budget;
+	if (end && (end == json_string_value(v) || (*end && strcmp(end, "%"))))
+		return -1;
+	return x / 100;
 }
 
-/* The modes field into s->modes ("cpu,alloc"): false when it replied. */
-static bool modes_field(struct daemon *d, json_t *v, struct reply *rp, struct schedule *s)
+/* The modes field into spec->modes: false when it replied 400. */
+static bool modes_field(json_t *v, struct reply *rp, struct schedule_spec *spec)
 {
-	char key[128], names[256];
-	size_t i, len = 0;
+	char why[512];
+	size_t i;
 	json_t *m;
 
 	if (!json_is_array(v) || !json_array_size(v) || json_array_size(v) > EVENT_COUNT) {
@@ -84,30 +61,12 @@ static bool modes_field(struct daemon *d, json_t *v, struct reply *rp, struct sc
 			    "\"alloc\"]");
 		return false;
 	}
-	json_array_foreach(v, i, m) {
-		const char *name = json_is_string(m) ? json_string_value(m) : "";
-		const struct event_def *ev = event_find(name);
-
-		if (!ev) {
-			reply_error(rp, 400, "modes", "mode '%.32s' is not one nprof has; use one of: %s",
-				    name, event_names(EVENT_IN_ENGINE | EVENT_IN_AGENT, names,
-						      sizeof(names)));
+	json_array_foreach(v, i, m)
+		if (schedule_spec_add_mode(spec, json_is_string(m) ? json_string_value(m) : "", why,
+					   sizeof(why)) < 0) {
+			reply_error(rp, 400, "modes", "%s", why);
 			return false;
 		}
-		if (!config_mode_allowed(&d->cfg, NULL, (enum event_id)(ev - event_defs), key,
-					 sizeof(key))) {
-			reply_error(rp, 400, "modes", "mode %s is switched off by the operator (%s in "
-				    "nprofd.conf)", ev->name, key);
-			return false;
-		}
-		for (size_t k = 0; k < i; k++)
-			if (event_find(json_string_value(json_array_get(v, k))) == ev) {
-				reply_error(rp, 400, "modes", "mode %s is listed twice", ev->name);
-				return false;
-			}
-		len += (size_t)snprintf(s->modes + len, sizeof(s->modes) - len, "%s%s", i ? "," : "",
-					ev->name);
-	}
 	return true;
 }
 
@@ -144,14 +103,37 @@ static json_t *schedule_json(const struct schedule *s)
 static const char *const BODY_KEYS[] = { "selector", "modes", "duration", "every", "keep",
 					  "budget", NULL };
 
+/* The row spec makes (its selector as the index keeps it: JSON): 0, or
+ * -E2BIG when that is longer than a row holds. */
+static int schedule_of_spec(const struct schedule_spec *spec, struct schedule *ret)
+{
+	json_t *sel_json = schedule_selector_json(&spec->selector);
+	char *text = json_dumps(sel_json, JSON_COMPACT);
+	int r = -E2BIG;
+
+	if (text && strlen(text) < sizeof(ret->selector)) {
+		snprintf(ret->selector, sizeof(ret->selector), "%s", text);
+		snprintf(ret->modes, sizeof(ret->modes), "%s", spec->modes);
+		ret->duration_ns = spec->duration_ns;
+		ret->every_ns = spec->every_ns;
+		ret->keep_ns = spec->keep_ns;
+		ret->budget = spec->budget;
+		r = 0;
+	}
+	free(text);
+	json_decref(sel_json);
+	return r;
+}
+
 void api_schedule_create(struct daemon *d, struct request *rq, struct reply *rp)
 {
 	json_error_t jerr;
-	json_t *body = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES, &jerr), *sel_json;
+	json_t *body = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES, &jerr);
 	struct schedule s = { .uid = rq->user.uid, .status = SCHEDULE_ACTIVE };
-	struct schedule_selector sel;
+	struct schedule_spec spec = { 0 };
+	enum schedule_field field;
 	struct worker *ws = NULL;
-	char why[256], *text = NULL;
+	char why[512];
 	size_t matched = 0;
 	int64_t id;
 
@@ -163,34 +145,30 @@ void api_schedule_create(struct daemon *d, struct request *rq, struct reply *rp)
 	}
 	if (!api_known_keys(body, BODY_KEYS, rp))
 		goto out;
-	if (schedule_selector_parse(json_object_get(body, "selector"), &sel, why, sizeof(why)) < 0) {
+	if (schedule_selector_parse(json_object_get(body, "selector"), &spec.selector, why,
+				    sizeof(why)) < 0) {
 		reply_error(rp, 400, "selector", "%s", why);
 		goto out;
 	}
-	if (!modes_field(d, json_object_get(body, "modes"), rp, &s) ||
-	    !span_field(body, "duration", 1000000000ull, d->cfg.duration_max_ns,
-			d->cfg.duration_default_ns, rp, &s.duration_ns) ||
-	    !span_field(body, "every", 1000000000ull, DAY_NS, 0, rp, &s.every_ns) ||
-	    !span_field(body, "keep", 1000000000ull, KEEP_MAX_NS, DAY_NS, rp, &s.keep_ns) ||
-	    !budget_field(d, json_object_get(body, "budget"), rp, &s.budget))
+	if (!modes_field(json_object_get(body, "modes"), rp, &spec))
 		goto out;
-	if (s.every_ns < s.duration_ns) {
-		reply_error(rp, 400, "every", "every (the period) must be at least duration (each "
-			    "recording's length)");
+	spec.duration_ns = span_field(body, "duration", d->cfg.duration_default_ns);
+	spec.every_ns = span_field(body, "every", 0);
+	spec.keep_ns = span_field(body, "keep", SCHEDULE_KEEP_DEFAULT_NS);
+	spec.budget = budget_field(d, json_object_get(body, "budget"));
+	/* (nprofd.conf's [schedule NAME] is held to the same check) */
+	if (schedule_spec_check(&d->cfg, &spec, &field, why, sizeof(why)) < 0) {
+		reply_error(rp, 400, schedule_field_name(field), "%s", why);
 		goto out;
 	}
-	sel_json = schedule_selector_json(&sel);
-	text = json_dumps(sel_json, JSON_COMPACT);
-	json_decref(sel_json);
-	if (!text || strlen(text) >= sizeof(s.selector)) {
+	if (schedule_of_spec(&spec, &s) < 0) {
 		reply_error(rp, 400, "selector", "the selector is too long: at most %zu bytes as JSON",
 			    sizeof(s.selector) - 1);
 		goto out;
 	}
-	snprintf(s.selector, sizeof(s.selector), "%s", text);
 	snprintf(s.user, sizeof(s.user), "%s", rq->user.name);
 	s.created_ms = s.next_run_ms = now_ms();
-	if (schedule_matches(d, &sel, &rq->user, &ws, &matched) == 0 && !matched)
+	if (schedule_matches(d, &spec.selector, &rq->user, &ws, &matched) == 0 && !matched)
 		snprintf(s.message, sizeof(s.message), "matches none of your workers now; it records "
 			 "those that appear, from their next period");
 	if (schedule_insert(d->db, &s, &id) < 0) {
@@ -204,7 +182,6 @@ void api_schedule_create(struct daemon *d, struct request *rq, struct reply *rp)
 	snprintf(rp->result, sizeof(rp->result), "schedule %lld", (long long)id);
 out:
 	free(ws);
-	free(text);
 	json_decref(body);
 }
 

@@ -193,6 +193,12 @@ static const char *const MIGRATIONS[] = {
 	"ALTER TABLE instances ADD COLUMN schedule INTEGER;"
 	"ALTER TABLE instances ADD COLUMN cpu_ns INTEGER;"
 	"CREATE INDEX instances_schedule ON instances(schedule, id);",
+	/* 6 -> 7: a schedule nprofd.conf declares ([schedule NAME]) is
+	 * found again by its name at each start, and keeps its id (and so
+	 * its recordings) while the section stays; one made through the API
+	 * has none. */
+	"ALTER TABLE schedules ADD COLUMN name TEXT;"
+	"CREATE UNIQUE INDEX schedules_name ON schedules(name) WHERE name IS NOT NULL;",
 };
 
 static int migrate(sqlite3 *h, char *err, size_t errlen)
