@@ -210,8 +210,8 @@ static void print_list(const json_t *list)
 	size_t i;
 	json_t *s;
 
-	printf("%5s %-6s %-12s %-24s %-16s %-10s %s\n", "ID", "STATE", "USER", "SELECTOR", "MODES",
-	       "DURATION/EVERY", "LAST PERIOD");
+	printf("%5s %-6s %-12s %-24s %-16s %-14s %-12s %s\n", "ID", "STATE", "USER", "SELECTOR",
+	       "MODES", "DURATION/EVERY", "NAME", "LAST PERIOD");
 	json_array_foreach(list, i, s) {
 		selector_text(json_object_get(s, "selector"), sel, sizeof(sel));
 		modes_text(json_object_get(s, "modes"), modes, sizeof(modes));
@@ -223,8 +223,10 @@ static void print_list(const json_t *list)
 		daemon_cmd_cell(stdout, sel, 24, true);
 		daemon_cmd_cell(stdout, modes, 16, true);
 		daemon_cmd_cell(stdout, period, 14, true);
+		/* nprofd.conf's [schedule NAME]; one made through the API has none */
+		daemon_cmd_cell(stdout, daemon_cmd_str(s, "name", "-"), 12, true);
 		daemon_cmd_cell(stdout, daemon_cmd_str(s, "message", ""),
-				cols > 90 ? cols - 90 : 20, false);
+				cols > 103 ? cols - 103 : 20, false);
 		putchar('\n');
 	}
 }
@@ -240,6 +242,9 @@ static void print_one(const json_t *s)
 	       daemon_cmd_str(s, "status", "?"), daemon_cmd_str(s, "user", "?"), modes, sel,
 	       span(s, "duration", dur, sizeof(dur)), span(s, "every", every, sizeof(every)),
 	       span(s, "keep", keep, sizeof(keep)));
+	if (json_string_value(json_object_get(s, "name")))
+		printf("declared in nprofd.conf [schedule %s]: changed or removed there, when "
+		       "nprofd starts\n", daemon_cmd_str(s, "name", "?"));
 	printf("budget %.2f%% of a CPU, interval %s, last measured cost %.3f%%\n",
 	       json_number_value(json_object_get(s, "budget")),
 	       span(s, "interval", every, sizeof(every)),

@@ -11,6 +11,7 @@
 #include "daemon/api/api.h"
 #include "daemon/api/schedule_runner.h"
 #include "daemon/api/schedule_selector.h"
+#include "daemon/core/log.h"
 #include "daemon/store/db.h"
 #include "daemon/store/schedule_rows.h"
 #include "profile/events.h"
@@ -80,7 +81,7 @@ static json_t *schedule_json(const struct schedule *s)
 	snprintf(buf, sizeof(buf), "%s", s->modes);
 	for (char *m = strtok_r(buf, ",", &save); m; m = strtok_r(NULL, ",", &save))
 		json_array_append_new(modes, json_string(m));
-	return json_pack("{sI ss ss sI so so sf sf sf so so so ss sf sf sf}",
+	return json_pack("{sI ss ss sI so so sf sf sf so so so ss sf sf sf ss so}",
 		"id", (json_int_t)s->id,
 		"status", schedule_state_name(s->status),
 		"user", s->user,
@@ -96,7 +97,9 @@ static json_t *schedule_json(const struct schedule *s)
 		"message", s->message,
 		"budget", s->budget * 100,
 		"interval", (double)(s->interval_ns ? s->interval_ns : s->every_ns) / 1e9,
-		"cost", s->cost * 100);
+		"cost", s->cost * 100,
+		"source", s->name[0] ? SCHEDULE_DECLARED_BY : "api",
+		"name", s->name[0] ? json_string(s->name) : json_null());
 }
 
 /* The fields a body may have. */
@@ -233,6 +236,17 @@ void api_schedule_get(struct daemon *d, struct request *rq, struct reply *rp)
 		rp->json = schedule_json(&s);
 }
 
+/* Whether s is nprofd.conf's, which only the file changes: then a 409
+ * naming the section. */
+static bool declared(const struct schedule *s, struct reply *rp)
+{
+	if (!s->name[0])
+		return false;
+	reply_error(rp, 409, "id", "schedule %lld is declared in nprofd.conf [schedule %s]; change "
+		    "it there and restart nprofd", (long long)s->id, s->name);
+	return true;
+}
+
 /* PATCH: {"status": "PAUSED"} pauses it, "ACTIVE" resumes it (its next
  * period begins now). */
 void api_schedule_update(struct daemon *d, struct request *rq, struct reply *rp)
@@ -247,7 +261,7 @@ void api_schedule_update(struct daemon *d, struct request *rq, struct reply *rp)
 		reply_error(rp, 400, "status", "the body must be {\"status\": \"PAUSED\"} or "
 			    "{\"status\": \"ACTIVE\"}; to change anything else, delete the schedule "
 			    "and create another");
-	} else if (find_schedule(d, rq, rp, &s)) {
+	} else if (find_schedule(d, rq, rp, &s) && !declared(&s, rp)) {
 		uint64_t next = state == SCHEDULE_ACTIVE && s.status != SCHEDULE_ACTIVE ? now_ms()
 											 : s.next_run_ms;
 
@@ -268,7 +282,7 @@ void api_schedule_delete(struct daemon *d, struct request *rq, struct reply *rp)
 {
 	struct schedule s;
 
-	if (!find_schedule(d, rq, rp, &s))
+	if (!find_schedule(d, rq, rp, &s) || declared(&s, rp))
 		return;
 	if (schedule_delete(d->db, s.id) < 0) {
 		reply_error(rp, 500, NULL, "cannot delete schedule %lld from the index (see nprofd's "
@@ -277,4 +291,80 @@ void api_schedule_delete(struct daemon *d, struct request *rq, struct reply *rp)
 	}
 	rp->json = json_pack("{sI}", "deleted", (json_int_t)s.id);
 	snprintf(rp->result, sizeof(rp->result), "deleted schedule %lld", (long long)s.id);
+}
+
+/* Whether a and b do the same (their spec and who they act as). */
+static bool same_schedule(const struct schedule *a, const struct schedule *b)
+{
+	return !strcmp(a->selector, b->selector) && !strcmp(a->modes, b->modes) &&
+	       a->duration_ns == b->duration_ns && a->every_ns == b->every_ns &&
+	       a->keep_ns == b->keep_ns && a->budget == b->budget && !strcmp(a->user, b->user) &&
+	       a->uid == b->uid;
+}
+
+/* Whether the configuration declares a schedule named name. */
+static bool still_declared(const struct daemon_config *c, const char *name)
+{
+	for (size_t i = 0; i < c->n_schedules; i++)
+		if (!strcmp(c->schedules[i].name, name))
+			return true;
+	return false;
+}
+
+int schedules_declare(struct daemon *d, char *err, size_t errlen)
+{
+	struct schedule *all = NULL;
+	size_t n = 0;
+	int ret = 0;
+
+	for (size_t i = 0; i < d->cfg.n_schedules && !ret; i++) {
+		const struct schedule_config *sc = &d->cfg.schedules[i];
+		/* root's authority: any user's workers, as an admin's schedule */
+		struct schedule s = { .uid = 0, .status = SCHEDULE_ACTIVE }, had;
+		int r;
+
+		snprintf(s.name, sizeof(s.name), "%s", sc->name);
+		snprintf(s.user, sizeof(s.user), "%s", SCHEDULE_DECLARED_BY);
+		snprintf(s.message, sizeof(s.message), "declared in nprofd.conf [schedule %s]", sc->name);
+		s.created_ms = s.next_run_ms = now_ms();
+		if (schedule_of_spec(&sc->spec, &s) < 0) {
+			snprintf(err, errlen, "nprofd.conf [schedule %s]: its selector is longer than "
+				 "the index keeps (%zu bytes as JSON); select fewer workers", sc->name,
+				 sizeof(s.selector) - 1);
+			ret = -E2BIG;
+		} else if ((r = schedule_get_declared(d->db, sc->name, &had)) == -ENOENT) {
+			int64_t id;
+
+			if (schedule_insert(d->db, &s, &id) < 0)
+				ret = -EIO;
+			else
+				log_info("schedule %lld: nprofd.conf [schedule %s], new", (long long)id,
+					 sc->name);
+		} else if (r < 0) {
+			ret = -EIO;
+		} else if (!same_schedule(&had, &s)) {
+			if (schedule_redeclare(d->db, had.id, &s) < 0)
+				ret = -EIO;
+			else
+				log_info("schedule %lld: nprofd.conf [schedule %s], changed: its next "
+					 "period begins now", (long long)had.id, sc->name);
+		}
+	}
+	if (!ret && schedules_list(d->db, true, 0, &all, &n) < 0)
+		ret = -EIO;
+	for (size_t i = 0; i < n && !ret; i++) {
+		if (!all[i].name[0] || still_declared(&d->cfg, all[i].name))
+			continue;
+		if (schedule_delete(d->db, all[i].id) < 0)
+			ret = -EIO;
+		else
+			log_info("schedule %lld: [schedule %s] is no longer in nprofd.conf: removed; "
+				 "what it recorded stays until its retention", (long long)all[i].id,
+				 all[i].name);
+	}
+	if (ret == -EIO)
+		snprintf(err, errlen, "cannot put nprofd.conf's schedules in the index (see the "
+			 "lines above); check the state directory's disk");
+	free(all);
+	return ret;
 }
