@@ -1,7 +1,10 @@
 /* api_schedules: /api/v1/schedules — continuous profiling. A user
  * schedules their own workers, an admin any (a schedule acts as the user
  * who made it: schedule_runner.c); modes are switched on per mode in
- * nprofd.conf as for instances. */
+ * nprofd.conf as for instances. A body is read into a struct
+ * schedule_spec and checked by schedule_spec_check, as nprofd.conf's
+ * [schedule NAME] sections are, which schedules_declare puts in the
+ * index at start; those only the file changes (PATCH, DELETE: 409). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,8 +1,9 @@
 /* schedule_rows: the index's schedules (continuous profiling) as C
  * structs — every statement on the schedules table is here. A schedule
  * records the workers its selector matches in its modes, for duration,
- * every period; what it started is kept for keep (api/schedules.c
- * validates, api/schedule_runner.c runs them). */
+ * every period; what it started is kept for keep (core/schedule_spec.c
+ * validates, api/api_schedules.c writes them, from a request or from
+ * nprofd.conf's [schedule NAME], api/schedule_runner.c runs them). */
 #ifndef NPROF_DAEMON_SCHEDULE_ROWS_H
 #define NPROF_DAEMON_SCHEDULE_ROWS_H
 
