@@ -343,11 +343,12 @@ $(BUILD)/tests/unit/daemon_%: tests/unit/daemon_%.c tests/unit/test.h $(DAEMON_M
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(DAEMON_MOD) $(CORE_LIB) $(LIBS) $(DAEMON_LIBS)
 
-# The config parser, fuzzed on its own.
-$(BUILD)/tests/fuzz/daemon_config_fuzz: tests/fuzz/daemon_config_fuzz.c $(FUZZ_CORE) $(BUILD)/fuzz-obj/src/daemon/core/config.o
+# The config parser, fuzzed on its own (with the check of its [schedule] sections).
+FUZZ_CONFIG_OBJ := $(BUILD)/fuzz-obj/src/daemon/core/config.o $(BUILD)/fuzz-obj/src/daemon/core/schedule_spec.o
+$(BUILD)/tests/fuzz/daemon_config_fuzz: tests/fuzz/daemon_config_fuzz.c $(FUZZ_CORE) $(FUZZ_CONFIG_OBJ)
 	@mkdir -p $(@D)
 	$(call msg,FUZZLD,$@)
-	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_CORE) $(BUILD)/fuzz-obj/src/daemon/core/config.o $(LIBS)
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_CORE) $(FUZZ_CONFIG_OBJ) $(LIBS)
 
 # /proc/PID/cgroup, read for a worker's container, pod and unit (src/daemon/core/identity.c).
 $(BUILD)/tests/fuzz/daemon_identity_fuzz: tests/fuzz/daemon_identity_fuzz.c $(FUZZ_CORE) $(BUILD)/fuzz-obj/src/daemon/core/identity.o

@@ -8,62 +8,18 @@
 #include "base/units.h"
 #include "cli/cli.h"
 #include "cli/daemon_cmd.h"
+#include "cli/selector_args.h"
 #include "help/nprof-schedule.h"
 
-enum long_only {
-	OPT_SERVICE = 1000, OPT_WORKER, OPT_CONTAINER, OPT_POD, OPT_UNIT, OPT_CGROUP, OPT_EXE,
-	OPT_USER, OPT_EVERY,
-	OPT_KEEP, OPT_BUDGET, OPT_JSON
-};
-
-#define WORKERS_MAX 64
+enum long_only { OPT_EVERY = 1000, OPT_KEEP, OPT_BUDGET, OPT_JSON };
 
 struct schedule_args {
 	const char *verb, *arg;
-	const char *selector_key;	/* "service", "workers", "unit", ... */
-	const char *selector;		/* its value (not for workers) */
-	const char *workers[WORKERS_MAX];
-	size_t n_workers;
+	struct selector_args sel;
 	json_t *modes;
 	const char *duration, *every, *keep, *budget;
 	bool json;
 };
-
-/* The selector option c, its JSON key. */
-static const char *selector_key(int c)
-{
-	switch (c) {
-	case OPT_SERVICE: return "service";
-	case OPT_WORKER: return "workers";
-	case OPT_CONTAINER: return "container";
-	case OPT_POD: return "pod";
-	case OPT_UNIT: return "unit";
-	case OPT_CGROUP: return "cgroup";
-	case OPT_EXE: return "exe";
-	case OPT_USER: return "user";
-	}
-	return NULL;
-}
-
-static int take_selector(struct schedule_args *a, int c, const char *value)
-{
-	const char *key = selector_key(c);
-
-	if (a->selector_key && strcmp(a->selector_key, key))
-		return cli_usage_error("schedule", "one selector at a time: --%s and --%s",
-				       a->selector_key, key);
-	a->selector_key = key;
-	if (c != OPT_WORKER) {
-		if (a->selector)
-			return cli_usage_error("schedule", "--%s given twice", key);
-		a->selector = value;
-		return EXIT_OK;
-	}
-	if (a->n_workers == WORKERS_MAX)
-		return cli_usage_error("schedule", "at most %d --worker", WORKERS_MAX);
-	a->workers[a->n_workers++] = value;
-	return EXIT_OK;
-}
 
 static int parse_args(int argc, char **argv, struct schedule_args *a)
 {
@@ -71,14 +27,7 @@ static int parse_args(int argc, char **argv, struct schedule_args *a)
 		{ "help", no_argument, NULL, 'h' },
 		{ "event", required_argument, NULL, 'e' },
 		{ "duration", required_argument, NULL, 'd' },
-		{ "service", required_argument, NULL, OPT_SERVICE },
-		{ "worker", required_argument, NULL, OPT_WORKER },
-		{ "container", required_argument, NULL, OPT_CONTAINER },
-		{ "pod", required_argument, NULL, OPT_POD },
-		{ "unit", required_argument, NULL, OPT_UNIT },
-		{ "cgroup", required_argument, NULL, OPT_CGROUP },
-		{ "exe", required_argument, NULL, OPT_EXE },
-		{ "user", required_argument, NULL, OPT_USER },
+		SELECTOR_ARGS_LONGOPTS,
 		{ "every", required_argument, NULL, OPT_EVERY },
 		{ "keep", required_argument, NULL, OPT_KEEP },
 		{ "budget", required_argument, NULL, OPT_BUDGET },
@@ -109,9 +58,8 @@ static int parse_args(int argc, char **argv, struct schedule_args *a)
 		case OPT_JSON:
 			a->json = true;
 			break;
-		case OPT_SERVICE: case OPT_WORKER: case OPT_CONTAINER: case OPT_POD: case OPT_UNIT:
-		case OPT_CGROUP: case OPT_EXE: case OPT_USER:
-			if ((r = take_selector(a, c, optarg)) != EXIT_OK)
+		case SELECTOR_OPT_SERVICE ... SELECTOR_OPT_END - 1:
+			if ((r = selector_args_take("schedule", &a->sel, c, optarg)) != EXIT_OK)
 				return r;
 			break;
 		case 'h':
@@ -133,9 +81,8 @@ static int parse_args(int argc, char **argv, struct schedule_args *a)
 	if (!strcmp(a->verb, "create")) {
 		if (a->arg)
 			return cli_usage_error("schedule", "unexpected '%s' after create", a->arg);
-		if (!a->selector_key)
-			return cli_usage_error("schedule", "no selector: give --service, --worker, "
-					       "--container, --pod, --unit, --cgroup, --exe or --user");
+		if (!a->sel.key)
+			return cli_usage_error("schedule", "no selector: give %s", selector_args_names);
 		if (!json_array_size(a->modes))
 			return cli_usage_error("schedule", "no mode: give -e MODE (cpu, wall, alloc, "
 					       "...)");
@@ -143,7 +90,7 @@ static int parse_args(int argc, char **argv, struct schedule_args *a)
 			return cli_usage_error("schedule", "no period: give --every (60s, 5m)");
 		return EXIT_OK;
 	}
-	if (a->selector_key || json_array_size(a->modes) || a->duration || a->every || a->keep ||
+	if (a->sel.key || json_array_size(a->modes) || a->duration || a->every || a->keep ||
 	    a->budget)
 		return cli_usage_error("schedule", "selectors, -e, -d, --every, --keep and --budget go "
 				       "with create");
@@ -210,8 +157,8 @@ static void print_list(const json_t *list)
 	size_t i;
 	json_t *s;
 
-	printf("%5s %-6s %-12s %-24s %-16s %-10s %s\n", "ID", "STATE", "USER", "SELECTOR", "MODES",
-	       "DURATION/EVERY", "LAST PERIOD");
+	printf("%5s %-6s %-12s %-24s %-16s %-14s %-12s %s\n", "ID", "STATE", "USER", "SELECTOR",
+	       "MODES", "DURATION/EVERY", "NAME", "LAST PERIOD");
 	json_array_foreach(list, i, s) {
 		selector_text(json_object_get(s, "selector"), sel, sizeof(sel));
 		modes_text(json_object_get(s, "modes"), modes, sizeof(modes));
@@ -223,8 +170,10 @@ static void print_list(const json_t *list)
 		daemon_cmd_cell(stdout, sel, 24, true);
 		daemon_cmd_cell(stdout, modes, 16, true);
 		daemon_cmd_cell(stdout, period, 14, true);
+		/* nprofd.conf's [schedule NAME]; one made through the API has none */
+		daemon_cmd_cell(stdout, daemon_cmd_str(s, "name", "-"), 12, true);
 		daemon_cmd_cell(stdout, daemon_cmd_str(s, "message", ""),
-				cols > 90 ? cols - 90 : 20, false);
+				cols > 103 ? cols - 103 : 20, false);
 		putchar('\n');
 	}
 }
@@ -240,6 +189,9 @@ static void print_one(const json_t *s)
 	       daemon_cmd_str(s, "status", "?"), daemon_cmd_str(s, "user", "?"), modes, sel,
 	       span(s, "duration", dur, sizeof(dur)), span(s, "every", every, sizeof(every)),
 	       span(s, "keep", keep, sizeof(keep)));
+	if (json_string_value(json_object_get(s, "name")))
+		printf("declared in nprofd.conf [schedule %s]: changed or removed there, when "
+		       "nprofd starts\n", daemon_cmd_str(s, "name", "?"));
 	printf("budget %.2f%% of a CPU, interval %s, last measured cost %.3f%%\n",
 	       json_number_value(json_object_get(s, "budget")),
 	       span(s, "interval", every, sizeof(every)),
@@ -252,25 +204,14 @@ static void print_one(const json_t *s)
 
 static int create(struct schedule_args *a)
 {
-	json_t *body = json_object(), *reply = NULL, *sel = json_object();
-	char *text = NULL, id[128];
+	json_t *body = json_object(), *reply = NULL, *sel = NULL;
+	char *text = NULL;
 	struct diag d;
-	int ret = EXIT_FAILED;
+	int ret = selector_args_json("schedule", &a->sel, &sel);
 
-	if (a->n_workers) {
-		json_t *ids = json_array();
-
-		json_object_set_new(sel, "workers", ids);
-		for (size_t i = 0; i < a->n_workers; i++) {
-			ret = daemon_cmd_worker("schedule", a->workers[i], id, sizeof(id));
-			if (ret != EXIT_OK)
-				goto out;
-			json_array_append_new(ids, json_string(id));
-		}
-		ret = EXIT_FAILED;
-	} else {
-		json_object_set_new(sel, a->selector_key, json_string(a->selector));
-	}
+	if (ret != EXIT_OK)
+		goto out;
+	ret = EXIT_FAILED;
 	json_object_set(body, "selector", sel);
 	json_object_set(body, "modes", a->modes);
 	if (a->duration)

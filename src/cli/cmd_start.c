@@ -7,12 +7,14 @@
 
 #include "cli/cli.h"
 #include "cli/daemon_cmd.h"
+#include "cli/selector_args.h"
 #include "help/nprof-start.h"
 
 enum long_only { OPT_WAIT = 1000, OPT_JSON };
 
 struct start_args {
 	const char *target, *mode, *duration, *interval, *file, *format;
+	struct selector_args sel;	/* or every worker it takes, at once */
 	bool threads, wait, json;
 };
 
@@ -22,9 +24,10 @@ static int parse_args(int argc, char **argv, struct start_args *a)
 		{ "help", no_argument, NULL, 'h' },
 		{ "wait", no_argument, NULL, OPT_WAIT },
 		{ "json", no_argument, NULL, OPT_JSON },
+		SELECTOR_ARGS_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	int c, r;
 
 	opterr = 0;
 	optind = 1;
@@ -54,6 +57,10 @@ static int parse_args(int argc, char **argv, struct start_args *a)
 		case OPT_JSON:
 			a->json = true;
 			break;
+		case SELECTOR_OPT_SERVICE ... SELECTOR_OPT_END - 1:
+			if ((r = selector_args_take("start", &a->sel, c, optarg)) != EXIT_OK)
+				return r;
+			break;
 		case 'h':
 			fputs(nprof_start_help, stdout);
 			return -1;
@@ -62,12 +69,16 @@ static int parse_args(int argc, char **argv, struct start_args *a)
 			return cli_option_error("start", c, argv);
 		}
 	}
-	if (optind >= argc)
-		return cli_usage_error("start", "no PID or worker id given; use nprof start PID");
+	if (optind >= argc && !a->sel.key)
+		return cli_usage_error("start", "no PID or worker id given; use nprof start PID (or "
+				       "a selector: %s)", selector_args_names);
+	if (optind < argc && a->sel.key)
+		return cli_usage_error("start", "a PID or worker id, or a selector, not both: '%s' "
+				       "and --%s", argv[optind], a->sel.key);
 	if (optind + 1 < argc)
 		return cli_usage_error("start", "unexpected '%s' after %s", argv[optind + 1],
 				       argv[optind]);
-	a->target = argv[optind];
+	a->target = optind < argc ? argv[optind] : NULL;
 	if (a->file && !a->file[0])
 		return cli_usage_error("start", "-f: empty file name");
 	if (a->json && a->file && !strcmp(a->file, "-"))
@@ -79,9 +90,10 @@ static int parse_args(int argc, char **argv, struct start_args *a)
 	return EXIT_OK;
 }
 
-static json_t *request_body(const struct start_args *a, const char *worker)
+/* The request: for worker, or (NULL) every worker sel takes. */
+static json_t *request_body(const struct start_args *a, const char *worker, json_t *sel)
 {
-	json_t *b = json_pack("{ss}", "worker", worker);
+	json_t *b = worker ? json_pack("{ss}", "worker", worker) : json_pack("{sO}", "selector", sel);
 
 	if (!b)
 		return NULL;
@@ -102,7 +114,7 @@ int cmd_start(int argc, char **argv)
 {
 	struct start_args a = { 0 };
 	char worker[256];
-	json_t *body = NULL, *inst = NULL, *final = NULL, *art;
+	json_t *body = NULL, *inst = NULL, *final = NULL, *art, *sel = NULL;
 	FILE *info;
 	char *text = NULL;
 	long long id;
@@ -113,10 +125,11 @@ int cmd_start(int argc, char **argv)
 	if (ret != EXIT_OK)
 		return ret < 0 ? EXIT_OK : ret;
 	info = a.file && !strcmp(a.file, "-") ? stderr : stdout;
-	ret = daemon_cmd_worker("start", a.target, worker, sizeof(worker));
+	ret = a.target ? daemon_cmd_worker("start", a.target, worker, sizeof(worker))
+		       : selector_args_json("start", &a.sel, &sel);
 	if (ret != EXIT_OK)
 		return ret;
-	body = request_body(&a, worker);
+	body = request_body(&a, a.target ? worker : NULL, sel);
 	text = body ? json_dumps(body, JSON_COMPACT) : NULL;
 	if (!text) {
 		cli_error("out of memory");
@@ -134,7 +147,14 @@ int cmd_start(int argc, char **argv)
 		ret = daemon_cmd_print_json(inst);
 		goto out;
 	}
-	if (!a.json) {
+	if (!a.json && sel) {
+		fprintf(info, "instance %lld started: %s on %lld workers at once for %g s (%s)\n",
+			id, daemon_cmd_str(inst, "mode", "?"),
+			(long long)json_integer_value(json_object_get(inst, "members")),
+			json_number_value(json_object_get(inst, "duration")),
+			daemon_cmd_str(inst, "message", ""));
+		fflush(info);
+	} else if (!a.json) {
 		fprintf(info, "instance %lld started: %s on PID %lld for %g s\n", id,
 			daemon_cmd_str(inst, "mode", "?"),
 			(long long)json_integer_value(json_object_get(inst, "pid")),
@@ -166,5 +186,6 @@ out:
 	json_decref(body);
 	json_decref(inst);
 	json_decref(final);
+	json_decref(sel);
 	return ret;
 }

@@ -244,6 +244,10 @@ int main(int argc, char **argv)
 		log_error("%s", err);
 		goto out;
 	}
+	if (schedules_declare(&d, err, sizeof(err)) < 0) {
+		log_error("%s", err);
+		goto out;
+	}
 	if (!(runner = schedule_runner_start(&d))) {
 		log_error("cannot start the thread that runs schedules: out of memory or threads");
 		goto out;

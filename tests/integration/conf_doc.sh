@@ -30,7 +30,7 @@ doc_rows() {
 synopsis=$(awk '/^## Synopsis/ { on = 1; next } /^## / { on = 0 } on' "$DOC")
 for pair in "|Top" "[workers]|[workers]" "[instances]|[instances]" "[actions]|[actions]" \
 	"[artifacts]|[artifacts]" "[signin]|[signin]" "[cluster]|[cluster]" \
-	"[service a]|[service NAME]" "[command a]|[command NAME]"; do
+	"[service a]|[service NAME]" "[command a]|[command NAME]" "[schedule a]|[schedule NAME]"; do
 	header=${pair%%|*} heading=${pair#*|}
 	keys=$(keys_of "$header" | sort)
 	rows=$(doc_rows "$heading" | sort -u)

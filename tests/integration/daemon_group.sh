@@ -75,6 +75,17 @@ api GET "/api/v1/instances?parent=none&limit=1000"
 check "?parent=none: the group and not its members" \
 	[ "$(json "$TMP/api.out" '[i["id"] for i in j["instances"] if i["id"] == '$G' or i["parent"] == '$G']')" = "[$G]" ]
 
+# --- from a shell: nprof start with a selector ---------------------------------------
+NPROF_SOCKET=$SOCK run_nprof 200 start --service "$SVC" -e cpu -d 1s -f "$TMP/start.collapsed"
+check "nprof start --service: says it records 3 workers at once, and writes their one profile" \
+	eval '[ $NP_RC = 0 ] && grep -q "on 3 workers at once" "$TMP/np.out" && [ "$(cut -d";" -f1 "$TMP/start.collapsed" | sort -u | wc -l)" = 3 ]'
+NPROF_SOCKET=$SOCK run_nprof 20 start --service "$SVC" --unit x
+check "nprof start with two kinds of selector: one line naming both" \
+	eval '[ $NP_RC = 2 ] && one_error_line && err_says "one selector at a time: --service and --unit"'
+NPROF_SOCKET=$SOCK run_nprof 20 start --service "$SVC" "$P1"
+check "nprof start with a PID and a selector: one line naming both" \
+	eval '[ $NP_RC = 2 ] && one_error_line && err_says "not both"'
+
 # --- more than max_concurrent allows: refused before anything starts ----------------
 start_instance "{\"worker\": \"$W1\", \"mode\": \"cpu\", \"duration\": \"5m\"}"
 ON_DEMAND=$INST

@@ -778,6 +778,82 @@ static void test_cluster(void)
 }
 
 
+/* [schedule NAME]: the API's fields, each bad value refused at its own
+ * line by the API's own check (schedule_spec_check). */
+static void test_schedules(void)
+{
+	const struct schedule_config *sc;
+
+	CHECK_INT(parse("[schedule web-cpu]\nservice = nginx*\nmodes = cpu, alloc\nduration = 10s\n"
+			"every = 60s\nkeep = 2d\nbudget = 0.5%\n\n[schedule db]\n"
+			"cgroup = /system.slice/db.service/\nmodes = wall\nevery = 5m\n"
+			"[instances]\nduration_default = 20s\n[continuous]\ncpu_budget = 2%\n"),
+		  ==, 0, "two schedules are taken: %s", err);
+	CHECK_INT(cfg.n_schedules, ==, 2, "both kept, in file order");
+	sc = &cfg.schedules[0];
+	CHECK(!strcmp(sc->name, "web-cpu") && sc->spec.selector.kind == BY_SERVICE &&
+	      !strcmp(sc->spec.selector.service, "nginx*") && !strcmp(sc->spec.modes, "cpu,alloc") &&
+	      sc->spec.duration_ns == 10 * SEC && sc->spec.every_ns == 60 * SEC &&
+	      sc->spec.keep_ns == 2 * 86400 * SEC && sc->spec.budget > 0.00499 &&
+	      sc->spec.budget < 0.00501, "[schedule web-cpu]: each field as written");
+	sc = &cfg.schedules[1];
+	CHECK(sc->spec.selector.kind == BY_CONFIG && sc->spec.selector.config.kind == SELECT_CGROUP &&
+	      !strcmp(sc->spec.selector.config.value, "/system.slice/db.service/") &&
+	      sc->spec.duration_ns == 20 * SEC && sc->spec.keep_ns == 86400 * SEC &&
+	      sc->spec.budget > 0.0199 && sc->spec.budget < 0.0201,
+	      "[schedule db]: unset duration and budget follow duration_default and cpu_budget, "
+	      "even when those come later in the file; keep 1d");
+	CHECK_INT(parse("[schedule w]\nworkers = 12-345, 13-346\nmodes = cpu\nevery = 1m\n"), ==, 0,
+		  "a workers list: %s", err);
+	CHECK(cfg.schedules[0].spec.selector.kind == BY_WORKERS &&
+	      cfg.schedules[0].spec.selector.n_workers == 2 &&
+	      !strcmp(cfg.schedules[0].spec.selector.workers[1], "13-346"), "both workers, trimmed");
+
+	/* each bad value names its own line, the section and the fix */
+	refused("[schedule a]\nmodes = cpu\nevery = 1m\n", "nprofd.conf:1: [schedule a] a schedule "
+		"needs a selector", "service, workers, container", "no selector: the header's line");
+	refused("[schedule a]\nservice = x\nunit = y\nmodes = cpu\nevery = 1m\n", "nprofd.conf:3: "
+		"unit: [schedule a] already has a selector (service)", "keep one", "two selectors");
+	refused("[schedule a]\nservice = x\nevery = 1m\n", "nprofd.conf:1: [schedule a] modes must "
+		"list", "cpu, alloc", "no modes: the header's line");
+	refused("[schedule a]\nservice = x\nmodes = cpu, cpux\nevery = 1m\n", "nprofd.conf:3: modes: "
+		"mode 'cpux' is not one nprof has", "use one of", "an unknown mode");
+	refused("[schedule a]\nservice = x\nmodes = cpu,cpu\nevery = 1m\n", "nprofd.conf:3: modes: "
+		"mode cpu is listed twice", "once", "a mode twice");
+	refused("[instances]\nmodes = cpu\n[schedule a]\nservice = x\nmodes = wall\nevery = 1m\n",
+		"nprofd.conf:5: [schedule a] mode wall is switched off by the operator",
+		"[instances] modes", "a mode [instances] does not allow");
+	refused("[schedule a]\nservice = x\nmodes = cpu\nduration = 10m\nevery = 1h\n",
+		"nprofd.conf:4: [schedule a] duration must be a duration from 1s to 5m",
+		"[instances] duration_max", "a duration above duration_max");
+	refused("[schedule a]\nservice = x\nmodes = cpu\nduration = 20s\nevery = 10s\n",
+		"nprofd.conf:5: [schedule a] every (the period) must be at least duration", "",
+		"a period shorter than the recording");
+	refused("[schedule a]\nservice = x\nmodes = cpu\n", "nprofd.conf:1: [schedule a] every is "
+		"required", "60s", "no period: the header's line");
+	refused("[schedule a]\nservice = x\nmodes = cpu\nevery = 2d\n", "nprofd.conf:4: every = 2d "
+		"is above the limit of 24h", "set at most 24h", "a period above a day");
+	refused("[schedule a]\nservice = x\nmodes = cpu\nevery = 1m\nkeep = 400d\n", "nprofd.conf:5: "
+		"keep = 400d is above the limit of 366d", "set at most 366d", "keep above 366 days");
+	refused("[schedule a]\nservice = x\nmodes = cpu\nevery = 1m\nbudget = 0%\n", "nprofd.conf:5: "
+		"[schedule a] budget must be a share of one CPU above 0%", "0.5%", "budget 0%");
+	refused("[schedule a]\nservice = x\nmodes = cpu\nevery = 1m\nbudget = 101%\n",
+		"nprofd.conf:5: budget = 101% is not a share", "1%", "budget 101%");
+	refused("[schedule a]\ncgroup = system.slice\nmodes = cpu\nevery = 1m\n", "nprofd.conf:2: "
+		"selector: cgroup must be an absolute cgroup path", "/system.slice/",
+		"a relative cgroup");
+	refused("[schedule a]\nworkers = 1-2,,3-4\nmodes = cpu\nevery = 1m\n", "nprofd.conf:2: "
+		"workers has an empty item", "remove the extra comma", "an empty worker id");
+	refused("[schedule a]\nservice = x\nmodes = cpu\nevery = 1m\n[schedule a]\n",
+		"nprofd.conf:5: [schedule a] appears twice", "rename one", "a schedule name twice");
+	refused("[schedule a b]\n", "nprofd.conf:1: [schedule a b]: the name may hold only",
+		"rename", "a schedule name with a blank");
+	refused("[schedule a]\nmatch = all\n", "nprofd.conf:2: key 'match' is not one of "
+		"[schedule a]'s; move it under [service NAME]", "", "a service's key in a schedule");
+	refused("every = 1m\n", "nprofd.conf:1: key 'every' is not one of [top]'s; move it under "
+		"[schedule NAME]", "", "a schedule's key at the top");
+}
+
 /* --- docs/nprofd.conf.5.md holds the table ----------------------------- */
 
 #define MAX_KEYS 128
@@ -889,7 +965,7 @@ static void check_doc_row(const char *section, char **cells, size_t n_cells, int
 			CHECK(cells[c_default][0] != '`',
 			      "[%s] %s: the docs say what no value means (\"%s\")", section, name,
 			      cells[c_default]);
-		} else if (!strcmp(name, "modes")) {
+		} else if (!strcmp(name, "modes") && strcmp(section, "schedule")) {
 			snprintf(want, sizeof(want), "`%s`",
 				 event_names(EVENT_IN_ENGINE | EVENT_IN_AGENT, all, sizeof(all)));
 			CHECK(strstr(cells[c_default], want) != NULL,
@@ -950,7 +1026,8 @@ static void test_docs(void)
 		CHECK(r->name && r->section && r->doc && r->doc[0], "row %zu is filled", i);
 		CHECK(row_in(r->section, r->name) == (int)i, "[%s] %s: once", r->section, r->name);
 		/* a default is taken by its own key's parser */
-		if (r->def && r->def[0] && strcmp(r->section, "service") && strcmp(r->section, "command")) {
+		if (r->def && r->def[0] && strcmp(r->section, "service") && strcmp(r->section, "command") &&
+		    strcmp(r->section, "schedule")) {
 			char text[512];
 
 			snprintf(text, sizeof(text), "[%s]\n%s = %s\n", r->section, r->name, r->def);
@@ -1030,6 +1107,7 @@ int main(void)
 	test_syntax();
 	test_errors();
 	test_selectors();
+	test_schedules();
 	test_load();
 	test_docs();
 	return test_done();

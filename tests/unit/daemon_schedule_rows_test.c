@@ -4,7 +4,8 @@
  * everyone's), newest first; the due ones are the active ones whose next
  * period has begun, and the next period is the earliest active one's;
  * pausing, a period's end and removal are written; the states' names go
- * both ways. */
+ * both ways; a schedule nprofd.conf declares is found by its name, once,
+ * and redeclared in place (its id and its periods' history kept). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +76,37 @@ static void check_rows(struct db *db)
 	      "the index refuses any other state");
 }
 
+static void check_declared(struct db *db)
+{
+	struct schedule s = { .uid = 0, .duration_ns = 10000000000ull, .every_ns = 60000000000ull,
+			      .keep_ns = 86400000000000ull, .budget = 0.01,
+			      .status = SCHEDULE_ACTIVE, .created_ms = 1000, .next_run_ms = 2000 }, got;
+	int64_t id = -1, other = -1;
+
+	snprintf(s.name, sizeof(s.name), "web-cpu");
+	snprintf(s.user, sizeof(s.user), "nprofd.conf");
+	snprintf(s.selector, sizeof(s.selector), "{\"service\":\"nginx*\"}");
+	snprintf(s.modes, sizeof(s.modes), "cpu");
+	CHECK(schedule_insert(db, &s, &id) == 0 && schedule_get_declared(db, "web-cpu", &got) == 0 &&
+	      got.id == id && !strcmp(got.name, "web-cpu") && !strcmp(got.user, "nprofd.conf"),
+	      "a declared schedule is found by its name");
+	CHECK(schedule_get_declared(db, "db-cpu", &got) == -ENOENT, "another name: ENOENT");
+	CHECK(schedule_insert(db, &s, &other) < 0, "a name is declared once (the index's unique "
+	      "index)");
+	CHECK(schedule_ran(db, id, 3000, 63000, 60000000000ull, 0.005, "1 worker matched") == 0,
+	      "it ran a period");
+	snprintf(s.modes, sizeof(s.modes), "cpu,wall");
+	s.every_ns = 120000000000ull;
+	s.next_run_ms = 4000;
+	CHECK(schedule_redeclare(db, id, &s) == 0 && schedule_get(db, id, &got) == 0 &&
+	      !strcmp(got.modes, "cpu,wall") && got.every_ns == 120000000000ull &&
+	      got.interval_ns == 120000000000ull && got.next_run_ms == 4000 &&
+	      got.last_run_ms == 3000 && got.created_ms == 1000, "redeclared: its fields now, "
+	      "its next period, the same id, its last period kept");
+	CHECK(schedule_get(db, id - 1 > 0 ? id - 1 : id, &got) == 0 &&
+	      (got.id == id || !got.name[0]), "one made through the API has no name");
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/nprof-schedules-XXXXXX", path[64], err[256];
@@ -87,6 +119,7 @@ int main(void)
 	CHECK(db, "the index opens: %s", db ? "" : err);
 	if (db) {
 		check_rows(db);
+		check_declared(db);
 		db_close(db);
 	}
 	snprintf(path, sizeof(path), "rm -rf %s", dir);

@@ -165,6 +165,14 @@ void api_schedule_create(struct daemon *d, struct request *rq, struct reply *rp)
 void api_schedule_get(struct daemon *d, struct request *rq, struct reply *rp);
 void api_schedule_update(struct daemon *d, struct request *rq, struct reply *rp);
 void api_schedule_delete(struct daemon *d, struct request *rq, struct reply *rp);
+/* nprofd.conf's [schedule NAME] sections into the index, at start,
+ * before the schedules run: each new one created, each changed one
+ * updated in place (its id, so its history, kept), each no longer
+ * declared removed. Their user is SCHEDULE_DECLARED_BY, with root's
+ * authority; PATCH and DELETE refuse them (409). 0, or -errno with one
+ * line in err. */
+#define SCHEDULE_DECLARED_BY "nprofd.conf"
+int schedules_declare(struct daemon *d, char *err, size_t errlen);
 /* api_profiles.c: GET /api/v1/profiles (a service's, merged) */
 void api_profiles(struct daemon *d, struct request *rq, struct reply *rp);
 /* api_instances.c: /api/v1/instances, /api/v1/instances/{id}[/stop] */

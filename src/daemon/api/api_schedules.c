@@ -1,7 +1,10 @@
 /* api_schedules: /api/v1/schedules — continuous profiling. A user
  * schedules their own workers, an admin any (a schedule acts as the user
  * who made it: schedule_runner.c); modes are switched on per mode in
- * nprofd.conf as for instances. */
+ * nprofd.conf as for instances. A body is read into a struct
+ * schedule_spec and checked by schedule_spec_check, as nprofd.conf's
+ * [schedule NAME] sections are, which schedules_declare puts in the
+ * index at start; those only the file changes (PATCH, DELETE: 409). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,72 +14,50 @@
 #include "daemon/api/api.h"
 #include "daemon/api/schedule_runner.h"
 #include "daemon/api/schedule_selector.h"
+#include "daemon/core/log.h"
 #include "daemon/store/db.h"
 #include "daemon/store/schedule_rows.h"
 #include "profile/events.h"
 
-/* The longest period (and keep's default): a day. */
-#define DAY_NS (24ull * 3600 * 1000000000ull)
-/* The most a schedule's recordings are kept. */
-#define KEEP_MAX_NS (366ull * DAY_NS)
-
-/* A duration field: "10s", "2m", or a number of seconds, in [min, max];
- * absent, fallback (0: required). false when it replied 400. */
-static bool span_field(json_t *body, const char *key, uint64_t min, uint64_t max,
-		       uint64_t fallback, struct reply *rp, uint64_t *ret)
+/* A duration field: "10s", "2m", or a number of seconds; absent,
+ * fallback. Its bounds are schedule_spec_check's: what is not a
+ * duration is 0, which no bound takes. */
+static uint64_t span_field(json_t *body, const char *key, uint64_t fallback)
 {
 	json_t *v = json_object_get(body, key);
-	char lo[32], hi[32];
+	uint64_t ns = 0;
 
-	if (!v || json_is_null(v)) {
-		*ret = fallback;
-		if (fallback)
-			return true;
-		reply_error(rp, 400, key, "%s is required: a duration such as \"60s\"", key);
-		return false;
-	}
+	if (!v || json_is_null(v))
+		return fallback;
 	if (json_is_number(v) && json_number_value(v) > 0 && json_number_value(v) < 1e9)
-		*ret = (uint64_t)(json_number_value(v) * 1e9);
+		ns = (uint64_t)(json_number_value(v) * 1e9);
 	else if (!json_is_string(v) ||
-		 units_parse_duration_ns(json_string_value(v), 1000000000ull, ret) < 0)
-		*ret = 0;
-	if (*ret < min || *ret > max) {
-		units_format_duration(min, lo, sizeof(lo));
-		reply_error(rp, 400, key, "%s must be a duration from %s to %s (\"10s\", \"5m\")", key,
-			    lo, units_format_duration(max, hi, sizeof(hi)));
-		return false;
-	}
-	return true;
+		 units_parse_duration_ns(json_string_value(v), 1000000000ull, &ns) < 0)
+		ns = 0;
+	return ns;
 }
 
 /* The budget field, a share of one CPU: "1%", "0.5%", or a number of
- * percent, in (0, 100]; absent, [continuous] cpu_budget. false when it
- * replied 400. */
-static bool budget_field(const struct daemon *d, json_t *v, struct reply *rp, double *ret)
+ * percent; absent, [continuous] cpu_budget. What is neither is -1,
+ * which schedule_spec_check refuses. */
+static double budget_field(const struct daemon *d, json_t *v)
 {
 	char *end = NULL;
 	double x = json_is_number(v) ? json_number_value(v)
 		   : json_is_string(v) ? strtod(json_string_value(v), &end) : -1;
 
-	if (!v || json_is_null(v)) {
-		*ret = d->cfg.cpu_budget;
-		return true;
-	}
-	if ((end && (end == json_string_value(v) || (*end && strcmp(end, "%")))) ||
-	    !(x > 0 && x <= 100)) {
-		reply_error(rp, 400, "budget", "budget must be a share of one CPU above 0%% and at "
-			    "most 100%%, such as \"1%%\" or \"0.5%%\"");
-		return false;
-	}
-	*ret = x / 100;
-	return true;
+	if (!v || json_is_null(v))
+		return d->cfg.cpu_budget;
+	if (end && (end == json_string_value(v) || (*end && strcmp(end, "%"))))
+		return -1;
+	return x / 100;
 }
 
-/* The modes field into s->modes ("cpu,alloc"): false when it replied. */
-static bool modes_field(struct daemon *d, json_t *v, struct reply *rp, struct schedule *s)
+/* The modes field into spec->modes: false when it replied 400. */
+static bool modes_field(json_t *v, struct reply *rp, struct schedule_spec *spec)
 {
-	char key[128], names[256];
-	size_t i, len = 0;
+	char why[512];
+	size_t i;
 	json_t *m;
 
 	if (!json_is_array(v) || !json_array_size(v) || json_array_size(v) > EVENT_COUNT) {
@@ -84,30 +65,12 @@ static bool modes_field(struct daemon *d, json_t *v, struct reply *rp, struct sc
 			    "\"alloc\"]");
 		return false;
 	}
-	json_array_foreach(v, i, m) {
-		const char *name = json_is_string(m) ? json_string_value(m) : "";
-		const struct event_def *ev = event_find(name);
-
-		if (!ev) {
-			reply_error(rp, 400, "modes", "mode '%.32s' is not one nprof has; use one of: %s",
-				    name, event_names(EVENT_IN_ENGINE | EVENT_IN_AGENT, names,
-						      sizeof(names)));
+	json_array_foreach(v, i, m)
+		if (schedule_spec_add_mode(spec, json_is_string(m) ? json_string_value(m) : "", why,
+					   sizeof(why)) < 0) {
+			reply_error(rp, 400, "modes", "%s", why);
 			return false;
 		}
-		if (!config_mode_allowed(&d->cfg, NULL, (enum event_id)(ev - event_defs), key,
-					 sizeof(key))) {
-			reply_error(rp, 400, "modes", "mode %s is switched off by the operator (%s in "
-				    "nprofd.conf)", ev->name, key);
-			return false;
-		}
-		for (size_t k = 0; k < i; k++)
-			if (event_find(json_string_value(json_array_get(v, k))) == ev) {
-				reply_error(rp, 400, "modes", "mode %s is listed twice", ev->name);
-				return false;
-			}
-		len += (size_t)snprintf(s->modes + len, sizeof(s->modes) - len, "%s%s", i ? "," : "",
-					ev->name);
-	}
 	return true;
 }
 
@@ -121,7 +84,7 @@ static json_t *schedule_json(const struct schedule *s)
 	snprintf(buf, sizeof(buf), "%s", s->modes);
 	for (char *m = strtok_r(buf, ",", &save); m; m = strtok_r(NULL, ",", &save))
 		json_array_append_new(modes, json_string(m));
-	return json_pack("{sI ss ss sI so so sf sf sf so so so ss sf sf sf}",
+	return json_pack("{sI ss ss sI so so sf sf sf so so so ss sf sf sf ss so}",
 		"id", (json_int_t)s->id,
 		"status", schedule_state_name(s->status),
 		"user", s->user,
@@ -137,21 +100,46 @@ static json_t *schedule_json(const struct schedule *s)
 		"message", s->message,
 		"budget", s->budget * 100,
 		"interval", (double)(s->interval_ns ? s->interval_ns : s->every_ns) / 1e9,
-		"cost", s->cost * 100);
+		"cost", s->cost * 100,
+		"source", s->name[0] ? SCHEDULE_DECLARED_BY : "api",
+		"name", s->name[0] ? json_string(s->name) : json_null());
 }
 
 /* The fields a body may have. */
 static const char *const BODY_KEYS[] = { "selector", "modes", "duration", "every", "keep",
 					  "budget", NULL };
 
+/* The row spec makes (its selector as the index keeps it: JSON): 0, or
+ * -E2BIG when that is longer than a row holds. */
+static int schedule_of_spec(const struct schedule_spec *spec, struct schedule *ret)
+{
+	json_t *sel_json = schedule_selector_json(&spec->selector);
+	char *text = json_dumps(sel_json, JSON_COMPACT);
+	int r = -E2BIG;
+
+	if (text && strlen(text) < sizeof(ret->selector)) {
+		snprintf(ret->selector, sizeof(ret->selector), "%s", text);
+		snprintf(ret->modes, sizeof(ret->modes), "%s", spec->modes);
+		ret->duration_ns = spec->duration_ns;
+		ret->every_ns = spec->every_ns;
+		ret->keep_ns = spec->keep_ns;
+		ret->budget = spec->budget;
+		r = 0;
+	}
+	free(text);
+	json_decref(sel_json);
+	return r;
+}
+
 void api_schedule_create(struct daemon *d, struct request *rq, struct reply *rp)
 {
 	json_error_t jerr;
-	json_t *body = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES, &jerr), *sel_json;
+	json_t *body = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES, &jerr);
 	struct schedule s = { .uid = rq->user.uid, .status = SCHEDULE_ACTIVE };
-	struct schedule_selector sel;
+	struct schedule_spec spec = { 0 };
+	enum schedule_field field;
 	struct worker *ws = NULL;
-	char why[256], *text = NULL;
+	char why[512];
 	size_t matched = 0;
 	int64_t id;
 
@@ -163,34 +151,30 @@ void api_schedule_create(struct daemon *d, struct request *rq, struct reply *rp)
 	}
 	if (!api_known_keys(body, BODY_KEYS, rp))
 		goto out;
-	if (schedule_selector_parse(json_object_get(body, "selector"), &sel, why, sizeof(why)) < 0) {
+	if (schedule_selector_parse(json_object_get(body, "selector"), &spec.selector, why,
+				    sizeof(why)) < 0) {
 		reply_error(rp, 400, "selector", "%s", why);
 		goto out;
 	}
-	if (!modes_field(d, json_object_get(body, "modes"), rp, &s) ||
-	    !span_field(body, "duration", 1000000000ull, d->cfg.duration_max_ns,
-			d->cfg.duration_default_ns, rp, &s.duration_ns) ||
-	    !span_field(body, "every", 1000000000ull, DAY_NS, 0, rp, &s.every_ns) ||
-	    !span_field(body, "keep", 1000000000ull, KEEP_MAX_NS, DAY_NS, rp, &s.keep_ns) ||
-	    !budget_field(d, json_object_get(body, "budget"), rp, &s.budget))
+	if (!modes_field(json_object_get(body, "modes"), rp, &spec))
 		goto out;
-	if (s.every_ns < s.duration_ns) {
-		reply_error(rp, 400, "every", "every (the period) must be at least duration (each "
-			    "recording's length)");
+	spec.duration_ns = span_field(body, "duration", d->cfg.duration_default_ns);
+	spec.every_ns = span_field(body, "every", 0);
+	spec.keep_ns = span_field(body, "keep", SCHEDULE_KEEP_DEFAULT_NS);
+	spec.budget = budget_field(d, json_object_get(body, "budget"));
+	/* (nprofd.conf's [schedule NAME] is held to the same check) */
+	if (schedule_spec_check(&d->cfg, &spec, &field, why, sizeof(why)) < 0) {
+		reply_error(rp, 400, schedule_field_name(field), "%s", why);
 		goto out;
 	}
-	sel_json = schedule_selector_json(&sel);
-	text = json_dumps(sel_json, JSON_COMPACT);
-	json_decref(sel_json);
-	if (!text || strlen(text) >= sizeof(s.selector)) {
+	if (schedule_of_spec(&spec, &s) < 0) {
 		reply_error(rp, 400, "selector", "the selector is too long: at most %zu bytes as JSON",
 			    sizeof(s.selector) - 1);
 		goto out;
 	}
-	snprintf(s.selector, sizeof(s.selector), "%s", text);
 	snprintf(s.user, sizeof(s.user), "%s", rq->user.name);
 	s.created_ms = s.next_run_ms = now_ms();
-	if (schedule_matches(d, &sel, &rq->user, &ws, &matched) == 0 && !matched)
+	if (schedule_matches(d, &spec.selector, &rq->user, &ws, &matched) == 0 && !matched)
 		snprintf(s.message, sizeof(s.message), "matches none of your workers now; it records "
 			 "those that appear, from their next period");
 	if (schedule_insert(d->db, &s, &id) < 0) {
@@ -204,7 +188,6 @@ void api_schedule_create(struct daemon *d, struct request *rq, struct reply *rp)
 	snprintf(rp->result, sizeof(rp->result), "schedule %lld", (long long)id);
 out:
 	free(ws);
-	free(text);
 	json_decref(body);
 }
 
@@ -256,6 +239,17 @@ void api_schedule_get(struct daemon *d, struct request *rq, struct reply *rp)
 		rp->json = schedule_json(&s);
 }
 
+/* Whether s is nprofd.conf's, which only the file changes: then a 409
+ * naming the section. */
+static bool declared(const struct schedule *s, struct reply *rp)
+{
+	if (!s->name[0])
+		return false;
+	reply_error(rp, 409, "id", "schedule %lld is declared in nprofd.conf [schedule %s]; change "
+		    "it there and restart nprofd", (long long)s->id, s->name);
+	return true;
+}
+
 /* PATCH: {"status": "PAUSED"} pauses it, "ACTIVE" resumes it (its next
  * period begins now). */
 void api_schedule_update(struct daemon *d, struct request *rq, struct reply *rp)
@@ -270,7 +264,7 @@ void api_schedule_update(struct daemon *d, struct request *rq, struct reply *rp)
 		reply_error(rp, 400, "status", "the body must be {\"status\": \"PAUSED\"} or "
 			    "{\"status\": \"ACTIVE\"}; to change anything else, delete the schedule "
 			    "and create another");
-	} else if (find_schedule(d, rq, rp, &s)) {
+	} else if (find_schedule(d, rq, rp, &s) && !declared(&s, rp)) {
 		uint64_t next = state == SCHEDULE_ACTIVE && s.status != SCHEDULE_ACTIVE ? now_ms()
 											 : s.next_run_ms;
 
@@ -291,7 +285,7 @@ void api_schedule_delete(struct daemon *d, struct request *rq, struct reply *rp)
 {
 	struct schedule s;
 
-	if (!find_schedule(d, rq, rp, &s))
+	if (!find_schedule(d, rq, rp, &s) || declared(&s, rp))
 		return;
 	if (schedule_delete(d->db, s.id) < 0) {
 		reply_error(rp, 500, NULL, "cannot delete schedule %lld from the index (see nprofd's "
@@ -300,4 +294,80 @@ void api_schedule_delete(struct daemon *d, struct request *rq, struct reply *rp)
 	}
 	rp->json = json_pack("{sI}", "deleted", (json_int_t)s.id);
 	snprintf(rp->result, sizeof(rp->result), "deleted schedule %lld", (long long)s.id);
+}
+
+/* Whether a and b do the same (their spec and who they act as). */
+static bool same_schedule(const struct schedule *a, const struct schedule *b)
+{
+	return !strcmp(a->selector, b->selector) && !strcmp(a->modes, b->modes) &&
+	       a->duration_ns == b->duration_ns && a->every_ns == b->every_ns &&
+	       a->keep_ns == b->keep_ns && a->budget == b->budget && !strcmp(a->user, b->user) &&
+	       a->uid == b->uid;
+}
+
+/* Whether the configuration declares a schedule named name. */
+static bool still_declared(const struct daemon_config *c, const char *name)
+{
+	for (size_t i = 0; i < c->n_schedules; i++)
+		if (!strcmp(c->schedules[i].name, name))
+			return true;
+	return false;
+}
+
+int schedules_declare(struct daemon *d, char *err, size_t errlen)
+{
+	struct schedule *all = NULL;
+	size_t n = 0;
+	int ret = 0;
+
+	for (size_t i = 0; i < d->cfg.n_schedules && !ret; i++) {
+		const struct schedule_config *sc = &d->cfg.schedules[i];
+		/* root's authority: any user's workers, as an admin's schedule */
+		struct schedule s = { .uid = 0, .status = SCHEDULE_ACTIVE }, had;
+		int r;
+
+		snprintf(s.name, sizeof(s.name), "%s", sc->name);
+		snprintf(s.user, sizeof(s.user), "%s", SCHEDULE_DECLARED_BY);
+		snprintf(s.message, sizeof(s.message), "declared in nprofd.conf [schedule %s]", sc->name);
+		s.created_ms = s.next_run_ms = now_ms();
+		if (schedule_of_spec(&sc->spec, &s) < 0) {
+			snprintf(err, errlen, "nprofd.conf [schedule %s]: its selector is longer than "
+				 "the index keeps (%zu bytes as JSON); select fewer workers", sc->name,
+				 sizeof(s.selector) - 1);
+			ret = -E2BIG;
+		} else if ((r = schedule_get_declared(d->db, sc->name, &had)) == -ENOENT) {
+			int64_t id;
+
+			if (schedule_insert(d->db, &s, &id) < 0)
+				ret = -EIO;
+			else
+				log_info("schedule %lld: nprofd.conf [schedule %s], new", (long long)id,
+					 sc->name);
+		} else if (r < 0) {
+			ret = -EIO;
+		} else if (!same_schedule(&had, &s)) {
+			if (schedule_redeclare(d->db, had.id, &s) < 0)
+				ret = -EIO;
+			else
+				log_info("schedule %lld: nprofd.conf [schedule %s], changed: its next "
+					 "period begins now", (long long)had.id, sc->name);
+		}
+	}
+	if (!ret && schedules_list(d->db, true, 0, &all, &n) < 0)
+		ret = -EIO;
+	for (size_t i = 0; i < n && !ret; i++) {
+		if (!all[i].name[0] || still_declared(&d->cfg, all[i].name))
+			continue;
+		if (schedule_delete(d->db, all[i].id) < 0)
+			ret = -EIO;
+		else
+			log_info("schedule %lld: [schedule %s] is no longer in nprofd.conf: removed; "
+				 "what it recorded stays until its retention", (long long)all[i].id,
+				 all[i].name);
+	}
+	if (ret == -EIO)
+		snprintf(err, errlen, "cannot put nprofd.conf's schedules in the index (see the "
+			 "lines above); check the state directory's disk");
+	free(all);
+	return ret;
 }

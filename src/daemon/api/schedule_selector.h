@@ -13,20 +13,11 @@
 #include <stddef.h>
 
 #include "daemon/core/daemon.h"
+#include "daemon/core/schedule_spec.h"
 
-#define SELECTOR_WORKERS_MAX 64
-
-struct schedule_selector {
-	enum { BY_SERVICE, BY_WORKERS, BY_CONTAINER, BY_POD, BY_CONFIG } kind;
-	char service[CONFIG_VALUE_MAX];			/* BY_SERVICE: a glob; BY_CONTAINER,
-							   BY_POD: the id's start */
-	char workers[SELECTOR_WORKERS_MAX][WORKER_ID_MAX]; /* BY_WORKERS */
-	size_t n_workers;
-	struct selector config;				/* BY_CONFIG: unit, cgroup, exe, user */
-};
-
-/* j as a selector: 0, or -EINVAL with one line in why naming what is
- * wrong and what to write instead. */
+/* j as a selector (struct schedule_selector: core/schedule_spec.h, whose
+ * setters check each value): 0, or -EINVAL with one line in why naming
+ * what is wrong and what to write instead. */
 int schedule_selector_parse(json_t *j, struct schedule_selector *ret, char *why, size_t len);
 
 /* The selector as the API shows it and the index keeps it. */

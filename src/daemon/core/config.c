@@ -43,15 +43,16 @@
 
 enum section_kind {
 	SEC_TOP, SEC_WORKERS, SEC_INSTANCES, SEC_ACTIONS, SEC_ARTIFACTS, SEC_SIGNIN,
-	SEC_CLUSTER, SEC_CONTINUOUS, SEC_SERVICE, SEC_COMMAND, SEC_COUNT
+	SEC_CLUSTER, SEC_CONTINUOUS, SEC_SERVICE, SEC_COMMAND, SEC_SCHEDULE, SEC_COUNT
 };
 
-/* [service NAME] and [command NAME] may come many times, the others once. */
+/* [service NAME], [command NAME] and [schedule NAME] (SEC_SERVICE and
+ * after) may come many times, the others once. */
 static const char *const section_names[SEC_COUNT] = {
 	[SEC_TOP] = "top", [SEC_WORKERS] = "workers", [SEC_INSTANCES] = "instances",
 	[SEC_ACTIONS] = "actions", [SEC_ARTIFACTS] = "artifacts", [SEC_SIGNIN] = "signin",
 	[SEC_CLUSTER] = "cluster", [SEC_CONTINUOUS] = "continuous", [SEC_SERVICE] = "service",
-	[SEC_COMMAND] = "command",
+	[SEC_COMMAND] = "command", [SEC_SCHEDULE] = "schedule",
 };
 
 /* What a value is; each kind has its parser (setters[], below). */
@@ -80,6 +81,8 @@ enum value_kind {
 	V_URL,		/* one such URL, or "" */
 	V_HOST,		/* a host's name in the cluster, or "" */
 	V_HOSTNAMES,	/* comma-separated host names or IP addresses */
+	V_SCHED_SELECTOR, /* a schedule's selector of the key's kind (schedule_spec.h) */
+	V_SCHED_MODES,	/* comma-separated events: a schedule's */
 	V_KIND_COUNT
 };
 
@@ -105,6 +108,7 @@ struct key_def {
 #define TOP(f) FIELD(struct daemon_config, f)
 #define SVC(f) FIELD(struct service_config, f)
 #define CMD(f) FIELD(struct command_config, f)
+#define SCHED(f) FIELD(struct schedule_config, spec.f)
 #define LIST(f, n) TOP(f), .n_off = offsetof(struct daemon_config, n)
 #define RANGE(lo, hi) .min = (lo), .max = (hi)
 #define SWITCH(a) .off = (a), .per_service = true
@@ -275,6 +279,45 @@ static const struct key_def keys[] = {
 	{ "cpu_budget", SEC_CONTINUOUS, V_PERCENT, "1%", TOP(cpu_budget), RANGE(1, 10000),
 	  .doc = "the CPU a schedule's recordings may take, a share of one CPU" },
 
+	/* [schedule NAME]: the API's fields (docs/api.md, "Schedules"), its
+	 * selector's kinds each a key, one of them set. The bounds that
+	 * depend on other keys (duration_max, the modes switched on, every
+	 * at least duration) and the budget's are schedule_spec_check's,
+	 * the API's own check, in check_all; the ranges here are the same
+	 * constants, for the docs and the messages of a single value. */
+	{ "service", SEC_SCHEDULE, V_SCHED_SELECTOR, NULL,
+	  .doc = "the workers of the services whose name matches GLOB" },
+	{ "workers", SEC_SCHEDULE, V_SCHED_SELECTOR, NULL,
+	  .doc = "these workers" },
+	{ "container", SEC_SCHEDULE, V_SCHED_SELECTOR, NULL,
+	  .doc = "the workers of the container whose id starts with ID" },
+	{ "pod", SEC_SCHEDULE, V_SCHED_SELECTOR, NULL,
+	  .doc = "the workers of the Kubernetes pod whose uid starts with UID" },
+	{ "unit", SEC_SCHEDULE, V_SCHED_SELECTOR, NULL,
+	  .doc = "the workers of the systemd units whose name matches GLOB" },
+	{ "cgroup", SEC_SCHEDULE, V_SCHED_SELECTOR, NULL,
+	  .doc = "the workers in that cgroup or below it" },
+	{ "exe", SEC_SCHEDULE, V_SCHED_SELECTOR, NULL,
+	  .doc = "the workers whose executable's path matches GLOB" },
+	{ "user", SEC_SCHEDULE, V_SCHED_SELECTOR, NULL,
+	  .doc = "the workers of that user" },
+	{ "modes", SEC_SCHEDULE, V_SCHED_MODES, NULL,
+	  .doc = "the modes to record" },
+	/* its default follows duration_default: check_all */
+	{ "duration", SEC_SCHEDULE, V_DURATION, NULL, SCHED(duration_ns),
+	  RANGE(SCHEDULE_SPAN_MIN_NS, SCHEDULE_EVERY_MAX_NS),
+	  .doc = "each recording's length" },
+	{ "every", SEC_SCHEDULE, V_DURATION, NULL, SCHED(every_ns),
+	  RANGE(SCHEDULE_SPAN_MIN_NS, SCHEDULE_EVERY_MAX_NS),
+	  .doc = "the period" },
+	{ "keep", SEC_SCHEDULE, V_DURATION, "1d", SCHED(keep_ns),
+	  RANGE(SCHEDULE_SPAN_MIN_NS, SCHEDULE_KEEP_MAX_NS),
+	  .doc = "what it recorded is removed past this age" },
+	/* its default follows cpu_budget: check_all; above 0, which
+	 * schedule_spec_check holds it to */
+	{ "budget", SEC_SCHEDULE, V_PERCENT, NULL, SCHED(budget), RANGE(0, 10000),
+	  .doc = "the CPU its recordings may take, a share of one CPU" },
+
 	/* [service NAME]: these, and modes and the [actions] keys (per_service)
 	 * for that service's workers; restart is the switch there too, the
 	 * command restart_command */
@@ -391,6 +434,7 @@ struct parser {
 	char sec_title[CONFIG_NAME_MAX + 16]; /* "[top]", "[service web]" */
 	struct service_config *svc;	/* the open [service], else NULL */
 	struct command_config *cmd;	/* the open [command], else NULL */
+	struct schedule_config *sched;	/* the open [schedule], else NULL */
 	/* where each key was set in the section that last took it: a fixed
 	 * section's keys for the whole file, check_all's lines */
 	unsigned key_line[N_KEYS];
@@ -1101,6 +1145,50 @@ static int set_percent(struct parser *p, const struct key_def *k, char *v, void 
 	return 0;
 }
 
+/* A schedule's selector, of the kind the key names: one kind a section
+ * (the API's object holds one key too). */
+static int set_sched_selector(struct parser *p, const struct key_def *k, char *v, void *field)
+{
+	struct schedule_selector *sel = &p->sched->spec.selector;
+	char why[512];
+	bool empty;
+
+	(void)field;
+	if (sel->kind != BY_NONE)
+		return fail(p, "%s: %s already has a selector (%s); a schedule has exactly one, "
+			    "keep one", k->name, p->sec_title, schedule_selector_kind_key(sel));
+	if (strcmp(k->name, "workers")) {
+		if (schedule_selector_set(sel, k->name, v, why, sizeof(why)) < 0)
+			return fail(p, "%s", why);
+		return 0;
+	}
+	for (char *list = *v ? v : NULL, *it; (it = next_item(&list, &empty));) {
+		if (empty)
+			return EMPTY_ITEM(p, k->name);
+		if (schedule_selector_add_worker(sel, it, why, sizeof(why)) < 0)
+			return fail(p, "%s", why);
+	}
+	if (sel->kind == BY_NONE)
+		return fail(p, "workers is empty; list worker ids (nprof workers shows them)");
+	return 0;
+}
+
+static int set_sched_modes(struct parser *p, const struct key_def *k, char *v, void *field)
+{
+	struct schedule_spec *spec = &p->sched->spec;
+	char why[512];
+	bool empty;
+
+	(void)field;
+	for (char *list = *v ? v : NULL, *it; (it = next_item(&list, &empty));) {
+		if (empty)
+			return EMPTY_ITEM(p, k->name);
+		if (schedule_spec_add_mode(spec, it, why, sizeof(why)) < 0)
+			return fail(p, "%s: %s", k->name, why);
+	}
+	return 0;
+}
+
 static int (*const setters[V_KIND_COUNT])(struct parser *p, const struct key_def *k, char *v,
 					   void *field) = {
 	[V_LISTEN] = set_listen, [V_PATH] = set_path, [V_PATH_SET] = set_path,
@@ -1111,14 +1199,16 @@ static int (*const setters[V_KIND_COUNT])(struct parser *p, const struct key_def
 	[V_SELECTOR] = set_selector, [V_MODES] = set_modes, [V_ACTION] = set_action,
 	[V_TEXT] = set_text, [V_RUN] = set_run, [V_OUTPUT] = set_output,
 	[V_URLS] = set_urls, [V_URL] = set_urls, [V_HOST] = set_host,
-	[V_HOSTNAMES] = set_hostnames,
+	[V_HOSTNAMES] = set_hostnames, [V_SCHED_SELECTOR] = set_sched_selector,
+	[V_SCHED_MODES] = set_sched_modes,
 };
 
 /* v into key k of the open section (its struct: the service, the command
  * or the whole configuration). */
 static int set_value(struct parser *p, const struct key_def *k, char *v)
 {
-	char *base = p->svc ? (char *)p->svc : p->cmd ? (char *)p->cmd : (char *)p->c;
+	char *base = p->svc ? (char *)p->svc : p->cmd ? (char *)p->cmd
+		     : p->sched ? (char *)p->sched : (char *)p->c;
 
 	if (k->check && k->check(p, k, v) < 0)
 		return -EINVAL;
@@ -1196,8 +1286,26 @@ static int finish_section(struct parser *p)
 				       "where the command writes its file, or set output = stdout");
 		}
 	}
+	if (p->sched) {
+		/* what check_all's messages name: a field's line, else the header's */
+		p->sched->header = p->sec_line;
+		for (int f = 0; f < SF_COUNT; f++)
+			p->sched->line[f] = p->sec_line;
+		for (size_t i = 0; i < N_KEYS; i++) {
+			int f = keys[i].kind == V_SCHED_SELECTOR ? SF_SELECTOR : -1;
+
+			if (keys[i].sec != SEC_SCHEDULE || !p->key_line[i])
+				continue;
+			for (int g = 0; f < 0 && g < SF_COUNT; g++)
+				if (!strcmp(keys[i].name, schedule_field_name(g)))
+					f = g;
+			if (f >= 0)
+				p->sched->line[f] = p->key_line[i];
+		}
+	}
 	p->svc = NULL;
 	p->cmd = NULL;
+	p->sched = NULL;
 	return 0;
 }
 
@@ -1226,7 +1334,8 @@ static const char *key_names(enum section_kind s, char *buf, size_t len)
 static int open_section(struct parser *p, char *inside)
 {
 	static const char valid[] = "valid sections: [workers], [instances], [actions], "
-				    "[artifacts], [signin], [cluster], [service NAME], [command NAME]";
+				    "[artifacts], [signin], [cluster], [continuous], [service NAME], "
+				    "[command NAME], [schedule NAME]";
 	char buf[SHOWN_MAX + 4];
 	char *head = trim(inside), *name = NULL;
 	enum section_kind s = SEC_COUNT;
@@ -1236,7 +1345,7 @@ static int open_section(struct parser *p, char *inside)
 	for (int i = SEC_TOP; i < SEC_SERVICE; i++)
 		if (!strcmp(head, section_names[i]))
 			s = i;
-	for (int i = SEC_SERVICE; i <= SEC_COMMAND; i++) {
+	for (int i = SEC_SERVICE; i <= SEC_SCHEDULE; i++) {
 		size_t n = strlen(section_names[i]);
 
 		if (!strncmp(head, section_names[i], n) && (!head[n] || is_blank(head[n]))) {
@@ -1276,7 +1385,7 @@ static int open_section(struct parser *p, char *inside)
 			    CONFIG_NAME_MAX - 1);
 	snprintf(p->sec_title, sizeof(p->sec_title), "[%s %s]", kind, name);
 
-	if (!command) {
+	if (s == SEC_SERVICE) {
 		struct daemon_config *c = p->c;
 
 		for (size_t i = 0; i < c->n_services; i++)
@@ -1291,7 +1400,7 @@ static int open_section(struct parser *p, char *inside)
 		memset(&p->svc->overrides, -1, sizeof(p->svc->overrides));
 		copy_str(p->svc->name, sizeof(p->svc->name), name);
 		apply_defaults(p, s);
-	} else {
+	} else if (s == SEC_COMMAND) {
 		struct daemon_config *c = p->c;
 
 		for (size_t i = 0; i < c->n_commands; i++)
@@ -1306,6 +1415,20 @@ static int open_section(struct parser *p, char *inside)
 		copy_str(p->cmd->name, sizeof(p->cmd->name), name);
 		apply_defaults(p, s);
 		p->has_o = false;
+	} else {
+		struct daemon_config *c = p->c;
+
+		for (size_t i = 0; i < c->n_schedules; i++)
+			if (!strcmp(c->schedules[i].name, name))
+				return fail(p, "%s appears twice; merge the two or rename one",
+					    p->sec_title);
+		if (c->n_schedules == CONFIG_MAX_SCHEDULES)
+			return fail(p, "more than %d [schedule] sections, the limit; merge some "
+				    "with a wider selector", CONFIG_MAX_SCHEDULES);
+		p->sched = &c->schedules[c->n_schedules++];
+		memset(p->sched, 0, sizeof(*p->sched));
+		copy_str(p->sched->name, sizeof(p->sched->name), name);
+		apply_defaults(p, s);
 	}
 	return 0;
 }
@@ -1496,6 +1619,29 @@ static int check_all(struct parser *p)
 	return 0;
 }
 
+/* Each [schedule NAME] held to what the API holds a new schedule to
+ * (schedule_spec_check), once every key it depends on is known; an
+ * unset duration and budget follow [instances] duration_default and
+ * [continuous] cpu_budget, as the API's do. */
+static int check_schedules(struct parser *p)
+{
+	struct daemon_config *c = p->c;
+	char why[512];
+
+	for (size_t i = 0; i < c->n_schedules; i++) {
+		struct schedule_config *sc = &c->schedules[i];
+		enum schedule_field f;
+
+		if (sc->line[SF_DURATION] == sc->header)
+			sc->spec.duration_ns = c->duration_default_ns;
+		if (sc->line[SF_BUDGET] == sc->header)
+			sc->spec.budget = c->cpu_budget;
+		if (schedule_spec_check(c, &sc->spec, &f, why, sizeof(why)) < 0)
+			return fail_at(p, sc->line[f], "[schedule %s] %s", sc->name, why);
+	}
+	return 0;
+}
+
 int config_parse(struct daemon_config *c, const char *file, const char *text,
 		 size_t len, char *err, size_t errlen)
 {
@@ -1551,6 +1697,9 @@ int config_parse(struct daemon_config *c, const char *file, const char *text,
 	if (ret < 0)
 		goto out;
 	ret = check_all(&p);
+	if (ret < 0)
+		goto out;
+	ret = check_schedules(&p);
 	if (ret < 0)
 		goto out;
 	*c = *p.c;

@@ -4,13 +4,15 @@
  * The file is lines of "key = value" under optional [section] headers;
  * '#' starts a comment. The sections: the top (before any header),
  * [workers], [instances], [actions], [artifacts], [signin], [cluster],
- * [service NAME] (any [actions] key and modes too: that service's own)
- * and [command NAME]; their keys are the rows of the one table, keys[]
+ * [service NAME] (any [actions] key and modes too: that service's own),
+ * [command NAME] and [schedule NAME]; their keys are the rows of the one table, keys[]
  * in config.c, which docs/nprofd.conf.5.md describes.
  * An unknown section or key, a malformed value or a value past its limit
  * stops start-up with "FILE:LINE: what is wrong; the fix"; so do a
  * listen address off loopback without tls_cert and tls_key, and an
- * etcd_timeout not below a third of lease_ttl (the keepalive's period). */
+ * etcd_timeout not below a third of lease_ttl (the keepalive's period),
+ * and a [schedule NAME] that schedule_spec_check refuses, as the API
+ * would refuse its body. */
 #ifndef NPROF_DAEMON_CONFIG_H
 #define NPROF_DAEMON_CONFIG_H
 
@@ -19,13 +21,15 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "daemon/core/schedule_spec.h"
+#include "daemon/core/selector.h"
 #include "profile/events.h"
 
 #define CONFIG_MAX_NAMES 32	   /* admin users, trusted proxies, selectors */
 #define CONFIG_MAX_SERVICES 64
 #define CONFIG_MAX_COMMANDS 32
+#define CONFIG_MAX_SCHEDULES 32
 #define CONFIG_NAME_MAX 64	   /* a user, service or command name */
-#define CONFIG_VALUE_MAX 1024	   /* any value, in bytes */
 #define CONFIG_HOST_MAX 254	   /* a DNS name (253 bytes) or an IP address, and its NUL */
 
 /* The kinds of point-in-time action, each switched on or off. */
@@ -38,16 +42,6 @@ enum action_kind {
 	ACTION_COMMANDS,	/* commands: off (the [command] sections) */
 	ACTION_ATTACH,		/* attach: off (loads the agent into a running process) */
 	ACTION_COUNT
-};
-
-/* Which processes count as workers: a selector is "all", "unit:NAME"
- * (systemd unit, glob), "cgroup:PATH" (prefix of the cgroup path),
- * "exe:PATH" (the executable, glob) or "user:NAME". */
-enum selector_kind { SELECT_ALL, SELECT_UNIT, SELECT_CGROUP, SELECT_EXE, SELECT_USER };
-
-struct selector {
-	enum selector_kind kind;
-	char value[CONFIG_VALUE_MAX];
 };
 
 /* Per-action and per-mode switches; -1 in a service means "as [actions]". */
@@ -74,6 +68,17 @@ struct command_config {
 	uint64_t timeout_ns;			/* default 60 s, at most 1 h */
 	bool keep_output;			/* output = file (keep %o) | stdout | none, */
 	bool keep_stdout;			/* by default file when run has %o, else stdout */
+};
+
+/* [schedule NAME]: a schedule the operator wants always, put in the
+ * index at each start (api_schedules.c, schedules_declare). */
+struct schedule_config {
+	char name[CONFIG_NAME_MAX];		/* A-Z a-z 0-9 _ . @ - */
+	struct schedule_spec spec;		/* checked as the API's are */
+	/* where each field was set, or the header's line where it was not:
+	 * what a message about that field names */
+	unsigned line[SF_COUNT];
+	unsigned header;			/* the [schedule NAME] line */
 };
 
 struct daemon_config {
@@ -155,6 +160,8 @@ struct daemon_config {
 	size_t n_services;
 	struct command_config commands[CONFIG_MAX_COMMANDS];
 	size_t n_commands;
+	struct schedule_config schedules[CONFIG_MAX_SCHEDULES];
+	size_t n_schedules;
 };
 
 /* A user or group name as nprofd takes it: A-Z a-z 0-9 _ . @ $ -, not
@@ -179,7 +186,7 @@ const char *config_check_urls(const char *s, bool list);
  * holds it to them): key i (from 0) in ret, false past the last. */
 struct config_key_doc {
 	const char *name;
-	const char *section;	/* "top", "workers", ..., "service", "command" */
+	const char *section;	/* "top", "workers", ..., "service", "command", "schedule" */
 	bool per_service;	/* also a [service NAME] key, that service's own */
 	const char *def;	/* the default as written ("64k", "on", ""); NULL: none of
 				   its own (required, or following another key) */

@@ -193,7 +193,13 @@ static const char *const MIGRATIONS[] = {
 	"ALTER TABLE instances ADD COLUMN schedule INTEGER;"
 	"ALTER TABLE instances ADD COLUMN cpu_ns INTEGER;"
 	"CREATE INDEX instances_schedule ON instances(schedule, id);",
-	/* 6 -> 7: a profile of every worker a selector takes: the group's
+	/* 6 -> 7: a schedule nprofd.conf declares ([schedule NAME]) is
+	 * found again by its name at each start, and keeps its id (and so
+	 * its recordings) while the section stays; one made through the API
+	 * has none. */
+	"ALTER TABLE schedules ADD COLUMN name TEXT;"
+	"CREATE UNIQUE INDEX schedules_name ON schedules(name) WHERE name IS NOT NULL;",
+	/* 7 -> 8: a profile of every worker a selector takes: the group's
 	 * instance (its selector, how many members it started) and each
 	 * member's, which names the group as its parent. */
 	"ALTER TABLE instances ADD COLUMN parent INTEGER;"

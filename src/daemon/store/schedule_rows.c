@@ -24,9 +24,9 @@ int schedule_state_parse(const char *name)
 
 /* Every read names its columns in this order (read_row's). */
 #define COLUMNS "id, user, uid, selector, modes, duration_ns, every_ns, keep_ns, status, " \
-		"created, last_run, next_run, message, budget, interval_ns, cost"
+		"created, last_run, next_run, message, budget, interval_ns, cost, name"
 enum { C_ID, C_USER, C_UID, C_SELECTOR, C_MODES, C_DURATION, C_EVERY, C_KEEP, C_STATUS,
-       C_CREATED, C_LAST, C_NEXT, C_MESSAGE, C_BUDGET, C_INTERVAL, C_COST };
+       C_CREATED, C_LAST, C_NEXT, C_MESSAGE, C_BUDGET, C_INTERVAL, C_COST, C_NAME };
 
 /* The row r is at, into the struct schedule at elem (db_rows' reader). */
 static void read_row(const struct db_row *r, void *elem)
@@ -53,6 +53,7 @@ static void read_row(const struct db_row *r, void *elem)
 	snprintf(s->selector, sizeof(s->selector), "%s", db_text(r, C_SELECTOR) ?: "");
 	snprintf(s->modes, sizeof(s->modes), "%s", db_text(r, C_MODES) ?: "");
 	snprintf(s->message, sizeof(s->message), "%s", db_text(r, C_MESSAGE) ?: "");
+	snprintf(s->name, sizeof(s->name), "%s", db_text(r, C_NAME) ?: "");
 }
 
 static int one_row(void *ctx, const struct db_row *r)
@@ -64,12 +65,32 @@ static int one_row(void *ctx, const struct db_row *r)
 int schedule_insert(struct db *db, const struct schedule *s, int64_t *ret_id)
 {
 	return db_exec(db, ret_id, "INSERT INTO schedules(user, uid, selector, modes, duration_ns, "
-		       "every_ns, keep_ns, status, created, next_run, message, budget, interval_ns) "
-		       "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)", "tuttiiitiit" "di", s->user,
+		       "every_ns, keep_ns, status, created, next_run, message, budget, interval_ns, "
+		       "name) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)", "tuttiiitiit" "dit", s->user,
 		       (unsigned)s->uid, s->selector, s->modes, (int64_t)s->duration_ns,
 		       (int64_t)s->every_ns, (int64_t)s->keep_ns, schedule_state_name(s->status),
 		       (int64_t)s->created_ms, (int64_t)s->next_run_ms, s->message, s->budget,
-		       (int64_t)s->every_ns);
+		       (int64_t)s->every_ns, s->name[0] ? s->name : NULL);
+}
+
+int schedule_get_declared(struct db *db, const char *name, struct schedule *ret)
+{
+	int r = db_each(db, one_row, ret, "SELECT " COLUMNS " FROM schedules WHERE name = ?", "t",
+			name);
+
+	return r < 0 ? -EIO : r ? 0 : -ENOENT;
+}
+
+int schedule_redeclare(struct db *db, int64_t id, const struct schedule *s)
+{
+	/* (its interval starts again from every: the governor learns the
+	 * new cost as it did the first) */
+	return db_exec(db, NULL, "UPDATE schedules SET user = ?, uid = ?, selector = ?, modes = ?, "
+		       "duration_ns = ?, every_ns = ?, keep_ns = ?, budget = ?, next_run = ?, "
+		       "interval_ns = ?, message = ? WHERE id = ?", "tuttiiidiiti", s->user,
+		       (unsigned)s->uid, s->selector, s->modes, (int64_t)s->duration_ns,
+		       (int64_t)s->every_ns, (int64_t)s->keep_ns, s->budget,
+		       (int64_t)s->next_run_ms, (int64_t)s->every_ns, s->message, id);
 }
 
 int schedule_get(struct db *db, int64_t id, struct schedule *ret)

@@ -1,8 +1,9 @@
 /* schedule_rows: the index's schedules (continuous profiling) as C
  * structs — every statement on the schedules table is here. A schedule
  * records the workers its selector matches in its modes, for duration,
- * every period; what it started is kept for keep (api/schedules.c
- * validates, api/schedule_runner.c runs them). */
+ * every period; what it started is kept for keep (core/schedule_spec.c
+ * validates, api/api_schedules.c writes them, from a request or from
+ * nprofd.conf's [schedule NAME], api/schedule_runner.c runs them). */
 #ifndef NPROF_DAEMON_SCHEDULE_ROWS_H
 #define NPROF_DAEMON_SCHEDULE_ROWS_H
 
@@ -25,6 +26,8 @@ int schedule_state_parse(const char *name);
 /* One row. */
 struct schedule {
 	int64_t id;
+	char name[64];			/* nprofd.conf's [schedule NAME] that declares it;
+					   "" for one made through the API */
 	char user[64];			/* who made it: it acts as them */
 	uid_t uid;
 	char selector[SCHEDULE_SELECTOR_MAX];	/* JSON, as core/selector.c writes it */
@@ -43,8 +46,17 @@ struct schedule {
 					   CPU over that period */
 };
 
-/* A new row from s (its id ignored): 0 and its id into *ret_id, or -EIO. */
+/* A new row from s (its id ignored; its name NULL when ""): 0 and its id into *ret_id, or -EIO. */
 int schedule_insert(struct db *db, const struct schedule *s, int64_t *ret_id);
+
+/* The schedule nprofd.conf declared as name: 0 and *ret, -ENOENT, or
+ * -EIO. */
+int schedule_get_declared(struct db *db, const char *name, struct schedule *ret);
+
+/* Declared schedule id made to do what s says now (its selector,
+ * modes, duration, every, keep, budget, user), its next period at
+ * s->next_run_ms; what it recorded and when stay. 0 or -EIO. */
+int schedule_redeclare(struct db *db, int64_t id, const struct schedule *s);
 
 /* Schedule id: 0 and *ret, -ENOENT, or -EIO. */
 int schedule_get(struct db *db, int64_t id, struct schedule *ret);
