@@ -97,9 +97,9 @@ static int put(struct series *s, uint64_t a, uint64_t b, double value)
 int series_add(struct series *s, const struct profile *p, const char **ret_type)
 {
 	const char *type = p->nvalues ? p->value_types[0].type : NULL;
-	double placed = 0, rest;
+	double placed = 0, rest, *weight = NULL;
 	uint64_t lo = UINT64_MAX, hi = 0;
-	int r;
+	int r = 0;
 
 	if (!s->profiles) {
 		snprintf(s->type, sizeof(s->type), "%s", type ? type : "");
@@ -110,19 +110,48 @@ int series_add(struct series *s, const struct profile *p, const char **ret_type)
 		return -EINVAL;
 	}
 	s->profiles++;
-	for (size_t i = 0; i < p->nevents; i++) {
-		const struct sample_event *e = &p->events[i];
+	if (!p->nvalues)
+		return 0;
+	if (p->nevents) {
+		/* What one unit of a stack's events is worth: its value spread
+		 * evenly over its events, as the flame graph's own strip does
+		 * (timeline.c), whatever value 0 measures (bytes of an
+		 * allocation whose event counts 1). */
+		double *units = calloc(p->nstacks + 1, sizeof(*units));
 
-		if ((r = put(s, e->time_ns, e->time_ns, (double)e->value)) < 0)
-			return r;
-		placed += (double)e->value;
+		weight = calloc(p->nstacks + 1, sizeof(*weight));
+		if (!units || !weight) {
+			free(units);
+			free(weight);
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < p->nevents; i++)
+			if (p->events[i].stack < p->nstacks)
+				units[p->events[i].stack] += (double)p->events[i].value;
+		for (size_t i = 0; i < p->nsamples; i++)
+			weight[p->samples[i].stack] += (double)p->samples[i].values[0];
+		for (size_t k = 0; k < p->nstacks; k++)
+			weight[k] = units[k] != 0 ? weight[k] / units[k] : 0;
+		free(units);
+	}
+	for (size_t i = 0; i < p->nevents && r == 0; i++) {
+		const struct sample_event *e = &p->events[i];
+		double v = e->stack < p->nstacks ? (double)e->value * weight[e->stack] : 0;
+
+		r = put(s, e->time_ns, e->time_ns, v);
+		placed += v;
 		lo = e->time_ns < lo ? e->time_ns : lo;
 		hi = e->time_ns > hi ? e->time_ns : hi;
 	}
-	rest = (double)(p->nvalues ? profile_total(p, 0) : 0) - placed;
-	if (rest == 0)
+	free(weight);
+	if (r < 0)
+		return r;
+	/* (a whole number: the rounding of the weights is not a remainder) */
+	rest = (double)profile_total(p, 0) - placed;
+	if (rest < 0.5 && rest > -0.5)
 		return 0;
-	/* The span the profile says it ran, else its events' own. */
+	/* Stacks without an event: over the span the profile says it ran,
+	 * else its events' own. */
 	s->spread++;
 	if (p->start_ns) {
 		lo = p->start_ns;

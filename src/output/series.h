@@ -4,10 +4,11 @@
  * recordings' owner).
  *
  * Each profile's samples are placed at their own times where its
- * timeline holds them (struct sample_event, whose value is value 0 of
- * its sample); what the timeline lacks (events dropped past its bound, a
- * format without one) is spread evenly over the profile's span, so the
- * buckets always add up to the profiles' totals. Buckets are whole
+ * timeline holds them (struct sample_event), each stack's value spread
+ * over its events as the flame graph's strip spreads it (timeline.c);
+ * the value of stacks without an event (a format without a timeline) is
+ * spread evenly over the profile's span, so the buckets always add up
+ * to the profiles' totals. Buckets are whole
  * multiples of the step since the epoch: a poll a few seconds later
  * draws the same bars, one more at the end. */
 #ifndef NPROF_OUTPUT_SERIES_H
