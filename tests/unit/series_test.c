@@ -73,7 +73,7 @@ static void test_unbounded(void)
 	CHECK(series_write_json(&s, out) == 0, "written");
 	fclose(out);
 	CHECK_STR(buf, "{\"type\":\"alloc_space\",\"unit\":\"bytes\",\"step\":1.000,\"from\":1767225600.000,"
-		  "\"values\":[210,10,110,110],\"profiles\":2,\"spread\":1,\"outside\":0}\n", "its JSON");
+		  "\"values\":[210,10,110,110],\"profiles\":1,\"spread\":1,\"outside\":0}\n", "its JSON");
 	free(buf);
 	series_release(&s);
 	profile_free(p);
