@@ -48,6 +48,20 @@ mkdir -p "$NPROF_BUILD/e2e"
 E2E_TIMEOUT=${E2E_TIMEOUT:-200} \
 NPROF_E2E_DIR=$NPROF_BUILD/e2e NPROF_E2E_URL="http://$HTTP_ADDR/" NPROF_E2E_USER=$U NPROF_E2E_PASSWORD=$PW \
 	NPROF_E2E_SERVICE=$SVC run_js daemon_services.js
+# GET /api/v1/profiles/diff, which the page's Compare used: its refusals
+SVC_Q=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$SVC")
+NOW=$(date +%s)
+api -u "$AS" GET "/api/v1/profiles/diff?service=$SVC_Q&mode=cpu&before_from=$((NOW - 600))&before_until=$NOW&after_from=$((NOW - 600))&after_until=$NOW&format=flat"
+check "profiles/diff of one range with itself, flat: 200, nprof diff's table" \
+	bash -c "[ $CODE = 200 ] && grep -qE '^# BEFORE [0-9]+ samples, AFTER [0-9]+ samples' '$TMP/api.out'"
+api -u "$AS" GET "/api/v1/profiles/diff?service=$SVC_Q&mode=cpu&before_from=soon&after_from=$((NOW - 600))"
+check "profiles/diff before_from=soon: 400 naming before_from" error_names 400 before_from
+api -u "$AS" GET "/api/v1/profiles/diff?service=$SVC_Q&mode=cpu&after_from=$NOW&after_until=$((NOW - 60))"
+check "profiles/diff after_from past after_until: 400 naming after_from" error_names 400 after_from
+api -u "$AS" GET "/api/v1/profiles/diff?service=$SVC_Q&mode=cpu&format=svg"
+check "profiles/diff format=svg: 400 naming format" error_names 400 format
+api -u "$AS" GET "/api/v1/profiles/diff?service=$SVC_Q&mode=cpu&before_from=1000&before_until=2000"
+check "profiles/diff with a before range of 1970: 404 naming before_from" error_names 404 before_from
 check "split runs on" kill -0 "$SPLIT"
 grep -q 'ERROR\|AddressSanitizer' "$D/log" && { diag "nprofd's log:"; diag_file "$D/log" 20; }
 finish
