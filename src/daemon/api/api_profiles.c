@@ -185,6 +185,16 @@ fail:
 	return false;
 }
 
+/* A download's name: PREFIX-SERVICE-MODE, without what a
+ * Content-Disposition's quoted name cannot hold. */
+static void file_base(char *base, size_t len, const char *prefix, const struct profile_range *r)
+{
+	snprintf(base, len, "%s%.64s-%.16s", prefix, r->service, r->mode);
+	for (char *c = base; *c; c++)
+		if (*c == '/' || *c == '"' || *c == '\\' || (unsigned char)*c < 0x20)
+			*c = '_';
+}
+
 /* The 404 of a range without a recording, naming key. */
 static void reply_none(struct reply *rp, const char *key, const struct profile_range *r,
 		       const char *range)
@@ -226,10 +236,7 @@ void api_profiles(struct daemon *d, struct request *rq, struct reply *rp)
 	out = api_run_nprof_streamed(d, argv, arts[0].worker_uid, parts, -1, what, rp);
 	if (out < 0)
 		goto out;
-	snprintf(base, sizeof(base), "%.64s-%.16s", r.service, r.mode);
-	for (char *c = base; *c; c++)
-		if (*c == '/' || *c == '"' || *c == '\\' || (unsigned char)*c < 0x20)
-			*c = '_';
+	file_base(base, sizeof(base), "", &r);
 	api_reply_file(rp, out, format, base, inl);
 	snprintf(rp->result, sizeof(rp->result), "merged %zu recordings as %s", n, format);
 out:
@@ -418,10 +425,7 @@ void api_profiles_diff(struct daemon *d, struct request *rq, struct reply *rp)
 				     "comparing the two ranges", rp);
 	if (out < 0)
 		goto out;
-	snprintf(base, sizeof(base), "diff-%.64s-%.16s", rb.service, rb.mode);
-	for (char *c = base; *c; c++)
-		if (*c == '/' || *c == '"' || *c == '\\' || (unsigned char)*c < 0x20)
-			*c = '_';
+	file_base(base, sizeof(base), "diff-", &rb);
 	api_reply_file(rp, out, format, base, inl);
 	snprintf(rp->result, sizeof(rp->result), "compared %zu with %zu recordings", nb, na);
 out:
