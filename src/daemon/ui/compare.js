@@ -32,9 +32,9 @@ export const compareView = {
 	tab: 'instances',
 	async enter({ before, after, query }) {
 		const err = $('c-err'), q = k => (query && query.get(k)) || undefined;
+		// two ranges of a service (the Services view) have no ids
 		const rr = !before && query ? rangesOf(query) : null;
-		showErr(err, '');
-		if (rr) { ranges(rr); return; }
+		if (rr) { showErr(err, ''); ranges(rr); return; }
 		const where = { host: q('host'), before_host: q('before_host'), after_host: q('after_host') };
 		if (!where.before_host || !where.after_host) where.before_host = where.after_host = undefined;
 		const hs = [where.before_host || where.host, where.after_host || where.host];
