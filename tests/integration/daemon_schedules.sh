@@ -232,8 +232,8 @@ PY
 )
 check "the samples lie where the recordings ran: no second holds some unless a recording began in it or the two before ($stray)" \
 	[ "$stray" = "[]" ]
-api GET "/api/v1/profiles/series?service=$SVC_Q&mode=cpu&from=$FROM"
-check "no step: what draws the range in at most 300 steps, from a list (1 h: 15 s)" \
+api GET "/api/v1/profiles/series?service=$SVC_Q&mode=cpu"
+check "no range, no step: the hour before now, by what draws it in at most 300 steps (15 s)" \
 	[ "$CODE $(json "$TMP/api.out" 'j["step"], len(j["points"]) <= 300')" = "200 (15, True)" ]
 api GET "/api/v1/profiles/series?service=$SVC_Q&mode=cpu&from=1000&until=2000"
 check "a range with no recording: 200, no points, recordings 0" \
