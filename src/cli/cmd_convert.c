@@ -12,9 +12,10 @@
 #include "cli/output_args.h"
 #include "cli/profile_input.h"
 #include "cli/progress.h"
+#include "base/units.h"
 #include "help/nprof-convert.h"
 #include "output/output.h"
-#include "profile/merge.h"
+#include "output/series.h"
 #include "profile/transform.h"
 
 struct convert_args {
@@ -22,13 +23,28 @@ struct convert_args {
 	char **inputs;		/* one profile, or several merged into one */
 	int ninputs;
 	bool parts;		/* --parts: each input holds several, each after its length */
+	uint64_t series_ns;	/* --series STEP: value 0 over time, not a profile */
+	uint64_t from_ns, until_ns;	/* --from, --until: the series' range */
 	const char *input, *output;	/* the first input, for what is said */
 	struct transform_options tr;
 	struct output_options out;
 };
 
 /* (above output_args' options) */
-enum { OPT_PARTS = OUTPUT_ARGS_END + 1 };
+enum { OPT_PARTS = OUTPUT_ARGS_END + 1, OPT_SERIES, OPT_FROM, OPT_UNTIL };
+
+/* --from and --until: Unix seconds, a fraction allowed. */
+static int parse_when(const char *opt, const char *arg, uint64_t *ret_ns)
+{
+	char *end;
+	double secs = strtod(arg, &end);
+
+	if (end == arg || *end || !(secs > 0 && secs < 1e11))
+		return cli_usage_error("convert", "--%s %s: give a time in Unix seconds "
+				       "(1767225600, or 1767225600.250)", opt, arg);
+	*ret_ns = (uint64_t)(secs * 1e9);
+	return EXIT_OK;
+}
 
 static int parse_args(int argc, char **argv, struct convert_args *a)
 {
@@ -36,6 +52,9 @@ static int parse_args(int argc, char **argv, struct convert_args *a)
 		{ "help", no_argument, NULL, 'h' },
 		OUTPUT_ARGS_LONGOPTS,
 		{ "parts", no_argument, NULL, OPT_PARTS },
+		{ "series", required_argument, NULL, OPT_SERIES },
+		{ "from", required_argument, NULL, OPT_FROM },
+		{ "until", required_argument, NULL, OPT_UNTIL },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, r;
@@ -50,6 +69,19 @@ static int parse_args(int argc, char **argv, struct convert_args *a)
 			break;
 		case OPT_PARTS:
 			a->parts = true;
+			break;
+		case OPT_SERIES:
+			if (units_parse_duration_ns(optarg, 1000000000ull, &a->series_ns) < 0 ||
+			    a->series_ns < 1000000)
+				return cli_usage_error("convert", "--series %s: give the step, a duration "
+						       "of 1ms or more (10s, 1m)", optarg);
+			break;
+		case OPT_FROM:
+		case OPT_UNTIL:
+			r = parse_when(c == OPT_FROM ? "from" : "until", optarg,
+				       c == OPT_FROM ? &a->from_ns : &a->until_ns);
+			if (r != EXIT_OK)
+				return r;
 			break;
 		case OPT_INCLUDE ... OUTPUT_ARGS_END - 1:
 			r = output_args_parse("convert", c, optarg, &a->tr, &a->out);
@@ -68,6 +100,14 @@ static int parse_args(int argc, char **argv, struct convert_args *a)
 		return cli_usage_error("convert", "%s; use nprof convert INPUT OUTPUT",
 				       argc == optind ? "no INPUT and OUTPUT given" :
 							"no OUTPUT given");
+	if ((a->from_ns || a->until_ns) && !a->series_ns)
+		return cli_usage_error("convert", "--from and --until bound a --series; add "
+				       "--series STEP");
+	if (!!a->from_ns != !!a->until_ns)
+		return cli_usage_error("convert", "give both --from and --until, or neither (the "
+				       "profiles' own span)");
+	if (a->from_ns && a->from_ns >= a->until_ns)
+		return cli_usage_error("convert", "--from must be before --until");
 	a->inputs = argv + optind;
 	a->ninputs = argc - optind - 1;
 	a->input = argv[optind];
@@ -120,68 +160,101 @@ static int write_output(const struct profile *p, const struct convert_args *a,
 	return EXIT_OK;
 }
 
-/* Profiles read one after another, merged into the first (each
- * process's threads, a service's recordings over time): what
- * profile_merge takes, the same values. */
-struct merged {
-	struct profile *p;
-	unsigned n;
-};
-
-static int merge_in(void *ctx, struct profile *more, const char *const *roots,
-		    unsigned nroots)
-{
-	struct merged *m = ctx;
-	struct diag d;
-
-	m->n++;
-	if (!m->p && !nroots) {
-		m->p = more;
-		return EXIT_OK;
-	}
-	/* (a part under roots goes in as a merge: its stacks change) */
-	if (!m->p && !(m->p = profile_new())) {
-		cli_error("out of memory");
-		profile_free(more);
-		return EXIT_FAILED;
-	}
-	diag_clear(&d);
-	if (profile_merge_under(m->p, more, roots, nroots, &d) < 0) {
-		cli_error("profile %u cannot be merged with the first: %s", m->n,
-			  d.msg[0] ? d.msg : "out of memory");
-		profile_free(more);
-		return EXIT_FAILED;
-	}
-	profile_free(more);
-	return EXIT_OK;
-}
-
 /* Every input (with --parts, every part of each) merged into *ret. */
 static int read_inputs(const struct convert_args *a, struct profile **ret)
 {
-	struct merged m = { 0 };
+	struct cli_merged m = { 0 };
 	int ret_code = EXIT_OK;
 
 	for (int i = 0; i < a->ninputs && ret_code == EXIT_OK; i++) {
 		struct profile *p = NULL;
 
 		if (a->parts) {
-			ret_code = cli_read_parts("convert", a->inputs[i], merge_in, &m);
+			ret_code = cli_read_parts("convert", a->inputs[i], cli_merge_in, &m);
 		} else {
 			ret_code = cli_read_profile("convert", a->inputs[i], &p);
 			if (ret_code == EXIT_OK)
-				ret_code = merge_in(&m, p, NULL, 0);
+				ret_code = cli_merge_in(&m, p, NULL, 0);
 		}
 	}
-	if (ret_code != EXIT_OK) {
-		profile_free(m.p);
-		return ret_code;
+	return cli_merged_done(&m, ret_code, ret);
+}
+
+/* --series: each profile added to the series as it is read, none kept. */
+struct series_in {
+	struct series s;
+	unsigned n;
+};
+
+/* (a part's roots change its stacks, not its values over time) */
+static int series_in(void *ctx, struct profile *p, const char *const *roots, unsigned nroots)
+{
+	struct series_in *si = ctx;
+	const char *type = "";
+
+	(void)roots;
+	(void)nroots;
+	int r = series_add(&si->s, p, &type);
+
+	si->n++;
+	profile_free(p);
+	if (r == -EINVAL)
+		cli_error("profile %u measures %s, not %s as the first: a series is of one value",
+			  si->n, type[0] ? type : "an unnamed value", si->s.type);
+	else if (r == -E2BIG)
+		cli_error("the profiles span more than %u steps of the --series: give a longer step",
+			  SERIES_MAX_BUCKETS);
+	else if (r < 0)
+		cli_error("out of memory");
+	return r < 0 ? EXIT_FAILED : EXIT_OK;
+}
+
+static int write_series(const struct convert_args *a)
+{
+	struct series_in si = { 0 };
+	bool to_stdout = !strcmp(a->output, "-");
+	FILE *out = NULL;
+	int r = series_init(&si.s, a->series_ns, a->from_ns, a->until_ns), ret = EXIT_OK;
+
+	if (r == -E2BIG) {
+		cli_error("--from to --until is more than %u steps of the --series: give a longer "
+			  "step", SERIES_MAX_BUCKETS);
+		return EXIT_USAGE;
 	}
-	/* once, not once a merge: a day of recordings is thousands */
-	if (m.p && m.p->nevents)
-		profile_sort_events(m.p);
-	*ret = m.p;
-	return EXIT_OK;
+	if (r < 0) {
+		cli_error("out of memory");
+		return EXIT_FAILED;
+	}
+	for (int i = 0; i < a->ninputs && ret == EXIT_OK; i++) {
+		struct profile *p = NULL;
+
+		if (a->parts) {
+			ret = cli_read_parts("convert", a->inputs[i], series_in, &si);
+		} else {
+			ret = cli_read_profile("convert", a->inputs[i], &p);
+			if (ret == EXIT_OK)
+				ret = series_in(&si, p, NULL, 0);
+		}
+	}
+	if (ret != EXIT_OK)
+		goto out;
+	out = to_stdout ? stdout : fopen(a->output, "w");
+	if (!out) {
+		cli_error("cannot write %s: %s", a->output, strerror(errno));
+		ret = EXIT_FAILED;
+		goto out;
+	}
+	r = series_write_json(&si.s, out);
+	if (!to_stdout && fclose(out) != 0 && r == 0)
+		r = -errno;
+	if (r < 0) {
+		cli_error("cannot write %s: %s", to_stdout ? "standard output" : a->output,
+			  strerror(-r));
+		ret = EXIT_FAILED;
+	}
+out:
+	series_release(&si.s);
+	return ret;
 }
 
 int cmd_convert(int argc, char **argv)
@@ -195,6 +268,8 @@ int cmd_convert(int argc, char **argv)
 	ret = parse_args(argc, argv, &a);
 	if (ret != EXIT_OK)
 		return ret;
+	if (a.series_ns)
+		return write_series(&a);
 	ret = choose_format(&a, &format);
 	if (ret != EXIT_OK)
 		return ret;

@@ -16,12 +16,13 @@
 #include "output/diff.h"
 #include "output/output.h"
 
-enum { OPT_NO_NORMALIZE = 1000, OPT_TOP };
+enum { OPT_NO_NORMALIZE = 1000, OPT_TOP, OPT_PARTS };
 
 struct diff_args {
 	const char *format_name;
 	const char *before, *after, *output;
 	bool no_normalize;
+	bool parts;		/* --parts: each side several profiles, merged */
 	struct transform_options tr;
 	struct output_options out;
 	char title[512];
@@ -47,6 +48,7 @@ static int parse_args(int argc, char **argv, struct diff_args *a)
 		{ "help", no_argument, NULL, 'h' },
 		{ "no-normalize", no_argument, NULL, OPT_NO_NORMALIZE },
 		{ "top", required_argument, NULL, OPT_TOP },
+		{ "parts", no_argument, NULL, OPT_PARTS },
 		OUTPUT_ARGS_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -62,6 +64,9 @@ static int parse_args(int argc, char **argv, struct diff_args *a)
 			break;
 		case 'f':
 			a->output = optarg;
+			break;
+		case OPT_PARTS:
+			a->parts = true;
 			break;
 		case OPT_NO_NORMALIZE:
 			a->no_normalize = true;
@@ -135,6 +140,7 @@ static int choose_format(const struct diff_args *a, enum output_format *ret)
 /* One profile being read, on a thread of its own or not. */
 struct reading {
 	const char *path;
+	bool parts;
 	struct profile *p;
 	int ret;
 };
@@ -142,8 +148,13 @@ struct reading {
 static void *read_one(void *arg)
 {
 	struct reading *r = arg;
+	struct cli_merged m = { 0 };
 
-	r->ret = cli_read_profile("diff", r->path, &r->p);
+	if (!r->parts) {
+		r->ret = cli_read_profile("diff", r->path, &r->p);
+		return NULL;
+	}
+	r->ret = cli_merged_done(&m, cli_read_parts("diff", r->path, cli_merge_in, &m), &r->p);
 	return NULL;
 }
 
@@ -153,7 +164,8 @@ static void *read_one(void *arg)
 static int read_both(const struct diff_args *a, struct profile **ret_before,
 		     struct profile **ret_after)
 {
-	struct reading b = { a->before, NULL, EXIT_OK }, af = { a->after, NULL, EXIT_OK };
+	struct reading b = { a->before, a->parts, NULL, EXIT_OK },
+		       af = { a->after, a->parts, NULL, EXIT_OK };
 	pthread_t th;
 	bool threaded = pthread_create(&th, NULL, read_one, &b) == 0;
 

@@ -15,6 +15,7 @@
 #include "output/jfr.h"
 #include "output/output.h"
 #include "output/pprof.h"
+#include "profile/merge.h"
 
 /* The largest input read: past it the readers' own limits would refuse
  * the data anyway, and reading it would only cost memory. */
@@ -263,4 +264,44 @@ int cli_read_parts(const char *cmd, const char *path,
 	}
 	free(data);
 	return r;
+}
+
+int cli_merge_in(void *ctx, struct profile *more, const char *const *roots, unsigned nroots)
+{
+	struct cli_merged *m = ctx;
+	struct diag d;
+
+	m->n++;
+	if (!m->p && !nroots) {
+		m->p = more;
+		return EXIT_OK;
+	}
+	/* (a part under roots goes in as a merge: its stacks change) */
+	if (!m->p && !(m->p = profile_new())) {
+		cli_error("out of memory");
+		profile_free(more);
+		return EXIT_FAILED;
+	}
+	diag_clear(&d);
+	if (profile_merge_under(m->p, more, roots, nroots, &d) < 0) {
+		cli_error("profile %u cannot be merged with the first: %s", m->n,
+			  d.msg[0] ? d.msg : "out of memory");
+		profile_free(more);
+		return EXIT_FAILED;
+	}
+	profile_free(more);
+	return EXIT_OK;
+}
+
+int cli_merged_done(struct cli_merged *m, int ret, struct profile **ret_p)
+{
+	if (ret != EXIT_OK) {
+		profile_free(m->p);
+		return ret;
+	}
+	/* once, not once a merge: a day of recordings is thousands */
+	if (m->p && m->p->nevents)
+		profile_sort_events(m->p);
+	*ret_p = m->p;
+	return EXIT_OK;
 }

@@ -26,4 +26,17 @@ int cli_read_parts(const char *cmd, const char *path,
 			       unsigned nroots),
 		   void *ctx);
 
+/* Profiles read one after another, merged into the first (each
+ * process's threads, a service's recordings over time): what
+ * profile_merge takes, the same values. Start zeroed; cli_merge_in is
+ * an each for cli_read_parts (or called with each profile read), and
+ * cli_merged_done ends it: EXIT_OK and *ret (NULL when none), or
+ * EXIT_FAILED, everything freed. */
+struct cli_merged {
+	struct profile *p;
+	unsigned n;
+};
+int cli_merge_in(void *ctx, struct profile *more, const char *const *roots, unsigned nroots);
+int cli_merged_done(struct cli_merged *m, int ret, struct profile **ret_p);
+
 #endif

@@ -28,6 +28,8 @@ check "cpu.pb.gz is gzip and cpu.html a page" \
 	bash -c "[ \"\$(head -c 2 '$TMP/docs/cpu.pb.gz' | od -An -tx1 | tr -d ' ')\" = 1f8b ] && grep -q '<html' '$TMP/docs/cpu.html'"
 check "the collapsed download's top stack ends in a burn_*" \
 	bash -c "grep -A1 'format=collapsed' '$TMP/docs/examples.sh' >/dev/null && grep -qE 'burn_(sixty|thirty|ten) [0-9]+$' '$out'"
+check "the series block sums the schedule's page-faults recordings over time" \
+	grep -qE '^\{"recordings":[1-9][0-9]*,"step":15,"unit":"count","total":[0-9]+\}$' "$out"
 check "the token block made a token" bash -c "sqlite3 '$D/state/nprofd.db' 'SELECT name FROM tokens' | grep -qx docs"
 check "the audit block lists the last requests" grep -q '"method":"POST"' "$out"
 check "the error example names field mode" grep -q '"field":"mode"' "$out"

@@ -8,7 +8,7 @@
 # restart; a user's schedule of every service records only their own
 # workers, and other users cannot see or touch it; deleted, what it
 # recorded stays; a service's recordings over a range merge into one
-# holding every sample of each; nprof schedule does the same from a shell. Periods are
+# holding every sample of each, and sum over time to the same; nprof schedule does the same from a shell. Periods are
 # seconds here: the waits are bounded by
 # them, not by a count of anything.
 # test-timeout: 400
@@ -216,6 +216,42 @@ check "the merged profile holds split's burn_* functions" has_frame_match "$TMP/
 curl -s --unix-socket "$SOCK" -o "$TMP/merged.pb.gz" "http://nprofd/api/v1/profiles?service=$SVC_Q&mode=cpu&from=$FROM&until=$UNTIL"
 check "as stored (pprof): a profile nprof reads back" \
 	bash -c "'$NPROF' convert -o collapsed '$TMP/merged.pb.gz' - | grep -q burn_sixty"
+# the same recordings as a timeline: every sample of each, at its time
+api GET "/api/v1/profiles/series?service=$SVC_Q&mode=cpu&from=$FROM&until=$UNTIL&step=1"
+cp "$TMP/api.out" "$TMP/series.json"
+check "GET /api/v1/profiles/series: 200, by the second, the merged recordings ($(json "$TMP/series.json" 'j.get("recordings")'))" \
+	bash -c "[ $CODE = 200 ] && [ '$(json "$TMP/series.json" 'j["step"], j["unit"], j["recordings"] > 0, j["spread"]')' = '(1, '"'count'"', True, 0)' ]"
+check "its points and what fell past until add up to the merged profile's samples ($(json "$TMP/series.json" 'sum(p["value"] for p in j["points"]), j["outside"]') = $sum)" \
+	[ "$(json "$TMP/series.json" 'round(sum(p["value"] for p in j["points"]) + j["outside"])')" = "$sum" ]
+# (each recording is 1 s: its samples lie in the second it began and the next two)
+stray=$(python3 - "$TMP/s1done.json" "$TMP/series.json" <<'PY'
+import datetime, json, sys
+at = lambda t: datetime.datetime.fromisoformat(t.rstrip("Z"))
+starts = [at(i["created"]).replace(microsecond=0) for i in json.load(open(sys.argv[1]))["instances"] if i["mode"] == "cpu"]
+print([p["t"] for p in json.load(open(sys.argv[2]))["points"]
+       if p["value"] and not any(0 <= (at(p["t"]) - s).total_seconds() <= 2 for s in starts)])
+PY
+)
+check "the samples lie where the recordings ran: no second holds some unless a recording began in it or the two before ($stray)" \
+	[ "$stray" = "[]" ]
+api GET "/api/v1/profiles/series?service=$SVC_Q&mode=cpu"
+check "no range, no step: the hour before now, by what draws it in at most 300 steps (15 s)" \
+	[ "$CODE $(json "$TMP/api.out" 'j["step"], len(j["points"]) <= 300')" = "200 (15, True)" ]
+api GET "/api/v1/profiles/series?service=$SVC_Q&mode=cpu&from=1000&until=2000"
+check "a range with no recording: 200, no points, recordings 0" \
+	[ "$CODE $(json "$TMP/api.out" 'j["points"], j["recordings"]')" = "200 ([], 0)" ]
+for bad in step=0 step=1.5 step=-1 step=86401 "step=1&from=0&until=86400000"; do
+	api GET "/api/v1/profiles/series?service=$SVC_Q&mode=cpu&$bad"
+	check "series $bad: 400 naming step" error_names 400 step
+done
+api GET "/api/v1/profiles/series?service=$SVC_Q&mode=cpux"
+check "series mode cpux: 400 naming mode (the query /profiles takes)" error_names 400 mode
+api GET "/api/v1/profiles/series?mode=cpu"
+check "series without service: 400 naming service" error_names 400 service
+api GET "/api/v1/profiles/series?service=$SVC_Q&mode=cpu&until=never"
+check "series until=never: 400 naming until" error_names 400 until
+api GET "/api/v1/profiles/series?service=$SVC_Q&mode=cpu&user=no-such-user-$$"
+check "series user=no-such-user: 400 naming user" error_names 400 user
 api GET "/api/v1/profiles?mode=cpu"
 check "no service: 400 naming service" error_names 400 service
 api GET "/api/v1/profiles?service=$SVC_Q&mode=cpux"

@@ -121,7 +121,11 @@ struct artifact;
 /* The stored file of a, opened read-only: its fd, or -errno. */
 int api_open_stored(struct daemon *d, const struct artifact *a);
 /* nprof with argv run as owner (in as its standard input, extra as its
- * fd 3 unless -1), what it writes sent as it comes: the read end of a
+ * fd 3 unless -1): what it wrote, as a new unlinked file; -1 after
+ * replying the error, which what names. */
+int api_run_nprof(struct daemon *d, char **argv, uid_t owner, int in, int extra,
+		  const char *what, struct reply *rp);
+/* As api_run_nprof, but what it writes is sent as it comes: the read end of a
  * pipe, with rp's stream callbacks set; -1 after replying the error,
  * which what names. */
 int api_run_nprof_streamed(struct daemon *d, char **argv, uid_t owner, int in, int extra,
@@ -173,8 +177,12 @@ void api_schedule_delete(struct daemon *d, struct request *rq, struct reply *rp)
  * line in err. */
 #define SCHEDULE_DECLARED_BY "nprofd.conf"
 int schedules_declare(struct daemon *d, char *err, size_t errlen);
-/* api_profiles.c: GET /api/v1/profiles (a service's, merged) */
+/* api_profiles.c: GET /api/v1/profiles (a service's, merged) and
+ * /api/v1/profiles/series (their samples over time) */
 void api_profiles(struct daemon *d, struct request *rq, struct reply *rp);
+void api_profiles_series(struct daemon *d, struct request *rq, struct reply *rp);
+/* and /api/v1/profiles/diff (two ranges of them compared) */
+void api_profiles_diff(struct daemon *d, struct request *rq, struct reply *rp);
 /* api_instances.c: /api/v1/instances, /api/v1/instances/{id}[/stop] */
 void api_instances_list(struct daemon *d, struct request *rq, struct reply *rp);
 void api_instance_create(struct daemon *d, struct request *rq, struct reply *rp);

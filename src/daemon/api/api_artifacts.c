@@ -150,9 +150,7 @@ static struct job_spec nprof_job(char **argv, uid_t owner, int in, int extra, in
 				  .deadline_ns = clock_ns(CLOCK_MONOTONIC) + CONVERT_TIME_LIMIT_NS };
 }
 
-/* argv run as nprof_job says: what it wrote, as a new unlinked file. -1
- * after replying the error, which what names. */
-static int run_nprof(struct daemon *d, char **argv, uid_t owner, int in, int extra,
+int api_run_nprof(struct daemon *d, char **argv, uid_t owner, int in, int extra,
 		     const char *what, struct reply *rp)
 {
 	char err[4096] = "";
@@ -333,7 +331,7 @@ static int convert(struct daemon *d, const struct artifact *a, int stored, const
 
 	snprintf(what, sizeof(what), "converting the artifact to %.32s", format);
 	if (strcmp(have, "threads"))
-		return run_nprof(d, argv, a->worker_uid, stored, -1, what, rp);
+		return api_run_nprof(d, argv, a->worker_uid, stored, -1, what, rp);
 	out = open(d->artifacts_dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	if (out < 0 || threads_to_text(stored, out, err, sizeof(err)) < 0) {
 		reply_error(rp, 500, "format", "%s failed%s%s", what, err[0] ? ": " : "",

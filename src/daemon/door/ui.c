@@ -31,6 +31,8 @@
 #include "ui/main.js.h"
 #include "ui/nouns.js.h"
 #include "ui/router.js.h"
+#include "ui/series.js.h"
+#include "ui/services.js.h"
 #include "ui/session.js.h"
 #include "ui/signin.js.h"
 #include "ui/status.js.h"
@@ -76,6 +78,8 @@ static const struct {
 	{ "main.js", res_main_js, &res_main_js_len, JS },
 	{ "nouns.js", res_nouns_js, &res_nouns_js_len, JS },
 	{ "router.js", res_router_js, &res_router_js_len, JS },
+	{ "series.js", res_series_js, &res_series_js_len, JS },
+	{ "services.js", res_services_js, &res_services_js_len, JS },
 	{ "session.js", res_session_js, &res_session_js_len, JS },
 	{ "signin.js", res_signin_js, &res_signin_js_len, JS },
 	{ "status.js", res_status_js, &res_status_js_len, JS },

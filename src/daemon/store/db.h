@@ -73,6 +73,6 @@ bool db_wait_change(struct db *db, uint64_t since, uint64_t until_ns);
 bool db_integrity_ok(struct db *db);
 
 /* The schema version this build writes. */
-#define DB_SCHEMA_VERSION 7
+#define DB_SCHEMA_VERSION 8
 
 #endif

@@ -12,6 +12,7 @@ import { workerView } from './worker.js';
 import { instancesView } from './instances.js';
 import { instanceView } from './instance.js';
 import { compareView } from './compare.js';
+import { servicesView } from './services.js';
 import { filesView } from './files.js';
 import { hostView } from './host.js';
 
@@ -22,6 +23,7 @@ start({
 	instances: instancesView,
 	instance: instanceView,
 	compare: compareView,
+	services: servicesView,
 	files: filesView,
 	host: hostView,
 	missing: { el: $('view-missing') },

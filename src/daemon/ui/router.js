@@ -53,6 +53,7 @@ export function route() {
 		if (id) show('instance', { id, rest, query }); else show('instances', { query });
 		break;
 	case 'compare': show('compare', { before: id, after: rest[0], query }); break;
+	case 'services': show('services', { query }); break;
 	case 'files': show('files', { query }); break;
 	case 'host': show('host', { query }); break;
 	default: show('missing', {});
