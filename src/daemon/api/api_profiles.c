@@ -263,7 +263,9 @@ static bool series_points(int out, uint64_t first_ms, uint64_t step_s, size_t wa
 		double x = json_number_value(v);
 		char when[40];
 
-		if (!json_is_number(v) || !(x >= 0))
+		/* (a number past int64's range is refused before the cast, which
+		 * it would make undefined) */
+		if (!json_is_number(v) || !(x >= 0 && x < 9e18))
 			goto out;
 		json_array_append_new(points, json_pack("{ss so}", "t",
 			iso_time(first_ms + i * step_s * 1000, when, sizeof(when)),
