@@ -33,7 +33,7 @@
 'use strict';
 const fs = require('fs');
 const path = require('path');
-const { ok, done, launch, screenshotNotBlank, guardPage, noteStop } = require('./lib');
+const { ok, note, done, launch, screenshotNotBlank, guardPage, noteStop } = require('./lib');
 
 const URL_ = process.env.NPROF_E2E_URL;
 const USER = process.env.NPROF_E2E_USER, PASSWORD = process.env.NPROF_E2E_PASSWORD;
@@ -286,7 +286,20 @@ const startCpu = async (page, workers, instances) => page.evaluate(async ({ work
 			await page.click('#w-clear');
 			await page.fill('#w-filter', String(pid));
 			const r = page.locator(`#w-body tr[data-id^="${K(pid)}-"]`);
-			await r.waitFor({ timeout: 10000 });
+			// Another host's list comes through this daemon, polled every
+			// 2 s: on a loaded host one answer took longer than 10 s
+			// (CI). A wait past 10 s is noted; one past 30 s says what
+			// the page showed.
+			const t0 = Date.now();
+			await r.waitFor({ timeout: 30000 }).catch(async e => {
+				const seen = await page.evaluate(() => ({
+					host: document.getElementById('w-host').value,
+					err: document.getElementById('w-err').textContent,
+					rows: [...document.querySelectorAll('#w-body tr[data-id]')].map(t => t.dataset.id).slice(0, 12),
+				}));
+				throw new Error(`worker ${K(pid)} not listed in 30 s: ${JSON.stringify(seen)}; ${e.message}`);
+			});
+			if (Date.now() - t0 > 10000) note(`worker ${K(pid)} was listed after ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 			await r.locator('input[type=checkbox]').check();
 			return r;
 		};
