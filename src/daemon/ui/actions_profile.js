@@ -1,12 +1,15 @@
 // The actions panel's profiling controls: the mode (each with what it
 // records, marked when a target cannot use it), duration, interval and
-// format, Start on every target, and Stop of their running profiles.
+// format, Start on every target, Start as one profile of them all, and
+// Stop of their running profiles.
 import { api } from './api.js';
 import { h, setText } from './dom.js';
 import { workerLabel } from './fmt.js';
 import { MODES, FORMATS } from './nouns.js';
 import { onHost } from './hosts.js';
 import { runningOn } from './instance_store.js';
+
+const TOGETHER = 'One profile of the selected workers, a root per process (one for each host)';
 
 export function profileControls(run) {
 	const id = k => run.box.id + '-' + k;
@@ -22,15 +25,27 @@ export function profileControls(run) {
 		title: 'The format its download defaults to (every format stays available)' },
 		FORMATS.map(f => h('option', { value: f }, f)));
 	const start = run.button('start', 'Start', { class: 'primary' });
+	const together = run.button('together', 'Start as one profile', { title: TOGETHER });
 	const stop = run.button('stop', 'Stop',
 		{ title: 'Stop the running profiling instances of the selected workers (they keep what they recorded)' });
 
-	start.addEventListener('click', () => run.each('start', start, async w => {
-		const body = { worker: w.id, mode: mode.value, duration: (dur.value || '30') + unit.value,
-			format: format.value };
+	// The request's body but its target(s).
+	const settings = () => {
+		const body = { mode: mode.value, duration: (dur.value || '30') + unit.value, format: format.value };
 		if (interval.value.trim()) body.interval = interval.value.trim();
+		return body;
+	};
+	start.addEventListener('click', () => run.each('start', start, async w => {
+		const body = Object.assign({ worker: w.id }, settings());
 		const i = await api('POST', onHost('/api/v1/instances', w), body);
 		run.note(`${body.mode} for ${body.duration} on ${workerLabel(w)}:`, i, w);
+	}));
+	// A service profile (POST /api/v1/instances with a selector) of the
+	// targets of each host: one result, a root per process.
+	together.addEventListener('click', () => run.eachHost('together', together, async ws => {
+		const body = Object.assign({ selector: { workers: ws.map(w => w.id) } }, settings());
+		const i = await api('POST', onHost('/api/v1/instances', ws[0]), body);
+		run.note(`${body.mode} for ${body.duration} of ${ws.length} workers as one profile:`, i, ws[0]);
 	}));
 	stop.addEventListener('click', () => run.each('stop', stop, async w => {
 		for (const i of runningOn(w)) {
@@ -58,13 +73,15 @@ export function profileControls(run) {
 		setText(modeWhy, MODES[mode.value] || '');
 		mode.title = MODES[mode.value] || '';
 		run.setButton(start, d.start, 'start');
+		run.setButton(together, d.start || (run.targets().length < 2 ? 'select two workers or more' : ''),
+			'together', TOGETHER);
 		run.setButton(stop, d.stop, 'stop');
 	}
 
 	return {
 		rows: [h('div.row', h('label', 'Mode ', mode), modeWhy),
 			h('div.row', h('label', 'Duration ', dur, unit), h('label', 'Interval ', interval),
-				h('label', 'Format ', format), start, stop)],
+				h('label', 'Format ', format), start, together, stop)],
 		mode, dur, unit, interval, addModes, update,
 		modes: () => [...mode.options].map(o => o.value),
 		runs: w => runningOn(w).length > 0,

@@ -1,6 +1,6 @@
 // What every part of the actions panel shares: running a request on each
-// target worker (one at a time per button, each failure one line naming
-// its worker), the panel's log of what was done (an instance followed
+// target worker, or on each host's targets at once (one at a time per
+// button, each failure one line naming its worker or host), the panel's log of what was done (an instance followed
 // until it ends, then its files), and a button's state and reason.
 import { api } from './api.js';
 import { h, append, setText, showErr, once, busy } from './dom.js';
@@ -59,6 +59,28 @@ export function runner(box, targets, refresh) {
 		refresh();
 	}
 
+	// Runs fn(ws) once for each host's targets (one request a host: a
+	// service profile takes workers of its daemon's host alone).
+	async function eachHost(key, b, fn) {
+		const byHost = new Map();
+		for (const w of targets()) {
+			const k = remote(w) ? w.host : '';
+			if (!byHost.has(k)) byHost.set(k, []);
+			byHost.get(k).push(w);
+		}
+		await once(box.id + key, [b], async () => {
+			showErr(err, '');
+			const errs = [];
+			await Promise.all([...byHost.values()].map(async ws => {
+				try { await fn(ws); } catch (e) {
+					errs.push(`${ws.length} workers${remote(ws[0]) ? ' on ' + ws[0].host : ''}: ${e.message}`);
+				}
+			}));
+			showErr(err, errs.join(' · '));
+		});
+		refresh();
+	}
+
 	// fn for each(): POST /api/v1/workers/ID/PATH, its outcome logged as text.
 	const act = (path, body, text) => async w => {
 		const r = await api('POST', onHost(`/api/v1/workers/${encodeURIComponent(w.id)}/${path}`, w), body);
@@ -80,5 +102,5 @@ export function runner(box, targets, refresh) {
 		return button(key, a.label, { class: a.danger ? 'danger' : '' });
 	};
 
-	return { box, targets, err, log, note, each, act, setButton, button, actionButton, busy: key => busy(box.id + key) };
+	return { box, targets, err, log, note, each, eachHost, act, setButton, button, actionButton, busy: key => busy(box.id + key) };
 }
