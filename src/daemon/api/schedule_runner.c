@@ -30,11 +30,27 @@
 #define PRUNE_NS 2000000000ull
 
 
+/* Schedules whose last period's own cost the runner keeps (a slot by
+ * id; another schedule in a slot relearns it in one period). */
+#define OWN_SLOTS 256
+
 struct schedule_runner {
 	struct daemon *d;
 	pthread_t thread;
 	atomic_bool stop;
+	/* nprofd's own CPU (this thread's clock) in each schedule's last
+	 * period: finding its workers, starting their recordings */
+	struct { int64_t id; uint64_t ns; } own[OWN_SLOTS];
 };
+
+static uint64_t *own_slot(struct schedule_runner *r, int64_t id)
+{
+	size_t i = (size_t)id % OWN_SLOTS;
+
+	if (r->own[i].id != id)
+		r->own[i].id = id, r->own[i].ns = 0;
+	return &r->own[i].ns;
+}
 
 bool schedule_user(const struct daemon *d, const struct schedule *s, struct user *ret)
 {
@@ -138,16 +154,18 @@ static void prune(struct daemon *d, const struct schedule *s, uint64_t now)
 	free(ids);
 }
 
-/* What its last period's recordings cost, a share of one CPU over the
- * time since it began (those still running count nothing yet). */
-static double last_cost(struct daemon *d, const struct schedule *s, uint64_t now)
+/* What its last period cost, its recordings' CPU and nprofd's own
+ * (own_ns), a share of one CPU over the time since it began (recordings
+ * still running count nothing yet). */
+static double last_cost(struct daemon *d, const struct schedule *s, uint64_t own_ns,
+			uint64_t now)
 {
 	int64_t used;
 
 	if (!s->last_run_ms || now <= s->last_run_ms ||
 	    (used = instances_cpu_of_schedule(d->db, s->id, s->last_run_ms, now)) < 0)
 		return s->cost;
-	return (double)used / ((double)(now - s->last_run_ms) * 1e6);
+	return ((double)used + (double)own_ns) / ((double)(now - s->last_run_ms) * 1e6);
 }
 
 /* One recording a period wants: a worker, in a mode, last recorded at. */
@@ -193,8 +211,10 @@ static struct wanted *wanted_of(struct daemon *d, const struct schedule *s,
 }
 
 /* One period of s, beginning now (ms). */
-static void run_period(struct daemon *d, const struct schedule *s, uint64_t now)
+static void run_period(struct schedule_runner *rn, const struct schedule *s, uint64_t now)
 {
+	struct daemon *d = rn->d;
+	uint64_t *own = own_slot(rn, s->id), began = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	const struct event_def *evs[EVENT_COUNT];
 	size_t nev = modes_of(s, evs, EVENT_COUNT), n = 0;
 	struct schedule_selector sel;
@@ -205,7 +225,7 @@ static void run_period(struct daemon *d, const struct schedule *s, uint64_t now)
 	char message[512], why[256], note[256], iv[32], governed[256] = "";
 	json_error_t jerr;
 	json_t *j = json_loads(s->selector, 0, &jerr);
-	double cost = last_cost(d, s, now);
+	double cost = last_cost(d, s, *own, now);
 	int64_t per = instances_cpu_per_recording(d->db, s->id, 20);
 	struct user u;
 	int r;
@@ -222,26 +242,30 @@ static void run_period(struct daemon *d, const struct schedule *s, uint64_t now)
 	} else if (!(want = wanted_of(d, s, ws, n, evs, nev))) {
 		snprintf(message, sizeof(message), "out of memory: nothing recorded");
 	} else {
-		governor_plan(n * nev, per > 0 ? (uint64_t)per : 0, s->budget, s->every_ns, &plan);
+		governor_plan(n * nev, per > 0 ? (uint64_t)per : 0, *own, s->budget, s->every_ns,
+			      &plan);
 		units_format_duration(plan.interval_ns, iv, sizeof(iv));
 		snprintf(note, sizeof(note), "continuous profiling: interval=%s budget=%.2f%% "
-			 "measured_cost=%.3f%% (of one CPU, the period before this one's recordings)",
-			 iv, s->budget * 100, cost * 100);
+			 "measured_cost=%.3f%% (of one CPU, the period before this one: its "
+			 "recordings and nprofd's %.1f ms)", iv, s->budget * 100, cost * 100,
+			 (double)*own / 1e6);
 		for (size_t i = 0; i < plan.take; i++)
 			record(d, s, &u, want[i].w, want[i].ev, note, &t);
 		if (plan.over)
-			snprintf(governed, sizeof(governed), "; one recording costs %.0f ms of CPU, "
-				 "more than its budget (%.2f%%) allows even a day apart: it records "
-				 "once a day", (double)per / 1e6, s->budget * 100);
+			snprintf(governed, sizeof(governed), "; one recording costs %.0f ms of CPU "
+				 "(nprofd %.1f ms a period), more than its budget (%.2f%%) allows "
+				 "even a day apart: it records once a day", (double)per / 1e6,
+				 (double)*own / 1e6, s->budget * 100);
 		else if (plan.interval_ns > s->every_ns)
-			snprintf(governed, sizeof(governed), "; one recording costs %.0f ms of CPU, "
-				 "more than its budget (%.2f%% of a CPU) allows a period: one every %s",
-				 (double)per / 1e6, s->budget * 100, iv);
+			snprintf(governed, sizeof(governed), "; one recording costs %.0f ms of CPU "
+				 "(nprofd %.1f ms a period), more than its budget (%.2f%% of a CPU) "
+				 "allows a period: one every %s", (double)per / 1e6, (double)*own / 1e6,
+				 s->budget * 100, iv);
 		else if (plan.take < n * nev)
 			snprintf(governed, sizeof(governed), "; %zu of the %zu recordings it wants this "
 				 "period, the least recently recorded, to keep within its budget "
-				 "(%.2f%% of a CPU, %.0f ms each)", plan.take, n * nev, s->budget * 100,
-				 (double)per / 1e6);
+				 "(%.2f%% of a CPU, %.0f ms each, nprofd %.1f ms a period)", plan.take,
+				 n * nev, s->budget * 100, (double)per / 1e6, (double)*own / 1e6);
 		snprintf(message, sizeof(message), "%zu worker%s matched: %u recording%s started, "
 			 "%u left to on-demand ones%s%u refused%s%s", n, n == 1 ? "" : "s",
 			 t.started, t.started == 1 ? "" : "s", t.busy, ", ", t.refused,
@@ -254,6 +278,7 @@ static void run_period(struct daemon *d, const struct schedule *s, uint64_t now)
 	json_decref(j);
 	free(want);
 	free(ws);
+	*own = clock_ns(CLOCK_THREAD_CPUTIME_ID) - began;
 	/* (a period missed, nprofd down or the host too busy, is not made
 	 * up: the next begins an interval from now) */
 	if (schedule_ran(d->db, s->id, now, now + plan.interval_ns / 1000000, plan.interval_ns, cost,
@@ -298,7 +323,7 @@ static void *run(void *arg)
 		if (schedules_due(d->db, now, &due, &n) < 0)
 			log_error("cannot read the schedules from the index");
 		for (size_t i = 0; i < n && !atomic_load(&r->stop); i++)
-			run_period(d, &due[i], now);
+			run_period(r, &due[i], now);
 		free(due);
 		if (n)
 			continue;	/* (its own writes moved the generation on) */
