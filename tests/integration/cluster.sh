@@ -15,7 +15,10 @@
 # flame graph downloads through a; a POST (Stop) and a DELETE (an
 # artifact) with ?host=c are passed to c too, and a's audit log has them;
 # a wall profile of b's and one of c's compare through a (before_host,
-# after_host) as nprof diff compares the two downloaded;
+# after_host) as nprof diff compares the two downloaded; a service
+# scheduled on b and on c is merged through a over every host
+# (profiles?host=*), each host's part under its root "[host NAME]" and
+# equal to that host's own merge;
 # etcd stopped leaves each daemon
 # serving its own host (partial, "retrying"), and one started meanwhile
 # serves its own; etcd started again restores the view; b stopped leaves
@@ -401,6 +404,56 @@ check "and the other way, b's own (a root-only file) after c's: compared by npro
 on a GET "/api/v1/host?host=c"
 check "GET /api/v1/host?host=c through a: c's facts ($CODE)" \
 	[ "$CODE,$(json "$TMP/api.out" 'j["kernel"]')" = "200,$(uname -r)" ]
+
+# --- a service over time on every host, through a --------------------------------
+# split (root's) on b too; a schedule of service split on b and on c,
+# each recording its host's; then a merges each host's profile of the
+# service (GET /api/v1/profiles?host=*), each under its host's root. a
+# has no split: nothing of it, and not an error.
+nsenter -t "${NPROFD_PID[b]}" -p -m -- "$PROGS/split" --seconds 600 >/dev/null 2>&1 &
+disown
+for ((i = 0; i < 600; i++)); do
+	on b GET "/api/v1/workers?q=split"
+	[ "$(json "$TMP/api.out" 'len(j["workers"])')" = 1 ] 2>/dev/null && break
+	sleep 0.1
+done
+for h in b c; do
+	on "$h" POST /api/v1/schedules '{"selector": {"service": "split"}, "modes": ["cpu"], "duration": "1s", "every": "2s", "budget": "50%"}'
+	eval "SCH_$h=\$(json \"\$TMP/api.out\" 'j[\"id\"]')"
+	check "a schedule of service split on $h: 201, matching one worker there" \
+		[ "$CODE,$(json "$TMP/api.out" 'j["matches"]')" = "201,1" ]
+done
+for h in b c; do
+	eval "sch=\$SCH_$h"
+	for ((i = 0; i < 600; i++)); do
+		on "$h" GET "/api/v1/instances?schedule=$sch&status=FINISHED"
+		[ "$(json "$TMP/api.out" 'len(j["instances"])')" -ge 1 ] 2>/dev/null && break
+		sleep 0.1
+	done
+	on "$h" DELETE "/api/v1/schedules/$sch"
+done
+# (a recording running at the DELETE ends within its second: the ranges
+# below are read after)
+sleep 3
+NOW=$(($(date +%s) + 60))
+for h in b c; do
+	on "$h" GET "/api/v1/profiles?service=split&mode=cpu&until=$NOW&format=collapsed"
+	cp "$TMP/api.out" "$TMP/split_$h.collapsed"
+done
+on a GET "/api/v1/profiles?service=split&mode=cpu&until=$NOW&host=*&format=collapsed"
+cp "$TMP/api.out" "$TMP/split_all.collapsed"
+check "profiles?host=* through a: 200, every stack under [host b] or [host c]" \
+	bash -c "[ $CODE = 200 ] && [ \$(grep -vc '^\[host [bc]\];' '$TMP/split_all.collapsed') = 0 ]"
+for h in b c; do
+	n=$(grep "^\[host $h\];" "$TMP/split_all.collapsed" | sed "s/^\[host $h\];//" | total /dev/stdin)
+	check "host $h's part holds $h's own merge of the service: $n = $(total "$TMP/split_$h.collapsed") samples, burn_sixty among them" \
+		bash -c "[ $n -gt 0 ] && [ $n = $(total "$TMP/split_$h.collapsed") ] && grep -q '^\[host $h\];.*burn_sixty' '$TMP/split_all.collapsed'"
+done
+on a GET "/api/v1/profiles?service=no-such-service&mode=cpu&host=*"
+check "a service no host has, host=*: 404 naming service" error_names 404 service
+on a GET "/api/v1/profiles/series?service=split&mode=cpu&host=c"
+check "profiles/series?host=c through a: c's series ($CODE)" [ "$CODE" = 200 ]
+
 on a GET "/api/v1/audit?limit=50"
 check "a's own audit log has the Stop, the Delete and the schedule's requests as passed to c" \
 	[ "$(json "$TMP/api.out" 'sorted((x["method"], x["path"]) for x in j["audit"] if x["result"] == "on host c" and x["method"] != "GET" and x["path"] != "/api/v1/instances")')" = \

@@ -144,6 +144,9 @@ static void check_matching(void)
 	CHECK(m.route && m.route->who == ROUTE_ADMIN, "GET /api/v1/audit: admins'");
 	route_match("GET", "/api/v1/hosts", &m);
 	CHECK(m.route && m.route->hosts == ROUTE_HERE, "GET /api/v1/hosts: answered here");
+	route_match("GET", "/api/v1/profiles", &m);
+	CHECK(m.route && m.route->hosts == ROUTE_GATHER,
+	      "GET /api/v1/profiles: host=* gathered and merged by its handler");
 
 	/* what fits no pattern */
 	static const char *const none[] = {

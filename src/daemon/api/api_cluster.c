@@ -2,7 +2,8 @@
  * lists the hosts registered in etcd, contacting none of them; GET
  * /api/v1/workers?host=NAME|* asks their daemons, at most [cluster]
  * fanout at once, each within host_timeout, signed for the user asking,
- * whom each daemon authorizes by its own rules. */
+ * whom each daemon authorizes by its own rules; a file of every host
+ * (ROUTE_GATHER's host=*) is gathered for its handler to merge. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -362,6 +363,149 @@ out:
 	json_decref(list);
 	json_decref(answered);
 	json_decref(unanswered);
+	json_decref(hosts);
+}
+
+/* --- a file of every host: host=* of ROUTE_GATHER ------------------------- */
+
+struct gathering {
+	struct daemon *d;
+	const struct user *user;
+	const char *path;
+	const char *keys[FORWARD_ARGS + 1], *values[FORWARD_ARGS + 1];
+	size_t nargs;
+	struct gathered *g;
+	size_t n;
+	size_t next;			/* the next host to ask: atomic */
+};
+
+static void gather_one(struct gathering *f, struct gathered *g)
+{
+	struct remote_reply r = { 0 };
+	int fd;
+
+	if (remote_stream(f->d, g->url, g->pin, g->name, f->path, f->keys, f->values, f->nargs,
+			  f->user, f->d->cfg.forward_timeout_ns / 1000000, &r, &fd, g->error,
+			  sizeof(g->error)) < 0)
+		return;
+	/* a file signed by its size is read whole and held to it; JSON (an
+	 * error) is checked by its hash */
+	if (remote_read_whole(f->d, fd, f->d->cfg.max_reply, &r, g->error, sizeof(g->error)) < 0)
+		return;
+	if (r.status == 200 && r.length && r.len != r.length) {
+		snprintf(g->error, sizeof(g->error), "its file ended after %zu of %llu bytes",
+			 r.len, (unsigned long long)r.length);
+		free(r.body);
+		return;
+	}
+	g->status = r.status;
+	g->body = r.body;
+	g->len = r.len;
+	if (r.status != 200) {
+		json_t *j = json_loadb(r.body, r.len, 0, NULL);
+
+		snprintf(g->error, sizeof(g->error), "HTTP %ld: %.400s", r.status,
+			 json_string_value(json_object_get(j, "error")) ?: "not nprofd's answer");
+		json_decref(j);
+	}
+}
+
+static void *gatherer(void *arg)
+{
+	struct gathering *f = arg;
+	size_t i;
+
+	while ((i = __atomic_fetch_add(&f->next, 1, __ATOMIC_RELAXED)) < f->n)
+		gather_one(f, &f->g[i]);
+	return NULL;
+}
+
+int api_cluster_gather(struct daemon *d, const struct request *rq, struct reply *rp,
+		       const char *format, struct gathered **ret, size_t *ret_n,
+		       json_t **ret_hosts)
+{
+	static const char *const skip[] = { "format", "inline", NULL };
+	char key_text[FORWARD_ARGS][128], value_text[FORWARD_ARGS][256], buf[256], err[768];
+	bool has_value[FORWARD_ARGS];
+	const char *self = api_cluster_self(d, buf, sizeof(buf));
+	struct gathering f = { .d = d, .user = &rq->user, .path = rq->path };
+	pthread_t th[256];
+	pthread_attr_t attr;
+	size_t started = 0, want;
+	json_t *hosts = NULL, *h;
+	size_t i;
+	int nargs;
+
+	*ret = NULL;
+	*ret_n = 0;
+	*ret_hosts = NULL;
+	if (!strcmp(rq->user.via, "cluster")) {
+		reply_error(rp, 400, "host", "host=* in a request from another daemon; each daemon "
+			    "asks each host itself");
+		return -1;
+	}
+	if (!d->cluster)
+		return 0;
+	nargs = rq->args ? split_args(rq->args, skip, key_text, value_text, has_value) : 0;
+	if (nargs < 0) {
+		reply_error(rp, 400, NULL, "the query has too many or too long arguments to pass on; "
+			    "shorten it");
+		return -1;
+	}
+	for (int k = 0; k < nargs; k++) {
+		f.keys[k] = key_text[k];
+		f.values[k] = has_value[k] ? value_text[k] : NULL;
+	}
+	f.keys[nargs] = "format";
+	f.values[nargs] = format;
+	f.nargs = (size_t)nargs + 1;
+	if (cluster_hosts(d->cluster, &hosts, err, sizeof(err)) < 0) {
+		reply_error(rp, 503, "host", "cannot list the cluster's hosts: %s", err);
+		return -1;
+	}
+	if (json_array_size(hosts) > d->cfg.max_hosts) {
+		reply_error(rp, 400, "host", "host=* would ask %zu hosts, more than [cluster] "
+			    "max_hosts = %zu", json_array_size(hosts), (size_t)d->cfg.max_hosts);
+		json_decref(hosts);
+		return -1;
+	}
+	f.g = calloc(json_array_size(hosts) + 1, sizeof(*f.g));
+	if (!f.g) {
+		reply_error(rp, 500, NULL, "out of memory");
+		json_decref(hosts);
+		return -1;
+	}
+	json_array_foreach(hosts, i, h) {
+		const char *name = json_string_value(json_object_get(h, "name"));
+
+		if (!name || !strcmp(name, self))
+			continue;
+		f.g[f.n].name = name;
+		f.g[f.n].pin = json_string_value(json_object_get(h, "tls_pin"));
+		f.g[f.n++].url = json_string_value(json_object_get(h, "url"));
+	}
+	want = f.n < d->cfg.fanout ? f.n : d->cfg.fanout;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 1u << 20); /* curl and a TLS handshake */
+	while (started < want && started < sizeof(th) / sizeof(th[0]) &&
+	       pthread_create(&th[started], &attr, gatherer, &f) == 0)
+		started++;
+	pthread_attr_destroy(&attr);
+	if (!started)
+		gatherer(&f);
+	for (i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	*ret = f.g;
+	*ret_n = f.n;
+	*ret_hosts = hosts;
+	return 0;
+}
+
+void api_gathered_free(struct gathered *g, size_t n, json_t *hosts)
+{
+	for (size_t i = 0; g && i < n; i++)
+		free(g[i].body);
+	free(g);
 	json_decref(hosts);
 }
 

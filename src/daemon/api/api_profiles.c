@@ -21,6 +21,8 @@
 #include "daemon/core/nouns.h"
 #include "daemon/store/artifact_rows.h"
 #include "profile/events.h"
+#include "profile/merge.h"
+#include "profile/profile.h"
 
 /* The most recordings one answer merges: a day of one a minute, of a
  * few workers. */
@@ -174,9 +176,109 @@ static void reply_none(struct reply *rp, const char *key, const struct profile_r
 		    r->service, r->mode, range);
 }
 
+/* One part of a parts file (api_parts_file's form): len bytes from
+ * buf, or the whole of fd when buf is NULL, under root. 0 or -errno. */
+static int append_part(int out, const char *root, int fd, const char *buf, size_t len)
+{
+	char head[PARTS_LINE_MAX + 32];
+	struct stat st;
+	off_t at = 0;
+	int n;
+
+	if (!buf) {
+		if (fstat(fd, &st) < 0)
+			return -errno;
+		len = (size_t)st.st_size;
+	}
+	n = snprintf(head, sizeof(head), "%zu\t%.*s\n", len, PARTS_LINE_MAX - 2, root);
+	if (write(out, head, (size_t)n) != n)
+		return errno ? -errno : -EIO;
+	if (buf)
+		return write(out, buf, len) == (ssize_t)len ? 0 : errno ? -errno : -EIO;
+	while (at < (off_t)len)
+		if (sendfile(out, fd, &at, len - (size_t)at) <= 0)
+			return errno ? -errno : -EIO;
+	return 0;
+}
+
+/* GET /api/v1/profiles?host=*: this host's merge and every other's
+ * (api_cluster_gather), each under its root "[host NAME]", merged in
+ * turn. A host that has none in that range adds nothing; one that
+ * does not answer fails the whole, naming it: a profile of the cluster
+ * without a host would look whole. The final merge reads only what
+ * this daemon hands it, as nobody. */
+static void every_host(struct daemon *d, struct request *rq, struct reply *rp,
+		       const char *format, const char *inl, const struct profile_range *r,
+		       const struct artifact *arts, size_t n)
+{
+	char *argv[] = { d->nprof, "convert", "--parts", "-", "-", "-o", "pprof", NULL };
+	struct gathered *g = NULL;
+	json_t *hosts = NULL;
+	char self_buf[256], root[PARTS_LINE_MAX], what[160], base[160];
+	const char *self = api_cluster_self(d, self_buf, sizeof(self_buf));
+	size_t ng = 0, merged = 0;
+	int parts = -1, mine = -1, all = -1, out, err;
+
+	if (api_cluster_gather(d, rq, rp, "pprof", &g, &ng, &hosts) < 0)
+		return;
+	for (size_t i = 0; i < ng; i++)
+		if (g[i].status != 200 && g[i].status != 404) {
+			reply_error(rp, 502, "host", "host %.64s: %s; ask each host (host=NAME) or "
+				    "try again", g[i].name, g[i].error);
+			goto out;
+		}
+	if ((all = open(d->artifacts_dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600)) < 0) {
+		reply_error(rp, 500, NULL, "cannot gather the hosts' profiles: %s", strerror(errno));
+		goto out;
+	}
+	if (n) {
+		if ((parts = parts_file(d, arts, n, rp)) < 0)
+			goto out;
+		snprintf(what, sizeof(what), "merging %zu recordings of %.64s", n, r->service);
+		if ((mine = api_run_nprof(d, argv, arts[0].worker_uid, parts, -1, what, rp)) < 0)
+			goto out;
+		profile_host_root_name(root, sizeof(root), self);
+		if ((err = append_part(all, root, mine, NULL, 0)) < 0)
+			goto fail;
+		merged++;
+	}
+	for (size_t i = 0; i < ng; i++) {
+		if (g[i].status != 200)
+			continue;
+		profile_host_root_name(root, sizeof(root), g[i].name);
+		if ((err = append_part(all, root, -1, g[i].body ? g[i].body : "", g[i].len)) < 0)
+			goto fail;
+		merged++;
+	}
+	if (!merged) {
+		reply_none(rp, "service", r, "that range on any host");
+		goto out;
+	}
+	lseek(all, 0, SEEK_SET);
+	argv[6] = (char *)format;
+	snprintf(what, sizeof(what), "merging %zu hosts' profiles of %.64s", merged, r->service);
+	if ((out = api_run_nprof_streamed(d, argv, user_reader_uid(0), all, -1, what, rp)) < 0)
+		goto out;
+	file_base(base, sizeof(base), "", r);
+	api_reply_file(rp, out, format, base, inl);
+	snprintf(rp->result, sizeof(rp->result), "merged %zu hosts' profiles as %s", merged, format);
+	goto out;
+fail:
+	reply_error(rp, 500, NULL, "cannot gather the hosts' profiles: %s", strerror(-err));
+out:
+	if (parts >= 0)
+		close(parts);
+	if (mine >= 0)
+		close(mine);
+	if (all >= 0)
+		close(all);
+	api_gathered_free(g, ng, hosts);
+}
+
 void api_profiles(struct daemon *d, struct request *rq, struct reply *rp)
 {
-	const char *format = rq->query(rq, "format"), *inl = rq->query(rq, "inline");
+	const char *format = rq->query(rq, "format"), *inl = rq->query(rq, "inline"),
+		   *host = rq->query(rq, "host");
 	struct profile_range r;
 	char *argv[] = { d->nprof, "convert", "--parts", "-", "-", "-o", NULL, NULL };
 	struct artifact *arts = NULL;
@@ -195,6 +297,10 @@ void api_profiles(struct daemon *d, struct request *rq, struct reply *rp)
 	}
 	if (!api_inline_valid(inl, rp))
 		goto out;
+	if (host && !strcmp(host, "*")) {
+		every_host(d, rq, rp, format, inl, &r, arts, n);
+		goto out;
+	}
 	if (!n) {
 		reply_none(rp, "service", &r, "that range");
 		goto out;

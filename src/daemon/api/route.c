@@ -12,6 +12,7 @@
 #define FORWARD ROUTE_FORWARD
 #define FANOUT ROUTE_FANOUT
 #define HERE ROUTE_HERE
+#define GATHER ROUTE_GATHER
 
 /* Every endpoint of docs/api.md, and nothing else: tests/unit/
  * daemon_route_test.c holds the two to each other. Body limits of 0 take
@@ -36,7 +37,7 @@ const struct route route_table[] = {
 	{ "GET",    "/api/v1/schedules/{id}",                api_schedule_get,     USER,   FORWARD, 0, NULL },
 	{ "PATCH",  "/api/v1/schedules/{id}",                api_schedule_update,  USER,   FORWARD, 0, NULL },
 	{ "DELETE", "/api/v1/schedules/{id}",                api_schedule_delete,  USER,   FORWARD, 0, NULL },
-	{ "GET",    "/api/v1/profiles",                      api_profiles,         USER,   FORWARD, 0, NULL },
+	{ "GET",    "/api/v1/profiles",                      api_profiles,         USER,   GATHER,  0, NULL },
 	{ "GET",    "/api/v1/profiles/series",               api_profiles_series,  USER,   FORWARD, 0, NULL },
 	{ "GET",    "/api/v1/profiles/diff",                 api_profiles_diff,    USER,   FORWARD, 0, NULL },
 	{ "GET",    "/api/v1/artifacts",                     api_artifacts_list,   USER,   FANOUT,  0, NULL },
@@ -148,7 +149,8 @@ void route_dispatch(struct daemon *d, const struct route_match *m, struct reques
 
 	if (host && m->route && m->route->hosts == ROUTE_FANOUT)
 		api_cluster_list(d, rq, rp, host, m->route->handler);
-	else if (host && m->path && m->path->hosts != ROUTE_HERE && !api_cluster_is_self(d, host))
+	else if (host && m->path && m->path->hosts != ROUTE_HERE && !api_cluster_is_self(d, host) &&
+		 !(m->route && m->route->hosts == ROUTE_GATHER && !strcmp(host, "*")))
 		api_cluster_forward(d, rq, rp, host);
 	else if (!m->route)
 		route_reply_missing(m, rq, rp);
