@@ -459,6 +459,42 @@ check "a's own audit log has the Stop, the Delete and the schedule's requests as
 	[ "$(json "$TMP/api.out" 'sorted((x["method"], x["path"]) for x in j["audit"] if x["result"] == "on host c" and x["method"] != "GET" and x["path"] != "/api/v1/instances")')" = \
 	  "[('DELETE', '/api/v1/artifacts/$RA'), ('DELETE', '/api/v1/schedules/$RS'), ('PATCH', '/api/v1/schedules/$RS'), ('POST', '/api/v1/instances/$RL/stop'), ('POST', '/api/v1/schedules')]" ]
 
+# --- a schedule on every host, through a -------------------------------------------
+count_schedules() { on "$1" GET /api/v1/schedules; json "$TMP/api.out" 'len(j["schedules"])'; }
+nb=$(count_schedules b) nc=$(count_schedules c)
+on a POST "/api/v1/schedules?host=*" '{"selector": {"service": "split"}, "modes": ["page-faults"], "duration": "5s", "every": "2s"}'
+check "host=* with a period shorter than its recordings: a's 400 naming every, for all" error_names 400 every
+check "and nothing made on b ($nb, then $(count_schedules b))" [ "$(count_schedules b)" = "$nb" ]
+on a POST "/api/v1/schedules?host=*" '{"selector": {"service": "split"}, "modes": ["page-faults"], "duration": "1s", "every": "1h"}'
+cp "$TMP/api.out" "$TMP/sched_all.json"
+check "POST /api/v1/schedules?host=*: 201, made on a, b and c, each with its host and matches (split on b and c)" \
+	[ "$CODE $(json "$TMP/sched_all.json" 'sorted((x["host"], x["matches"], x["status"]) for x in j["schedules"]), j["partial"]')" = \
+	  "201 ([('a', 0, 'ACTIVE'), ('b', 1, 'ACTIVE'), ('c', 1, 'ACTIVE')], False)" ]
+on a GET "/api/v1/schedules?host=*"
+check "GET /api/v1/schedules?host=*: each host's, with its host" \
+	[ "$(json "$TMP/api.out" 'sorted((x["host"], x["id"]) for x in j["schedules"] if x["modes"] == ["page-faults"] and x["every"] == 3600)')" = \
+	  "$(json "$TMP/sched_all.json" 'sorted((x["host"], x["id"]) for x in j["schedules"])')" ]
+on a POST /api/v1/schedules '{"host": "c", "selector": {"service": "split"}, "modes": ["page-faults"], "duration": "1s", "every": "2h"}'
+SC2=$(json "$TMP/api.out" 'j["id"]')
+on c GET "/api/v1/schedules/$SC2"
+check "\"host\": \"c\" in the body, through a: made on c ($CODE)" \
+	[ "$CODE $(json "$TMP/api.out" 'j["every"]')" = "200 7200.0" ]
+on a POST "/api/v1/schedules?host=b" '{"host": "*", "selector": {"service": "split"}, "modes": ["page-faults"], "every": "1h"}'
+check "?host=b with \"host\": \"*\" in the body: b, asked by a, refuses to ask every host: 400 naming host" \
+	error_names 400 host
+check "and makes nothing (b has host=*'s one: $((nb + 1)), then $(count_schedules b))" \
+	[ "$(count_schedules b)" = "$((nb + 1))" ]
+on a POST "/api/v1/schedules?host=*" '{"host": "c", "selector": {"service": "split"}, "modes": ["page-faults"], "every": "1h"}'
+check "?host=* with \"host\": \"c\" in the body: 400 naming host" error_names 400 host
+deleted=
+for x in $(json "$TMP/sched_all.json" '" ".join("%s:%s" % (x["host"], x["id"]) for x in j["schedules"])') c:$SC2; do
+	on a DELETE "/api/v1/schedules/${x#*:}?host=${x%%:*}"
+	deleted+=" $x:$CODE"
+done
+left="$(count_schedules b) $(count_schedules c)"
+check "each deleted through a with ?host=NAME ($deleted): b and c have as many as before ($nb $nc, now $left)" \
+	[ "$left" = "$nb $nc" ]
+
 # --- the page's whole journey, at a, on c's workers -----------------------------
 # in_ns HOST COMMAND...: COMMAND as $UI in HOST's PID namespace (and its
 # /proc), in the background; it ends with the namespace (its nprofd, PID 1

@@ -371,7 +371,8 @@ out:
 struct gathering {
 	struct daemon *d;
 	const struct user *user;
-	const char *path;
+	const char *method, *path, *body;
+	size_t body_len;
 	const char *keys[FORWARD_ARGS + 1], *values[FORWARD_ARGS + 1];
 	size_t nargs;
 	struct gathered *g;
@@ -384,14 +385,22 @@ static void gather_one(struct gathering *f, struct gathered *g)
 	struct remote_reply r = { 0 };
 	int fd;
 
-	if (remote_stream(f->d, g->url, g->pin, g->name, f->path, f->keys, f->values, f->nargs,
+	if (strcmp(f->method, "GET")) {
+		if (remote_call(f->d, g->url, g->pin, g->name, f->method, f->path, f->keys, f->values,
+				f->nargs, f->body, f->body_len, f->user,
+				f->d->cfg.forward_timeout_ns / 1000000, f->d->cfg.max_reply, &r,
+				g->error, sizeof(g->error)) < 0)
+			return;
+	} else if (remote_stream(f->d, g->url, g->pin, g->name, f->path, f->keys, f->values, f->nargs,
 			  f->user, f->d->cfg.forward_timeout_ns / 1000000, &r, &fd, g->error,
-			  sizeof(g->error)) < 0)
+			  sizeof(g->error)) < 0) {
 		return;
-	/* a file signed by its size is read whole and held to it; JSON (an
-	 * error) is checked by its hash */
-	if (remote_read_whole(f->d, fd, f->d->cfg.max_reply, &r, g->error, sizeof(g->error)) < 0)
+	} else if (remote_read_whole(f->d, fd, f->d->cfg.max_reply, &r, g->error,
+				     sizeof(g->error)) < 0) {
+		/* (a file signed by its size is read whole and held to it below;
+		 * JSON, an error, is checked by its hash) */
 		return;
+	}
 	if (r.status == 200 && r.length && r.len != r.length) {
 		snprintf(g->error, sizeof(g->error), "its file ended after %zu of %llu bytes",
 			 r.len, (unsigned long long)r.length);
@@ -401,7 +410,7 @@ static void gather_one(struct gathering *f, struct gathered *g)
 	g->status = r.status;
 	g->body = r.body;
 	g->len = r.len;
-	if (r.status != 200) {
+	if (r.status >= 300) {
 		json_t *j = json_loadb(r.body, r.len, 0, NULL);
 
 		snprintf(g->error, sizeof(g->error), "HTTP %ld: %.400s", r.status,
@@ -421,14 +430,15 @@ static void *gatherer(void *arg)
 }
 
 int api_cluster_gather(struct daemon *d, const struct request *rq, struct reply *rp,
-		       const char *format, struct gathered **ret, size_t *ret_n,
-		       json_t **ret_hosts)
+		       const char *format, const char *body, size_t body_len,
+		       struct gathered **ret, size_t *ret_n, json_t **ret_hosts)
 {
 	static const char *const skip[] = { "format", "inline", NULL };
 	char key_text[FORWARD_ARGS][128], value_text[FORWARD_ARGS][256], buf[256], err[768];
 	bool has_value[FORWARD_ARGS];
 	const char *self = api_cluster_self(d, buf, sizeof(buf));
-	struct gathering f = { .d = d, .user = &rq->user, .path = rq->path };
+	struct gathering f = { .d = d, .user = &rq->user, .method = rq->method, .path = rq->path,
+			       .body = body, .body_len = body_len };
 	pthread_t th[256];
 	pthread_attr_t attr;
 	size_t started = 0, want;
@@ -446,7 +456,8 @@ int api_cluster_gather(struct daemon *d, const struct request *rq, struct reply 
 	}
 	if (!d->cluster)
 		return 0;
-	nargs = rq->args ? split_args(rq->args, skip, key_text, value_text, has_value) : 0;
+	nargs = rq->args ? split_args(rq->args, format ? skip : NULL, key_text, value_text,
+				      has_value) : 0;
 	if (nargs < 0) {
 		reply_error(rp, 400, NULL, "the query has too many or too long arguments to pass on; "
 			    "shorten it");
@@ -458,7 +469,7 @@ int api_cluster_gather(struct daemon *d, const struct request *rq, struct reply 
 	}
 	f.keys[nargs] = "format";
 	f.values[nargs] = format;
-	f.nargs = (size_t)nargs + 1;
+	f.nargs = (size_t)nargs + (format ? 1 : 0);
 	if (cluster_hosts(d->cluster, &hosts, err, sizeof(err)) < 0) {
 		reply_error(rp, 503, "host", "cannot list the cluster's hosts: %s", err);
 		return -1;

@@ -219,7 +219,7 @@ static void every_host(struct daemon *d, struct request *rq, struct reply *rp,
 	size_t ng = 0, merged = 0;
 	int parts = -1, mine = -1, all = -1, out, err;
 
-	if (api_cluster_gather(d, rq, rp, "pprof", &g, &ng, &hosts) < 0)
+	if (api_cluster_gather(d, rq, rp, "pprof", NULL, 0, &g, &ng, &hosts) < 0)
 		return;
 	for (size_t i = 0; i < ng; i++)
 		if (g[i].status != 200 && g[i].status != 404) {

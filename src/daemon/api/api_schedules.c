@@ -107,7 +107,7 @@ static json_t *schedule_json(const struct schedule *s)
 
 /* The fields a body may have. */
 static const char *const BODY_KEYS[] = { "selector", "modes", "duration", "every", "keep",
-					  "budget", NULL };
+					  "budget", "host", NULL };
 
 /* The row spec makes (its selector as the index keeps it: JSON): 0, or
  * -E2BIG when that is longer than a row holds. */
@@ -131,10 +131,10 @@ static int schedule_of_spec(const struct schedule_spec *spec, struct schedule *r
 	return r;
 }
 
-void api_schedule_create(struct daemon *d, struct request *rq, struct reply *rp)
+/* The schedule body (checked for its keys, "host" left out) asks for,
+ * made on this host for rq's user. */
+static void create_here(struct daemon *d, struct request *rq, struct reply *rp, json_t *body)
 {
-	json_error_t jerr;
-	json_t *body = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES, &jerr);
 	struct schedule s = { .uid = rq->user.uid, .status = SCHEDULE_ACTIVE };
 	struct schedule_spec spec = { 0 };
 	enum schedule_field field;
@@ -143,14 +143,6 @@ void api_schedule_create(struct daemon *d, struct request *rq, struct reply *rp)
 	size_t matched = 0;
 	int64_t id;
 
-	if (!json_is_object(body)) {
-		reply_error(rp, 400, NULL, "the body must be a JSON object such as {\"selector\": "
-			    "{\"service\": \"nginx.service\"}, \"modes\": [\"cpu\"], \"duration\": "
-			    "\"10s\", \"every\": \"60s\"}");
-		goto out;
-	}
-	if (!api_known_keys(body, BODY_KEYS, rp))
-		goto out;
 	if (schedule_selector_parse(json_object_get(body, "selector"), &spec.selector, why,
 				    sizeof(why)) < 0) {
 		reply_error(rp, 400, "selector", "%s", why);
@@ -188,6 +180,99 @@ void api_schedule_create(struct daemon *d, struct request *rq, struct reply *rp)
 	snprintf(rp->result, sizeof(rp->result), "schedule %lld", (long long)id);
 out:
 	free(ws);
+}
+
+/* host "*": the schedule made on this host, then on every other (each
+ * daemon checks it and the user by its own rules). A body this host
+ * refuses is refused for all, before any other is asked. 201 with what
+ * each host made, each with its host, when one made it; hosts that did
+ * not are named in unanswered, and the reply is partial. */
+static void create_everywhere(struct daemon *d, struct request *rq, struct reply *rp, json_t *body)
+{
+	struct reply mine = { .status = 200, .fd = -1 };
+	struct gathered *g = NULL;
+	json_t *hosts = NULL, *made = json_array(), *unanswered = json_array(), *j;
+	char self_buf[256], *text;
+	const char *self = api_cluster_self(d, self_buf, sizeof(self_buf));
+	size_t n = 0;
+
+	json_object_del(body, "host");
+	if (!(text = json_dumps(body, JSON_COMPACT)) || !made || !unanswered) {
+		reply_error(rp, 500, NULL, "out of memory");
+		goto out;
+	}
+	create_here(d, rq, &mine, body);
+	if (mine.status != 201) {
+		*rp = mine;
+		goto out;
+	}
+	json_object_set_new(mine.json, "host", json_string(self));
+	json_array_append_new(made, mine.json);
+	if (api_cluster_gather(d, rq, rp, NULL, text, strlen(text), &g, &n, &hosts) < 0)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		j = g[i].status == 201 ? json_loadb(g[i].body, g[i].len, 0, NULL) : NULL;
+		if (json_is_object(j)) {
+			json_object_set_new(j, "host", json_string(g[i].name));
+			json_array_append_new(made, j);
+		} else {
+			json_decref(j);
+			json_array_append_new(unanswered, json_pack("{ss ss}", "host", g[i].name,
+				"error", g[i].error[0] ? g[i].error : "not nprofd's schedule"));
+		}
+	}
+	rp->status = 201;
+	rp->json = json_pack("{sO sO sb}", "schedules", made, "unanswered", unanswered, "partial",
+			     json_array_size(unanswered) > 0);
+	snprintf(rp->result, sizeof(rp->result), "schedules on %zu of %zu hosts",
+		 json_array_size(made), n + 1);
+out:
+	api_gathered_free(g, n, hosts);
+	json_decref(made);
+	json_decref(unanswered);
+	free(text);
+}
+
+void api_schedule_create(struct daemon *d, struct request *rq, struct reply *rp)
+{
+	json_error_t jerr;
+	json_t *body = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES, &jerr);
+	const char *query_host = rq->query(rq, "host"), *host;
+
+	if (!json_is_object(body)) {
+		reply_error(rp, 400, NULL, "the body must be a JSON object such as {\"selector\": "
+			    "{\"service\": \"nginx.service\"}, \"modes\": [\"cpu\"], \"duration\": "
+			    "\"10s\", \"every\": \"60s\"}");
+		goto out;
+	}
+	if (!api_known_keys(body, BODY_KEYS, rp))
+		goto out;
+	/* where: "host" in the body, as ?host= says it (one host's is passed
+	 * on by the route, or here when the body says it) */
+	host = json_string_value(json_object_get(body, "host"));
+	if (json_object_get(body, "host") && (!host || !host[0] ||
+	    (query_host && strcmp(query_host, host)))) {
+		reply_error(rp, 400, "host", "host: a host's name, or \"*\" for every host (and as "
+			    "?host= says, when both are given)");
+		goto out;
+	}
+	if (!host)
+		host = query_host;
+	if (host && !strcmp(host, "*") && !strcmp(rq->user.via, "cluster")) {
+		/* (?host=NAME passes the body on: its "*" is asked of NAME) */
+		reply_error(rp, 400, "host", "host \"*\" in a request from another daemon; each "
+			    "daemon asks each host itself: send it to one daemon without ?host=");
+		goto out;
+	}
+	if (host && !strcmp(host, "*")) {
+		create_everywhere(d, rq, rp, body);
+	} else if (host && !api_cluster_is_self(d, host)) {
+		api_cluster_forward(d, rq, rp, host);
+	} else {
+		json_object_del(body, "host");
+		create_here(d, rq, rp, body);
+	}
+out:
 	json_decref(body);
 }
 

@@ -35,8 +35,9 @@ enum route_hosts {
 	ROUTE_FORWARD,	/* another host's: passed to its daemon, signed for the user */
 	ROUTE_FANOUT,	/* a list: NAME's, or with * every host's, merged */
 	ROUTE_HERE,	/* this host answers, whatever host= says */
-	ROUTE_GATHER,	/* a file: NAME's passed on; with * the handler's own, which
-			   gathers every host's (api_cluster_gather) and merges them */
+	ROUTE_GATHER,	/* NAME's passed on; with * the handler's own, which asks
+			   every host (api_cluster_gather) and combines their
+			   answers: a service's profile merged, a schedule made */
 };
 
 struct route {
