@@ -18,7 +18,9 @@
 # after_host) as nprof diff compares the two downloaded; a service
 # scheduled on b and on c is merged through a over every host
 # (profiles?host=*), each host's part under its root "[host NAME]" and
-# equal to that host's own merge;
+# equal to that host's own merge, and its series summed (series?host=*);
+# a schedule made on every host (schedules?host=*) is listed and
+# deleted through a;
 # etcd stopped leaves each daemon
 # serving its own host (partial, "retrying"), and one started meanwhile
 # serves its own; etcd started again restores the view; b stopped leaves
@@ -451,8 +453,14 @@ for h in b c; do
 done
 on a GET "/api/v1/profiles?service=no-such-service&mode=cpu&host=*"
 check "a service no host has, host=*: 404 naming service" error_names 404 service
-on a GET "/api/v1/profiles/series?service=split&mode=cpu&host=c"
-check "profiles/series?host=c through a: c's series ($CODE)" [ "$CODE" = 200 ]
+sum=$(( $(total "$TMP/split_b.collapsed") + $(total "$TMP/split_c.collapsed") ))
+on a GET "/api/v1/profiles/series?service=split&mode=cpu&until=$NOW&host=*"
+cp "$TMP/api.out" "$TMP/series_all.json"
+check "profiles/series?host=* through a: from b and c, its points and what fell outside add up to their two merges ($(json "$TMP/series_all.json" 'j.get("hosts"), sum(p["value"] for p in j.get("points", [])), j.get("outside")') = $sum)" \
+	[ "$CODE $(json "$TMP/series_all.json" 'sorted(j["hosts"]), round(sum(p["value"] for p in j["points"]) + j["outside"])')" = "200 (['b', 'c'], $sum)" ]
+on c GET "/api/v1/profiles/series?service=split&mode=cpu&until=$NOW&step=$(json "$TMP/series_all.json" 'j["step"]')"
+check "and c's own series, of the same steps, is part of it: each point at most the sum's" \
+	[ "$(python3 -c 'import json, sys; a = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2])); s = {p["t"]: p["value"] for p in a["points"]}; print(len(c["points"]) > 0 and all(p["t"] in s and p["value"] <= s[p["t"]] for p in c["points"]))' "$TMP/series_all.json" "$TMP/api.out")" = True ]
 
 on a GET "/api/v1/audit?limit=50"
 check "a's own audit log has the Stop, the Delete and the schedule's requests as passed to c" \

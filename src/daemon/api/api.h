@@ -245,16 +245,18 @@ struct gathered {
 	char error[512];		/* why no reply, or its error, when not 200 */
 };
 /* rq (as ROUTE_GATHER's ?host=*) asked of every other host registered:
- * its method and path, its query but host (and, with format, but
- * format and inline, and format=FORMAT instead), body: at most fanout
- * at once, each within forward_timeout and [cluster] max_reply, signed
- * for rq's user. A GET's reply may be a file of any type. Their answers
- * into *ret (free with api_gathered_free), *ret_hosts the registry
- * they point into; 0, or -1 after replying the error. Outside a
- * cluster: none. */
+ * its method and path, its query but host, with set_keys[i]=
+ * set_values[i] in place of what it says of them (at most
+ * GATHER_SET_MAX), body: at most fanout at once, each within
+ * forward_timeout and [cluster] max_reply, signed for rq's user. A
+ * GET's reply may be a file of any type. Their answers into *ret (free
+ * with api_gathered_free), *ret_hosts the registry they point into; 0,
+ * or -1 after replying the error. Outside a cluster: none. */
+#define GATHER_SET_MAX 4
 int api_cluster_gather(struct daemon *d, const struct request *rq, struct reply *rp,
-		       const char *format, const char *body, size_t body_len,
-		       struct gathered **ret, size_t *ret_n, json_t **ret_hosts);
+		       const char *const *set_keys, const char *const *set_values, size_t nset,
+		       const char *body, size_t body_len, struct gathered **ret, size_t *ret_n,
+		       json_t **ret_hosts);
 void api_gathered_free(struct gathered *g, size_t n, json_t *hosts);
 /* A profile artifact id of another host for rq's user (a comparison of
  * two hosts' profiles): its record as that host describes it (a new

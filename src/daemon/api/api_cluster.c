@@ -373,7 +373,7 @@ struct gathering {
 	const struct user *user;
 	const char *method, *path, *body;
 	size_t body_len;
-	const char *keys[FORWARD_ARGS + 1], *values[FORWARD_ARGS + 1];
+	const char *keys[FORWARD_ARGS + GATHER_SET_MAX], *values[FORWARD_ARGS + GATHER_SET_MAX];
 	size_t nargs;
 	struct gathered *g;
 	size_t n;
@@ -430,10 +430,11 @@ static void *gatherer(void *arg)
 }
 
 int api_cluster_gather(struct daemon *d, const struct request *rq, struct reply *rp,
-		       const char *format, const char *body, size_t body_len,
-		       struct gathered **ret, size_t *ret_n, json_t **ret_hosts)
+		       const char *const *set_keys, const char *const *set_values, size_t nset,
+		       const char *body, size_t body_len, struct gathered **ret, size_t *ret_n,
+		       json_t **ret_hosts)
 {
-	static const char *const skip[] = { "format", "inline", NULL };
+	const char *skip[GATHER_SET_MAX + 1] = { NULL };
 	char key_text[FORWARD_ARGS][128], value_text[FORWARD_ARGS][256], buf[256], err[768];
 	bool has_value[FORWARD_ARGS];
 	const char *self = api_cluster_self(d, buf, sizeof(buf));
@@ -456,8 +457,13 @@ int api_cluster_gather(struct daemon *d, const struct request *rq, struct reply 
 	}
 	if (!d->cluster)
 		return 0;
-	nargs = rq->args ? split_args(rq->args, format ? skip : NULL, key_text, value_text,
-				      has_value) : 0;
+	if (nset > GATHER_SET_MAX) {
+		reply_error(rp, 500, NULL, "too many arguments to set");
+		return -1;
+	}
+	for (size_t k = 0; k < nset; k++)
+		skip[k] = set_keys[k];
+	nargs = rq->args ? split_args(rq->args, skip, key_text, value_text, has_value) : 0;
 	if (nargs < 0) {
 		reply_error(rp, 400, NULL, "the query has too many or too long arguments to pass on; "
 			    "shorten it");
@@ -467,9 +473,11 @@ int api_cluster_gather(struct daemon *d, const struct request *rq, struct reply 
 		f.keys[k] = key_text[k];
 		f.values[k] = has_value[k] ? value_text[k] : NULL;
 	}
-	f.keys[nargs] = "format";
-	f.values[nargs] = format;
-	f.nargs = (size_t)nargs + (format ? 1 : 0);
+	for (size_t k = 0; k < nset; k++) {
+		f.keys[nargs + k] = set_keys[k];
+		f.values[nargs + k] = set_values[k];
+	}
+	f.nargs = (size_t)nargs + nset;
 	if (cluster_hosts(d->cluster, &hosts, err, sizeof(err)) < 0) {
 		reply_error(rp, 503, "host", "cannot list the cluster's hosts: %s", err);
 		return -1;

@@ -219,7 +219,9 @@ static void every_host(struct daemon *d, struct request *rq, struct reply *rp,
 	size_t ng = 0, merged = 0;
 	int parts = -1, mine = -1, all = -1, out, err;
 
-	if (api_cluster_gather(d, rq, rp, "pprof", NULL, 0, &g, &ng, &hosts) < 0)
+	static const char *const keys[] = { "format", "inline" }, *const values[] = { "pprof", "0" };
+
+	if (api_cluster_gather(d, rq, rp, keys, values, 2, NULL, 0, &g, &ng, &hosts) < 0)
 		return;
 	for (size_t i = 0; i < ng; i++)
 		if (g[i].status != 200 && g[i].status != 404) {
@@ -388,8 +390,97 @@ out:
 	return ok;
 }
 
+/* add's points (another host's series of the same range and step) added
+ * into to's, which may have none yet: false when they do not line up. */
+static bool add_points(json_t *to, json_t *add)
+{
+	json_t *a = json_object_get(add, "points"), *t = json_object_get(to, "points");
+	size_t i;
+
+	if (!json_is_array(a))
+		return false;
+	if (!json_array_size(t)) {
+		json_object_set(to, "points", a);
+		return true;
+	}
+	if (json_array_size(a) && json_array_size(a) != json_array_size(t))
+		return false;
+	for (i = 0; i < json_array_size(a); i++) {
+		json_t *x = json_array_get(t, i), *y = json_array_get(a, i);
+		const char *tx = json_string_value(json_object_get(x, "t"));
+		const char *ty = json_string_value(json_object_get(y, "t"));
+		double v = json_number_value(json_object_get(x, "value")) +
+			   json_number_value(json_object_get(y, "value"));
+
+		if (!tx || !ty || strcmp(tx, ty) || !json_is_number(json_object_get(y, "value")) ||
+		    !(v >= 0 && v < 9e18))
+			return false;
+		json_object_set_new(x, "value", v == (double)(int64_t)v ? json_integer((json_int_t)v)
+									: json_real(v));
+	}
+	return true;
+}
+
+/* series?host=*: every other host's series of the same range and step
+ * (given to each explicitly, so that their steps line up) added into
+ * reply's; a host with none adds nothing, one that does not answer or
+ * whose series does not line up fails the whole, naming it. */
+static bool series_every_host(struct daemon *d, struct request *rq, struct reply *rp,
+			      const struct profile_range *r, uint64_t step_s, json_t *reply)
+{
+	static const char *const keys[] = { "from", "until", "step" };
+	char from_arg[32], until_arg[32], step_arg[32];
+	const char *values[] = { from_arg, until_arg, step_arg };
+	struct gathered *g = NULL;
+	json_t *hosts = NULL, *names = json_array(), *j = NULL;
+	char self_buf[256];
+	size_t ng = 0;
+	bool ok = false;
+
+	snprintf(from_arg, sizeof(from_arg), "%.3f", (double)r->from_ms / 1000);
+	snprintf(until_arg, sizeof(until_arg), "%.3f", (double)r->until_ms / 1000);
+	snprintf(step_arg, sizeof(step_arg), "%llu", (unsigned long long)step_s);
+	if (!names || api_cluster_gather(d, rq, rp, keys, values, 3, NULL, 0, &g, &ng, &hosts) < 0)
+		goto out;
+	if (json_integer_value(json_object_get(reply, "recordings")))
+		json_array_append_new(names, json_string(api_cluster_self(d, self_buf,
+									    sizeof(self_buf))));
+	for (size_t i = 0; i < ng; i++) {
+		const char *sum[] = { "recordings", "spread", "outside" };
+
+		if (g[i].status != 200) {
+			reply_error(rp, 502, "host", "host %.64s: %s; ask each host (host=NAME) or "
+				    "try again", g[i].name, g[i].error);
+			goto out;
+		}
+		json_decref(j);
+		j = json_loadb(g[i].body, g[i].len, 0, NULL);
+		if (!add_points(reply, j)) {
+			reply_error(rp, 502, "host", "host %.64s sent a series that does not line up "
+				    "with this host's (%llu s steps from %s): try again", g[i].name,
+				    (unsigned long long)step_s, from_arg);
+			goto out;
+		}
+		for (size_t k = 0; k < sizeof(sum) / sizeof(sum[0]); k++)
+			if (json_is_integer(json_object_get(j, sum[k])))
+				json_object_set_new(reply, sum[k], json_integer(
+					json_integer_value(json_object_get(reply, sum[k])) +
+					json_integer_value(json_object_get(j, sum[k]))));
+		if (json_integer_value(json_object_get(j, "recordings")))
+			json_array_append_new(names, json_string(g[i].name));
+	}
+	json_object_set(reply, "hosts", names);
+	ok = true;
+out:
+	json_decref(j);
+	json_decref(names);
+	api_gathered_free(g, ng, hosts);
+	return ok;
+}
+
 void api_profiles_series(struct daemon *d, struct request *rq, struct reply *rp)
 {
+	const char *host = rq->query(rq, "host");
 	const char *step_text = rq->query(rq, "step");
 	const struct event_def *ev;
 	struct profile_range r;
@@ -449,6 +540,8 @@ void api_profiles_series(struct daemon *d, struct request *rq, struct reply *rp)
 	if (out < 0 || !series_points(out, first_ms, step_s, want, reply, rp))
 		goto out;
 done:
+	if (host && !strcmp(host, "*") && !series_every_host(d, rq, rp, &r, step_s, reply))
+		goto out;
 	rp->json = reply;
 	reply = NULL;
 	snprintf(rp->result, sizeof(rp->result), "series of %zu recordings", n);

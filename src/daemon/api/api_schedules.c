@@ -208,7 +208,7 @@ static void create_everywhere(struct daemon *d, struct request *rq, struct reply
 	}
 	json_object_set_new(mine.json, "host", json_string(self));
 	json_array_append_new(made, mine.json);
-	if (api_cluster_gather(d, rq, rp, NULL, text, strlen(text), &g, &n, &hosts) < 0)
+	if (api_cluster_gather(d, rq, rp, NULL, NULL, 0, text, strlen(text), &g, &n, &hosts) < 0)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		j = g[i].status == 201 ? json_loadb(g[i].body, g[i].len, 0, NULL) : NULL;

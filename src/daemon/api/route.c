@@ -38,7 +38,7 @@ const struct route route_table[] = {
 	{ "PATCH",  "/api/v1/schedules/{id}",                api_schedule_update,  USER,   FORWARD, 0, NULL },
 	{ "DELETE", "/api/v1/schedules/{id}",                api_schedule_delete,  USER,   FORWARD, 0, NULL },
 	{ "GET",    "/api/v1/profiles",                      api_profiles,         USER,   GATHER,  0, NULL },
-	{ "GET",    "/api/v1/profiles/series",               api_profiles_series,  USER,   FORWARD, 0, NULL },
+	{ "GET",    "/api/v1/profiles/series",               api_profiles_series,  USER,   GATHER,  0, NULL },
 	{ "GET",    "/api/v1/profiles/diff",                 api_profiles_diff,    USER,   FORWARD, 0, NULL },
 	{ "GET",    "/api/v1/artifacts",                     api_artifacts_list,   USER,   FANOUT,  0, NULL },
 	{ "GET",    "/api/v1/artifacts/{id}",                api_artifact_get,     USER,   FORWARD, 0, NULL },
