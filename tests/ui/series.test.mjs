@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spanRange, seriesUrl, profileUrl, rangesDiffUrl, compareHash, rangesOf, bars, rangeAt, spanAt,
-	serviceNames } from '../../src/daemon/ui/series.js';
+	serviceNames, whyNoCompare } from '../../src/daemon/ui/series.js';
 
 const T0 = Date.parse('2026-12-02T14:00:00Z');
 // an hour by 15 s, as nprofd answers it: three points with samples
@@ -46,7 +46,8 @@ test('the queries: the series, a range flame graph, two ranges compared, and bac
 	const a = { from: T0 + 120e3, until: T0 + 180e3 };
 	assert.match(rangesDiffUrl(sel, r, a, 'flat'), /^\/api\/v1\/profiles\/diff\?service=queue\+worker&mode=cpu&before_from=2026-12-02T14%3A00%3A00.000Z&before_until=2026-12-02T14%3A01%3A00.000Z&after_from=2026-12-02T14%3A02%3A00.000Z&after_until=2026-12-02T14%3A03%3A00.000Z&format=flat$/);
 	const h = compareHash(sel, r, a);
-	assert.deepEqual(rangesOf(new URLSearchParams(h.split('?')[1])), { sel: { ...sel, user: undefined }, before: r, after: a });
+	assert.deepEqual(rangesOf(new URLSearchParams(h.split('?')[1])), { sel: { ...sel, user: undefined, host: undefined },
+		before: r, after: a });
 	assert.equal(rangesOf(new URLSearchParams('service=x&mode=cpu&bf=1&bu=2&af=3')), null, 'a side missing: no ranges');
 });
 
@@ -54,4 +55,18 @@ test('serviceNames: the workers\' and the schedules\' exact names, sorted, each 
 	assert.deepEqual(serviceNames([{ service: 'web' }, { service: '' }, { service: 'db' }, { service: 'web' }],
 		[{ selector: { service: 'queue' } }, { selector: { service: 'web-*' } }, { selector: { workers: ['1-2'] } }]),
 	['db', 'queue', 'web']);
+});
+
+test('a host: one host\'s or every host\'s, in every query and in the address; every host\'s not compared', () => {
+	const r = { from: T0, until: T0 + 60e3 }, a = { from: T0 + 120e3, until: T0 + 180e3 };
+	const every = { service: 'web', mode: 'cpu', host: '*' }, one = { service: 'web', mode: 'cpu', host: 'b' };
+	assert.match(seriesUrl(every, r), /^\/api\/v1\/profiles\/series\?service=web&mode=cpu&from=.*&until=.*&host=\*$/);
+	assert.match(profileUrl(every, r, 'flamegraph', true), /&format=flamegraph&inline=1&host=\*$/);
+	assert.match(rangesDiffUrl(one, r, a, 'flat'), /&format=flat&host=b$/);
+	assert.doesNotMatch(seriesUrl({ service: 'web', mode: 'cpu' }, r), /host=/, 'this host\'s: no host');
+	assert.deepEqual(rangesOf(new URLSearchParams(compareHash(one, r, a).split('?')[1])).sel,
+		{ ...one, user: undefined }, 'the address keeps the host');
+	assert.match(whyNoCompare(every), /pick one host/);
+	assert.equal(whyNoCompare(one), '');
+	assert.equal(whyNoCompare({ service: 'web', mode: 'cpu' }), '');
 });

@@ -21,27 +21,36 @@ function query(o) {
 	return q.toString();
 }
 
-// sel: { service, mode, user }; r: { from, until } in ms.
+// sel: { service, mode, user, host }; r: { from, until } in ms. host:
+// '' (this host's), a host's name, or '*': every host's, summed or
+// merged under a root per host (docs/api.md).
 export const seriesUrl = (sel, r) => '/api/v1/profiles/series?' +
-	query({ service: sel.service, mode: sel.mode, user: sel.user, from: iso(r.from), until: iso(r.until) });
+	query({ service: sel.service, mode: sel.mode, user: sel.user, from: iso(r.from), until: iso(r.until),
+		host: sel.host });
 // The range's recordings merged, in format f (shown in the page: inline).
 export const profileUrl = (sel, r, f, inline) => '/api/v1/profiles?' +
 	query({ service: sel.service, mode: sel.mode, user: sel.user, from: iso(r.from), until: iso(r.until),
-		format: f, inline: inline ? '1' : '' });
-// Two ranges compared (the compare view draws it).
+		format: f, inline: inline ? '1' : '', host: sel.host });
+// Two ranges compared (the compare view draws it): of one host (every
+// host's are not compared yet: canCompare).
 export const rangesDiffUrl = (sel, before, after, f, inline) => '/api/v1/profiles/diff?' +
 	query({ service: sel.service, mode: sel.mode, user: sel.user,
 		before_from: iso(before.from), before_until: iso(before.until),
-		after_from: iso(after.from), after_until: iso(after.until), format: f, inline: inline ? '1' : '' });
+		after_from: iso(after.from), after_until: iso(after.until), format: f, inline: inline ? '1' : '',
+		host: sel.host });
+// Why two ranges of sel cannot be compared, or '' when they can.
+export const whyNoCompare = sel => sel.host === '*' ?
+	"every host's ranges are not compared yet: pick one host to compare two of its ranges" : '';
 
 // The compare view's address for two ranges, and back: a range in the
 // address is ms since the epoch, so that a bookmark holds it.
 export const compareHash = (sel, before, after) => '#/compare?' + query({ service: sel.service, mode: sel.mode,
-	user: sel.user, bf: before.from, bu: before.until, af: after.from, au: after.until });
+	user: sel.user, host: sel.host, bf: before.from, bu: before.until, af: after.from, au: after.until });
 export function rangesOf(q) {
 	const n = k => Number(q.get(k));
 	const ok = ['bf', 'bu', 'af', 'au'].every(k => q.has(k) && Number.isFinite(n(k))) && q.get('service') && q.get('mode');
-	return ok ? { sel: { service: q.get('service'), mode: q.get('mode'), user: q.get('user') || undefined },
+	return ok ? { sel: { service: q.get('service'), mode: q.get('mode'), user: q.get('user') || undefined,
+		host: q.get('host') || undefined },
 		before: { from: n('bf'), until: n('bu') }, after: { from: n('af'), until: n('au') } } : null;
 }
 

@@ -9,7 +9,9 @@ import { h, $, append, clear, setText, showErr } from './dom.js';
 import { MODES } from './nouns.js';
 import { secs, time } from './fmt.js';
 import { go, showing } from './router.js';
-import { SPANS, spanRange, seriesUrl, profileUrl, compareHash, bars, rangeAt, spanAt, serviceNames } from './series.js';
+import { SPANS, spanRange, seriesUrl, profileUrl, compareHash, whyNoCompare, bars, rangeAt, spanAt,
+	serviceNames } from './series.js';
+import { hosts, hostQuery, load as loadHosts, filter as hostFilter } from './hosts.js';
 
 // The timeline's drawing box (a viewBox: the SVG scales to the page).
 const W = 1000, H = 120;
@@ -36,18 +38,22 @@ const svg = (tag, attrs) => {
 };
 const rangeWords = r => `${time(new Date(r.from).toISOString())} – ${time(new Date(r.until).toISOString())}`;
 
+// The choice, with the host the page's host filter names.
+const sel = () => ({ ...state.sel, host: hosts.choice || undefined });
+
 async function loadServices() {
-	const [w, s] = await Promise.all([api('GET', '/api/v1/workers'),
-		api('GET', '/api/v1/schedules').catch(() => ({ schedules: [] }))]);
-	const names = serviceNames(w.workers, s.schedules), sel = $('s-service');
+	const q = hostQuery() ? '?' + hostQuery() : '';
+	const [w, s] = await Promise.all([api('GET', '/api/v1/workers' + q),
+		api('GET', '/api/v1/schedules' + q).catch(() => ({ schedules: [] })), loadHosts()]);
+	const names = serviceNames(w.workers, s.schedules), box = $('s-service');
 	if (!state.sel.service || !names.includes(state.sel.service)) {
 		// a service a schedule records, first: its timeline has bars
 		const scheduled = (s.schedules || []).map(x => x.selector && x.selector.service).find(n => names.includes(n));
 		state.sel.service = scheduled || names[0] || '';
 	}
-	if ([...sel.options].map(o => o.value).join('\n') !== names.join('\n'))
-		append(clear(sel), names.map(n => h('option', { value: n }, n)));
-	sel.value = state.sel.service;
+	if ([...box.options].map(o => o.value).join('\n') !== names.join('\n'))
+		append(clear(box), names.map(n => h('option', { value: n }, n)));
+	box.value = state.sel.service;
 	const modes = $('s-mode');
 	if (modes.options.length !== Object.keys(MODES).length)
 		append(clear(modes), Object.keys(MODES).map(m => h('option', { value: m, title: MODES[m] }, m)));
@@ -97,7 +103,7 @@ function pick(r) {
 	$('s-before').disabled = $('s-after').disabled = false;
 	draw();
 	showErr($('s-err'), '');
-	$('s-viewer').replaceChildren(h('iframe.viewer', { id: 's-frame', src: profileUrl(state.sel, r, 'flamegraph', true),
+	$('s-viewer').replaceChildren(h('iframe.viewer', { id: 's-frame', src: profileUrl(sel(), r, 'flamegraph', true),
 		sandbox: 'allow-scripts allow-downloads', title: `flame graph of ${state.sel.service}, ${rangeWords(r)}` }));
 }
 
@@ -105,9 +111,11 @@ async function refresh() {
 	if (state.busy || !state.sel.service) return;
 	state.busy = true;
 	try {
-		const s = await api('GET', seriesUrl(state.sel, spanRange(state.span, Date.now())));
+		const asked = sel();
+		const s = await api('GET', seriesUrl(asked, spanRange(state.span, Date.now())));
 		// the choice may have changed while it came: drawn only if not
-		if (s.service === state.sel.service && s.mode === state.sel.mode && showing(servicesView)) {
+		if (s.service === state.sel.service && s.mode === state.sel.mode && asked.host === sel().host &&
+			showing(servicesView)) {
 			state.series = s;
 			draw();
 			showErr($('s-err'), s.recordings ? '' : `No ${s.mode} recording of ${s.service} in the last ${state.span}: ` +
@@ -135,10 +143,15 @@ for (const id of ['s-service', 's-mode', 's-span']) $(id).addEventListener('chan
 for (const side of ['before', 'after'])
 	$('s-' + side).addEventListener('click', () => {
 		state[side] = state.range;
-		$('s-compare').disabled = !(state.before && state.after);
+		const why = whyNoCompare(sel());
+		$('s-compare').disabled = !(state.before && state.after) || !!why;
+		$('s-compare').title = why ? 'Unavailable: ' + why : 'a differential flame graph of the two ranges';
 		draw();
 	});
-$('s-compare').addEventListener('click', () => go(compareHash(state.sel, state.before, state.after)));
+$('s-compare').addEventListener('click', () => go(compareHash(sel(), state.before, state.after)));
+// The page's host filter: this host's services, one host's, or every
+// host's summed (a new choice draws anew).
+hostFilter($('s-host'), () => loadServices().then(changed, e => showErr($('s-err'), e)));
 append(clear($('s-span')), Object.keys(SPANS).map(k => h('option', { value: k }, 'last ' + k)));
 
 export const servicesView = {
