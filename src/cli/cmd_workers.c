@@ -56,13 +56,16 @@ static void print_table(const json_t *list)
 	unsigned wsvc = widest(list, "service", 7, 24), cols = daemon_cmd_columns(), used;
 	/* the short id, as docker ps and crictl ps print it */
 	unsigned wcont = any_container(list) ? 12 : 0;
+	/* a list of several hosts' (NPROF_HOST) says each one's host */
+	unsigned whost = json_object_get(json_array_get(list, 0), "host") ?
+		widest(list, "host", 4, 24) : 0;
 	size_t i;
 	json_t *w;
 
-	/* ID PID USER CPU% RSS THREADS AGENT SERVICE [CONTAINER], then the
-	 * command in what is left of the line. */
-	used = wid + 1 + 7 + 1 + wuser + 1 + 6 + 1 + 9 + 1 + 7 + 1 + 5 + 1 + wsvc + 1 +
-	       (wcont ? wcont + 1 : 0);
+	/* [HOST] ID PID USER CPU% RSS THREADS AGENT SERVICE [CONTAINER],
+	 * then the command in what is left of the line. */
+	used = (whost ? whost + 1 : 0) + wid + 1 + 7 + 1 + wuser + 1 + 6 + 1 + 9 + 1 + 7 + 1 + 5 +
+	       1 + wsvc + 1 + (wcont ? wcont + 1 : 0);
 	/* The command keeps 12 columns at least: the service and the user
 	 * give way first (never the id, which the other commands take, nor
 	 * the container's id, which is a prefix to type). */
@@ -70,6 +73,8 @@ static void print_table(const json_t *list)
 		wsvc--;
 	for (; used + 12 > cols && wuser > 6; used--)
 		wuser--;
+	if (whost)
+		printf("%-*s ", (int)whost, "HOST");
 	printf("%-*s %7s %-*s %6s %9s %7s %-5s %-*s ", (int)wid, "ID", "PID", (int)wuser, "USER",
 	       "CPU%", "RSS", "THREADS", "AGENT", (int)wsvc, "SERVICE");
 	if (wcont)
@@ -79,6 +84,8 @@ static void print_table(const json_t *list)
 		char rss[32];
 		const char *cmdline = daemon_cmd_str(w, "cmdline", "");
 
+		if (whost)
+			daemon_cmd_cell(stdout, daemon_cmd_str(w, "host", "?"), whost, true);
 		daemon_cmd_cell(stdout, daemon_cmd_str(w, "id", "?"), wid, true);
 		printf("%7lld ", (long long)json_integer_value(json_object_get(w, "pid")));
 		daemon_cmd_cell(stdout, daemon_cmd_str(w, "user", "?"), wuser, true);

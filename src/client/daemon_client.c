@@ -40,6 +40,26 @@ const char *daemon_socket_path(void)
 	return env && env[0] ? env : DAEMON_SOCKET_DEFAULT;
 }
 
+/* path routed to $NPROF_HOST's nprofd (?host=, docs/cluster.md) when
+ * that is set and path names no host itself: into buf, *ret_path
+ * pointing at it; else *ret_path is path. 0, or -ENAMETOOLONG. */
+static int routed_path(const char *path, char *buf, size_t len, const char **ret_path,
+		       struct diag *d)
+{
+	const char *host = getenv(DAEMON_HOST_ENV);
+	char esc[768];
+
+	*ret_path = path;
+	if (!host || !host[0] || strstr(path, "?host=") || strstr(path, "&host="))
+		return 0;
+	if (daemon_escape(host, esc, sizeof(esc)) < 0 ||
+	    (size_t)snprintf(buf, len, "%s%chost=%s", path, strchr(path, '?') ? '&' : '?', esc) >= len)
+		return diag_set(d, -ENAMETOOLONG, "%s=%.64s... is too long for a host's name",
+				DAEMON_HOST_ENV, host);
+	*ret_path = buf;
+	return 0;
+}
+
 static bool unreserved(unsigned char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
@@ -386,10 +406,13 @@ static int exchange_run(struct exchange *x, const char *method, const char *path
 			const char *body, long *ret_status, struct diag *d)
 {
 	const char *sock = daemon_socket_path();
+	char routed[URL_MAX + 1];
 	size_t req_len = 0;
 	char *req = NULL;
 	int fd = -1, r;
 
+	if ((r = routed_path(path, routed, sizeof(routed), &path, d)) < 0)
+		return r;
 	if (strlen(sock) >= sizeof(((struct sockaddr_un *)0)->sun_path))
 		return diag_set(d, -ENAMETOOLONG, "%s=%s is longer than a unix socket path may "
 				"be (%zu bytes)", DAEMON_SOCKET_ENV, sock,

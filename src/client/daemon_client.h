@@ -2,7 +2,8 @@
  * (docs/nprofd.8.md, docs/api.md). It speaks HTTP/1.1 over nprofd's unix
  * socket, where the kernel vouches for who we are (SO_PEERCRED): no token
  * is sent. The socket is $NPROF_SOCKET when set, else
- * DAEMON_SOCKET_DEFAULT. Plain HTTP/1.1 to one local socket is all it
+ * DAEMON_SOCKET_DEFAULT; with $NPROF_HOST, the daemon behind it passes
+ * each request to that host's (docs/cluster.md). Plain HTTP/1.1 to one local socket is all it
  * needs, so it writes the request itself and reads the reply with
  * http_reply (fuzzed), not with libcurl: every nprof command would load
  * libcurl and its thirty libraries at start-up (issue 24; libcurl is
@@ -28,6 +29,10 @@
 
 #define DAEMON_SOCKET_DEFAULT "/run/nprof/nprofd.sock"
 #define DAEMON_SOCKET_ENV "NPROF_SOCKET"
+/* On a cluster, the host whose nprofd answers: every request says
+ * ?host= of it (a host's name, or * where a request takes every host),
+ * unless it names one itself. */
+#define DAEMON_HOST_ENV "NPROF_HOST"
 #define DAEMON_TIMEOUT_S 120
 #define DAEMON_REPLY_MAX (64u << 20)
 

@@ -503,6 +503,23 @@ left="$(count_schedules b) $(count_schedules c)"
 check "each deleted through a with ?host=NAME ($deleted): b and c have as many as before ($nb $nc, now $left)" \
 	[ "$left" = "$nb $nc" ]
 
+# --- from a shell: NPROF_HOST ---------------------------------------------------------
+NPROF_SOCKET=$D/a.sock NPROF_HOST='*' "$NPROF" workers >"$TMP/workers_all.txt" 2>&1
+check "NPROF_HOST='*' nprof workers through a: a HOST column, a's, b's and c's workers ($(awk 'NR > 1 { print $1 }' "$TMP/workers_all.txt" | sort -u | tr '\n' ' '))" \
+	bash -c "head -1 '$TMP/workers_all.txt' | grep -q '^HOST  *ID ' &&
+		[ \"\$(awk 'NR > 1 { print \$1 }' '$TMP/workers_all.txt' | sort -u | tr '\n' ' ')\" = 'a b c ' ]"
+nc=$(count_schedules c)
+NPROF_SOCKET=$D/a.sock NPROF_HOST=c "$NPROF" schedule create --service split -e page-faults -d 1s --every 1h \
+	>"$TMP/sched_c.out" 2>&1
+check "NPROF_HOST=c nprof schedule create through a: made on c ($nc, then $(count_schedules c))" \
+	[ "$(count_schedules c)" = "$((nc + 1))" ]
+on c GET /api/v1/schedules
+on c DELETE "/api/v1/schedules/$(json "$TMP/api.out" 'j["schedules"][0]["id"]')"
+rc=0
+NPROF_SOCKET=$D/a.sock NPROF_HOST=zz "$NPROF" workers >"$TMP/workers_zz.txt" 2>&1 || rc=$?
+check "NPROF_HOST=zz (no such host): exit $rc, one line naming it: $(head -c 200 "$TMP/workers_zz.txt")" \
+	bash -c "[ $rc = 1 ] && [ \$(wc -l <'$TMP/workers_zz.txt') = 1 ] && grep -q 'no host zz' '$TMP/workers_zz.txt'"
+
 # --- the page's whole journey, at a, on c's workers -----------------------------
 # in_ns HOST COMMAND...: COMMAND as $UI in HOST's PID namespace (and its
 # /proc), in the background; it ends with the namespace (its nprofd, PID 1
