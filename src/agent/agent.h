@@ -166,6 +166,10 @@ int agent_thread_create(pthread_t *t, void *(*fn)(void *), void *arg);
 /* Marks the calling thread as the agent's own: never sampled, and its
  * sampling signal blocked. */
 void agent_thread_mark_own(void);
+/* The CPU the agent's own threads (those marked) have used, in ns, as
+ * the kernel accounts it (schedstat); a thread that ended no longer
+ * counts. */
+uint64_t agent_own_threads_cpu_ns(void);
 /* While on, threads the calling thread creates are the agent's own (for
  * starting a library's threads, with every signal blocked around it). */
 void agent_threads_own_scope(bool on);

@@ -59,6 +59,7 @@ static struct session {
 	enum event_id effective;
 	const struct agent_engine *engine; /* the running session's */
 	uint64_t start_real_ns, start_mono_ns, deadline_mono_ns;
+	uint64_t own_cpu_start_ns;	/* the agent's threads' CPU at its start */
 
 	/* The aggregation: chains of kind HOT_KIND_*, state the wall
 	 * state's letter. */
@@ -307,6 +308,26 @@ static void add_notes(struct profile *p, const char *ended)
 		profile_add_note(p, "%s", ended);
 }
 
+/* What the agent spent in this process while it recorded: a note a
+ * reader of the profile (and, next, the schedules' governor) can weigh
+ * against the time recorded. The samples' time in the program's
+ * threads, and the CPU of the agent's own threads (draining,
+ * aggregating, and this build up to the note). Not counted: the
+ * kernel's signal delivery, and the malloc interposers' common call (a
+ * compare and a subtraction). */
+static void add_cost_note(struct profile *p)
+{
+	uint64_t samples = atomic_load(&hot.stats.sample_ns);
+	uint64_t own = agent_own_threads_cpu_ns() - S.own_cpu_start_ns;
+	uint64_t took = clock_ns(CLOCK_MONOTONIC) - S.start_mono_ns;
+
+	profile_add_note(p, "agent_cpu=%.3fms: the agent's CPU in this process while it recorded "
+			 "(%.3f ms taking samples in the program's threads, %.3f ms in its own "
+			 "threads), %.3f%% of one CPU over %.1f s", (double)(samples + own) / 1e6,
+			 (double)samples / 1e6, (double)own / 1e6,
+			 took ? (double)(samples + own) * 100 / (double)took : 0.0, (double)took / 1e9);
+}
+
 static int build_profile(const char *ended, struct profile **ret, struct diag *d)
 {
 	const struct chain_look look = { .describe = describe };
@@ -314,10 +335,13 @@ static int build_profile(const char *ended, struct profile **ret, struct diag *d
 	struct profile *p;
 	int err;
 
-	if (S.engine->profile) /* samples the engine keeps itself */
-		return S.engine->profile(S.effective, &S.o, S.start_real_ns,
-						 clock_ns(CLOCK_MONOTONIC) - S.start_mono_ns, ended,
-						 ret, d);
+	if (S.engine->profile) { /* samples the engine keeps itself */
+		err = S.engine->profile(S.effective, &S.o, S.start_real_ns,
+					clock_ns(CLOCK_MONOTONIC) - S.start_mono_ns, ended, ret, d);
+		if (err >= 0)
+			add_cost_note(*ret);
+		return err;
+	}
 	err = agent_build_open(&b, S.syms, S.effective, &S.o, d);
 	if (err < 0)
 		goto out;
@@ -337,6 +361,7 @@ static int build_profile(const char *ended, struct profile **ret, struct diag *d
 	if (err < 0)
 		goto out;
 	add_notes(p, ended);
+	add_cost_note(p);
 	*ret = chain_build_take(&b.build);
 out:
 	if (err < 0 && !d->msg[0])
@@ -393,6 +418,7 @@ static void stats_reset(void)
 	atomic_store(&hot.stats.truncated, 0);
 	atomic_store(&hot.stats.late, 0);
 	atomic_store(&hot.stats.rearm_failed, 0);
+	atomic_store(&hot.stats.sample_ns, 0);
 }
 
 int agent_session_start(const struct agent_options *o, struct diag *d)
@@ -431,6 +457,7 @@ int agent_session_begin(const struct agent_options *o, uint64_t *ret_id, struct 
 	hot.wall_interval_ns = hot.weight_ns;
 	S.start_real_ns = clock_ns(CLOCK_REALTIME);
 	S.start_mono_ns = clock_ns(CLOCK_MONOTONIC);
+	S.own_cpu_start_ns = agent_own_threads_cpu_ns();
 	S.deadline_mono_ns = o->duration_ns ? S.start_mono_ns + o->duration_ns : 0;
 	if (S.engine->signals)
 		hot_signals_expect(true); /* an exec now ignores SIGPROF across it */

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -61,6 +62,27 @@ void agent_thread_mark_own(void)
 	if (nown < MAX_OWN)
 		own[nown++] = gettid();
 	pthread_mutex_unlock(&own_lock);
+}
+
+uint64_t agent_own_threads_cpu_ns(void)
+{
+	pid_t tids[MAX_OWN];
+	unsigned n;
+	uint64_t sum = 0;
+
+	pthread_mutex_lock(&own_lock);
+	n = nown;
+	memcpy(tids, own, n * sizeof(tids[0]));
+	pthread_mutex_unlock(&own_lock);
+	for (unsigned i = 0; i < n; i++) {
+		char path[64], buf[128];
+
+		/* schedstat's first field: the ns the thread ran */
+		snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", (int)tids[i]);
+		if (proc_read_small(path, buf, sizeof(buf)) > 0)
+			sum += strtoull(buf, NULL, 10);
+	}
+	return sum;
 }
 
 static void unmark_own(pid_t tid)

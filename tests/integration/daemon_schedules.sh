@@ -360,4 +360,24 @@ api GET /api/v1/schedules
 check "an admin's list has $U1's" [ "$(json "$TMP/api.out" "any(s['id'] == $S3 for s in j['schedules'])")" = True ]
 api -u "$AS1" DELETE "/api/v1/schedules/$S3"
 check "$U1 deletes its own: 200" [ "$CODE" = 200 ]
+
+# --- the agent's CPU inside the target counts ----------------------------------------
+# A schedule in alloc mode on a worker with the agent: the agent says in
+# its profile what it spent in the process (agent_cpu), and the
+# recording's cpu, which the governor sums, holds it beside nprof's own.
+start_prog demo env LD_PRELOAD="$NPROF_BUILD/libnprof.so" "$PROGS/demo" ||
+	bail "demo with the agent starts"
+WA=$(worker_of "$PID")
+create "{\"selector\": {\"workers\": [\"$WA\"]}, \"modes\": [\"alloc\"], \"duration\": \"2s\", \"every\": \"1h\", \"budget\": \"50%\"}"
+SA=$SCHED
+wait_scheduled "$SA" 1 10
+api GET "/api/v1/instances?schedule=$SA"
+IA=$(json "$TMP/api.out" 'j["instances"][0]["id"]')
+wait_instance "$IA" 30
+api GET "/api/v1/artifacts/$(artifact_of)?format=flamegraph"
+said=$(grep -o 'agent_cpu=[0-9.]*ms' "$TMP/api.out" | head -1 | sed 's/agent_cpu=\(.*\)ms/\1/')
+cpu=$(json "$TMP/inst.json" 'j["cpu"]')
+check "an alloc recording through the agent: its profile says the agent's CPU (${said:-none} ms), and its cpu ($cpu s) holds it" \
+	bash -c "[ -n '$said' ] && awk -v s='$said' -v c='$cpu' 'BEGIN { exit !(s > 0 && c * 1000 >= s) }'"
+api DELETE "/api/v1/schedules/$SA"
 finish

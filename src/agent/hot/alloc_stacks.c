@@ -185,6 +185,7 @@ uint32_t mem_stack_here(void *frame)
 	struct unwind_regs regs;
 	struct unwind_info info;
 	unsigned max = mem.max_depth ? mem.max_depth : MEM_DEFAULT_DEPTH, n;
+	uint64_t began = hot_clock_ns(CLOCK_MONOTONIC);
 	pid_t tid = 0;
 	uint32_t id;
 
@@ -208,6 +209,8 @@ uint32_t mem_stack_here(void *frame)
 	if (mem.per_thread)
 		tid = hot_self.tid ? hot_self.tid : gettid();
 	id = stack_intern(ips, n, info.stop != UNWIND_STOP_END, tid);
+	atomic_fetch_add_explicit(&hot.stats.sample_ns, hot_clock_ns(CLOCK_MONOTONIC) - began,
+				  memory_order_relaxed);
 	return id;
 }
 

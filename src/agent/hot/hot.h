@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "unwind/modules.h"
 #include "unwind/row_cache.h"
@@ -81,7 +82,22 @@ struct hot_stats {
 	atomic_ulong foreign;	   /* signals not ours, passed to the old handler */
 	atomic_ulong late;	   /* ours, but no session active: ignored */
 	atomic_ulong rearm_failed; /* perf refresh ioctl failed */
+	atomic_ulong sample_ns;	   /* time taking samples in the program's
+				      threads: the handler of each (from its
+				      session check to its end) and each
+				      sampled call's walk (mem_stack_here) */
 };
+
+/* clock c now in ns (clock_gettime: async-signal-safe, the vDSO's for
+ * CLOCK_MONOTONIC); 0 when it fails. */
+static inline uint64_t hot_clock_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	if (clock_gettime(c, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 /* The wall sampler's word in si_value: magic, state letter, the slot the
  * handler writes the thread's CPU time to, and the weight in ticks. */

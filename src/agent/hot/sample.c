@@ -19,14 +19,6 @@ struct unwind_row_cache hot_rows;
 __thread struct hot_thread hot_self __attribute__((tls_model("initial-exec")));
 _Atomic uint64_t hot_cpu_fds[HOT_CPU_SLOTS];
 
-static uint64_t clock_ns(clockid_t c)
-{
-	struct timespec ts;
-
-	if (clock_gettime(c, &ts))
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* Takes a stripe with room for need bytes, starting at the tid's own so
  * that one thread's records usually stay in order. NULL (the drop
@@ -100,7 +92,7 @@ void hot_on_signal(int sig, siginfo_t *si, void *ucv)
 	struct unwind_info info;
 	struct hot_stripe *s;
 	struct hot_record *rec;
-	uint64_t word = 0, weight;
+	uint64_t word = 0, weight, began;
 	unsigned max;
 	pid_t tid;
 
@@ -126,6 +118,7 @@ void hot_on_signal(int sig, siginfo_t *si, void *ucv)
 		atomic_fetch_add_explicit(&hot.stats.late, 1, memory_order_relaxed);
 		goto out;
 	}
+	began = hot_clock_ns(CLOCK_MONOTONIC);
 	weight = hot.weight_ns;
 	if (kind == HOT_KIND_ITIMER && si->si_overrun > 0)
 		weight *= 1 + (uint64_t)si->si_overrun; /* expirations merged */
@@ -154,7 +147,7 @@ void hot_on_signal(int sig, siginfo_t *si, void *ucv)
 	rec->n = (uint16_t)unwind_walk_cached(&regs, mods, &hot_rows, unwind_read_self, &reader,
 					      rec->ips, max, &info);
 	rec->tid = tid;
-	rec->time_ns = clock_ns(CLOCK_MONOTONIC);
+	rec->time_ns = hot_clock_ns(CLOCK_MONOTONIC);
 	rec->weight = weight;
 	rec->kind = (uint8_t)kind;
 	rec->state = kind == HOT_KIND_WALL ? (uint8_t)(word & 0xff) : 'R';
@@ -169,10 +162,13 @@ rearm:
 		/* The sampler compares this with the thread's CPU clock next
 		 * tick: unchanged means it has not run, its stack neither. */
 		if (slot < hot.wall_slots && hot.wall_cpu_ns)
-			hot.wall_cpu_ns[slot] = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+			hot.wall_cpu_ns[slot] = hot_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	}
 	if (kind == HOT_KIND_CPU && ioctl(si->si_fd, PERF_EVENT_IOC_REFRESH, 1) < 0)
 		atomic_fetch_add_explicit(&hot.stats.rearm_failed, 1, memory_order_relaxed);
+	/* (the handler does not block: the time it took is CPU) */
+	atomic_fetch_add_explicit(&hot.stats.sample_ns, hot_clock_ns(CLOCK_MONOTONIC) - began,
+				  memory_order_relaxed);
 out:
 	atomic_fetch_sub_explicit(&hot.inflight, 1, memory_order_acq_rel);
 out_errno:
@@ -189,7 +185,7 @@ bool hot_push_repeat(pid_t tid, char state, uint64_t weight)
 	rec = (struct hot_record *)(void *)(s->buf + s->used);
 	rec->n = 0;
 	rec->tid = tid;
-	rec->time_ns = clock_ns(CLOCK_MONOTONIC);
+	rec->time_ns = hot_clock_ns(CLOCK_MONOTONIC);
 	rec->weight = weight;
 	rec->kind = HOT_KIND_WALL;
 	rec->state = (uint8_t)state;

@@ -677,6 +677,29 @@ static void last_line(const char *text, char *buf, size_t len)
 	snprintf(buf, len, "%.*s", (int)(end - start), start);
 }
 
+/* The agent's CPU inside the target, as the note nprof printed from
+ * the agent's profile says it ("nprof: note: agent_cpu=12.345ms: ..."),
+ * in ns; 0 when it said none. Written by the target's own agent: a
+ * number past a day of CPU is not believed. */
+#define AGENT_NOTE "nprof: note: agent_cpu="
+static uint64_t agent_cpu_said(const char *text)
+{
+	const char *at = NULL;
+	char *end;
+	double ms;
+
+	/* the last such line (one the program printed is not at a line's start) */
+	for (const char *p = text; (p = strstr(p, AGENT_NOTE)); p++)
+		if (p == text || p[-1] == '\n')
+			at = p;
+	if (!at)
+		return 0;
+	ms = strtod(at + strlen(AGENT_NOTE), &end);
+	if (strncmp(end, "ms", 2) || !(ms >= 0 && ms < 86400e3))
+		return 0;
+	return (uint64_t)(ms * 1e6);
+}
+
 void instances_job_done(void *ctx, const struct job_end *end)
 {
 	struct daemon *d = ctx;
@@ -702,7 +725,9 @@ void instances_job_done(void *ctx, const struct job_end *end)
 		else
 			snprintf(msg, sizeof(msg), "%s", said[0] ? said : "nprof failed without a word");
 	}
-	if (instance_set_cpu(d->db, end->id, end->cpu_ns) < 0)
+	/* what the recording cost: nprof's process, and the agent inside
+	 * the target when it recorded through it */
+	if (instance_set_cpu(d->db, end->id, end->cpu_ns + agent_cpu_said(end->stderr_text)) < 0)
 		log_error("instance %lld: the CPU it used not written to the index",
 			  (long long)end->id);
 	artifacts_collect_work(d, end->id, end->uid);
