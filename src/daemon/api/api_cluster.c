@@ -165,24 +165,31 @@ static void *asker(void *arg)
 	return NULL;
 }
 
-/* Asks every target, at most fanout at once (this thread among them
- * when no other can be started). */
-static void ask_all(struct fanout *f)
+/* Runs fn(arg) on want threads at once, at most 256 (this thread alone
+ * when none can be started), until each has returned: each takes the
+ * next host to ask until none is left. */
+static void run_askers(size_t want, void *(*fn)(void *), void *arg)
 {
 	pthread_t th[256];
 	pthread_attr_t attr;
-	size_t want = f->n < f->d->cfg.fanout ? f->n : f->d->cfg.fanout, started = 0;
+	size_t started = 0;
 
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 1u << 20); /* curl and a TLS handshake */
 	while (started < want && started < sizeof(th) / sizeof(th[0]) &&
-	       pthread_create(&th[started], &attr, asker, f) == 0)
+	       pthread_create(&th[started], &attr, fn, arg) == 0)
 		started++;
 	pthread_attr_destroy(&attr);
 	if (!started)
-		asker(f);
+		fn(arg);
 	for (size_t i = 0; i < started; i++)
 		pthread_join(th[i], NULL);
+}
+
+/* Asks every target, at most fanout at once. */
+static void ask_all(struct fanout *f)
+{
+	run_askers(f->n < f->d->cfg.fanout ? f->n : f->d->cfg.fanout, asker, f);
 }
 
 /* host=*'s batch: after=NAME (the hosts named after it) and batch=N (at
@@ -440,9 +447,6 @@ int api_cluster_gather(struct daemon *d, const struct request *rq, struct reply 
 	const char *self = api_cluster_self(d, buf, sizeof(buf));
 	struct gathering f = { .d = d, .user = &rq->user, .method = rq->method, .path = rq->path,
 			       .body = body, .body_len = body_len };
-	pthread_t th[256];
-	pthread_attr_t attr;
-	size_t started = 0, want;
 	json_t *hosts = NULL, *h;
 	size_t i;
 	int nargs;
@@ -503,17 +507,7 @@ int api_cluster_gather(struct daemon *d, const struct request *rq, struct reply 
 		f.g[f.n].pin = json_string_value(json_object_get(h, "tls_pin"));
 		f.g[f.n++].url = json_string_value(json_object_get(h, "url"));
 	}
-	want = f.n < d->cfg.fanout ? f.n : d->cfg.fanout;
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, 1u << 20); /* curl and a TLS handshake */
-	while (started < want && started < sizeof(th) / sizeof(th[0]) &&
-	       pthread_create(&th[started], &attr, gatherer, &f) == 0)
-		started++;
-	pthread_attr_destroy(&attr);
-	if (!started)
-		gatherer(&f);
-	for (i = 0; i < started; i++)
-		pthread_join(th[i], NULL);
+	run_askers(f.n < d->cfg.fanout ? f.n : d->cfg.fanout, gatherer, &f);
 	*ret = f.g;
 	*ret_n = f.n;
 	*ret_hosts = hosts;
