@@ -10,7 +10,7 @@
 // root "[NAME pid=PID]". Every wait is bounded.
 'use strict';
 const path = require('path');
-const { ok, done, launch, screenshotNotBlank, guardPage, noteStop } = require('./lib');
+const { ok, done, launch, screenshotNotBlank, noteStop, signedIn } = require('./lib');
 
 const URL_ = process.env.NPROF_E2E_URL;
 const USER = process.env.NPROF_E2E_USER, PASSWORD = process.env.NPROF_E2E_PASSWORD;
@@ -19,7 +19,6 @@ const PIDS = (process.env.NPROF_E2E_PIDS || '').split(/\s+/).filter(Boolean);
 const OUT = process.env.NPROF_E2E_DIR || '.';
 
 (async () => {
-	const origin = new URL(URL_).origin;
 	const browser = await launch();
 	const errors = [];
 	let page = null, step = 0;
@@ -28,16 +27,7 @@ const OUT = process.env.NPROF_E2E_DIR || '.';
 		await screenshotNotBlank(browser, page, path.join(OUT, `group-${step}-${what.replace(/\W+/g, '-')}.png`), what);
 	};
 	try {
-		page = await browser.newPage({ viewport: { width: 1360, height: 860 } });
-		// GET /api/v1/session signed out is the one refusal expected
-		await guardPage(page, origin, errors, (st, loc) => st === 401 && /\/api\/v1\/session$/.test(loc));
-		await page.goto(URL_);
-		await page.waitForSelector('#signin', { state: 'visible' });
-		await page.evaluate(() => { window.__noReload = 1; });
-		await page.fill('#signin-user', USER);
-		await page.fill('#signin-password', PASSWORD);
-		await page.click('#signin-submit');
-		await page.waitForSelector('#nav', { state: 'visible', timeout: 10000 });
+		page = await signedIn(browser, URL_, USER, PASSWORD, errors);
 
 		// --- the service's workers, ticked ------------------------------------------------
 		await page.click('#nav a[data-view=workers]');

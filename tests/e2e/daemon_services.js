@@ -10,7 +10,7 @@
 // not by a count of anything.
 'use strict';
 const path = require('path');
-const { ok, done, launch, screenshotNotBlank, guardPage, noteStop } = require('./lib');
+const { ok, done, launch, screenshotNotBlank, noteStop, signedIn } = require('./lib');
 
 const URL_ = process.env.NPROF_E2E_URL;
 const USER = process.env.NPROF_E2E_USER, PASSWORD = process.env.NPROF_E2E_PASSWORD;
@@ -18,7 +18,6 @@ const SERVICE = process.env.NPROF_E2E_SERVICE;
 const OUT = process.env.NPROF_E2E_DIR || '.';
 
 (async () => {
-	const origin = new URL(URL_).origin;
 	const browser = await launch();
 	const errors = [];
 	let page = null, step = 0;
@@ -27,16 +26,7 @@ const OUT = process.env.NPROF_E2E_DIR || '.';
 		await screenshotNotBlank(browser, page, path.join(OUT, `services-${step}-${what.replace(/\W+/g, '-')}.png`), what);
 	};
 	try {
-		page = await browser.newPage({ viewport: { width: 1360, height: 860 } });
-		// GET /api/v1/session signed out is the one refusal expected
-		await guardPage(page, origin, errors, (st, loc) => st === 401 && /\/api\/v1\/session$/.test(loc));
-		await page.goto(URL_);
-		await page.waitForSelector('#signin', { state: 'visible' });
-		await page.evaluate(() => { window.__noReload = 1; });
-		await page.fill('#signin-user', USER);
-		await page.fill('#signin-password', PASSWORD);
-		await page.click('#signin-submit');
-		await page.waitForSelector('#nav', { state: 'visible', timeout: 10000 });
+		page = await signedIn(browser, URL_, USER, PASSWORD, errors);
 
 		// --- the timeline, filling in -------------------------------------------------
 		await page.click('#nav a[data-view=services]');

@@ -175,5 +175,22 @@ async function noteStop(page, errors, file) {
 	if (errors.length) note('page errors: ' + errors.join(' | '));
 }
 
+// nprofd's page at url in a new page of browser, signed in as user with
+// password: the page, guarded (guardPage: errors; the one refusal
+// expected, GET /api/v1/session signed out), window.__noReload set to
+// tell a reload.
+async function signedIn(browser, url, user, password, errors) {
+	const page = await browser.newPage({ viewport: { width: 1360, height: 860 } });
+	await guardPage(page, new URL(url).origin, errors, (st, loc) => st === 401 && /\/api\/v1\/session$/.test(loc));
+	await page.goto(url);
+	await page.waitForSelector('#signin', { state: 'visible' });
+	await page.evaluate(() => { window.__noReload = 1; });
+	await page.fill('#signin-user', user);
+	await page.fill('#signin-password', password);
+	await page.click('#signin-submit');
+	await page.waitForSelector('#nav', { state: 'visible', timeout: 10000 });
+	return page;
+}
+
 module.exports = { ok, note, done, launch, newPage, artifactDir, pixelStats, screenshotNotBlank,
-	guardPage, noteStop, cpuMeter };
+	guardPage, noteStop, cpuMeter, signedIn };
