@@ -185,8 +185,9 @@ out:
 /* host "*": the schedule made on this host, then on every other (each
  * daemon checks it and the user by its own rules). A body this host
  * refuses is refused for all, before any other is asked. 201 with what
- * each host made, each with its host, when one made it; hosts that did
- * not are named in unanswered, and the reply is partial. */
+ * each host made, each with its host; hosts that did not are named in
+ * unanswered (host "*" when the others could not be asked at all: the
+ * registry unread), and the reply is partial. */
 static void create_everywhere(struct daemon *d, struct request *rq, struct reply *rp, json_t *body)
 {
 	struct reply mine = { .status = 200, .fd = -1 };
@@ -208,8 +209,14 @@ static void create_everywhere(struct daemon *d, struct request *rq, struct reply
 	}
 	json_object_set_new(mine.json, "host", json_string(self));
 	json_array_append_new(made, mine.json);
-	if (api_cluster_gather(d, rq, rp, NULL, NULL, 0, text, strlen(text), &g, &n, &hosts) < 0)
-		goto out;
+	if (api_cluster_gather(d, rq, rp, NULL, NULL, 0, text, strlen(text), &g, &n, &hosts) < 0) {
+		/* made here already: said, with why no other host was asked */
+		json_array_append_new(unanswered, json_pack("{ss ss}", "host", "*", "error",
+			json_string_value(json_object_get(rp->json, "error")) ?: "?"));
+		json_decref(rp->json);
+		rp->json = NULL;
+		n = 0;
+	}
 	for (size_t i = 0; i < n; i++) {
 		j = g[i].status == 201 ? json_loadb(g[i].body, g[i].len, 0, NULL) : NULL;
 		if (json_is_object(j)) {
