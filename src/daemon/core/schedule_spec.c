@@ -67,10 +67,11 @@ int schedule_selector_set(struct schedule_selector *s, const char *key, const ch
 			continue;
 		if (!value[0] || strlen(value) >= sizeof(s->service))
 			return fail(why, len, "selector: %s must be a non-empty string of at most %zu "
-				    "bytes", key, sizeof(s->service) - 1);
+				    "bytes; give a name or a glob as GET /api/v1/workers shows them",
+				    key, sizeof(s->service) - 1);
 		if (KEYS[i].config == SELECT_CGROUP && KEYS[i].by == BY_CONFIG && value[0] != '/')
-			return fail(why, len, "selector: cgroup must be an absolute cgroup path, such "
-				    "as /system.slice/nginx.service");
+			return fail(why, len, "selector: cgroup must be an absolute cgroup path; give "
+				    "one such as /system.slice/nginx.service");
 		if (KEYS[i].by == BY_CONFIG) {
 			s->config.kind = KEYS[i].config;
 			snprintf(s->config.value, sizeof(s->config.value), "%s", value);
@@ -87,11 +88,11 @@ int schedule_selector_add_worker(struct schedule_selector *s, const char *id, ch
 				 size_t len)
 {
 	if (s->n_workers == SELECTOR_WORKERS_MAX)
-		return fail(why, len, "selector: workers must be a list of 1 to %d worker ids "
-			    "(GET /api/v1/workers)", SELECTOR_WORKERS_MAX);
+		return fail(why, len, "selector: workers must be a list of 1 to %d worker ids; "
+			    "give fewer (GET /api/v1/workers lists them)", SELECTOR_WORKERS_MAX);
 	if (!id[0] || strlen(id) >= WORKER_ID_MAX)
 		return fail(why, len, "selector: each of workers must be a worker id, "
-			    "\"PID-STARTTIME\" (GET /api/v1/workers)");
+			    "\"PID-STARTTIME\"; give them as GET /api/v1/workers lists them");
 	snprintf(s->workers[s->n_workers++], WORKER_ID_MAX, "%s", id);
 	s->kind = BY_WORKERS;
 	return 0;
@@ -123,7 +124,8 @@ static bool span_ok(enum schedule_field f, uint64_t ns, uint64_t lo, uint64_t hi
 
 	if (ns >= lo && ns <= hi)
 		return true;
-	fail(why, len, "%s must be a duration from %s to %s%s (\"10s\", \"5m\")", FIELDS[f],
+	fail(why, len, "%s must be a duration from %s to %s%s; give one such as \"10s\" or "
+	     "\"5m\"", FIELDS[f],
 	     units_format_duration(lo, a, sizeof(a)), units_format_duration(hi, b, sizeof(b)),
 	     hi_is);
 	return false;
@@ -133,30 +135,36 @@ static bool span_ok(enum schedule_field f, uint64_t ns, uint64_t lo, uint64_t hi
 static enum schedule_field first_fault(const struct daemon_config *c,
 				       const struct schedule_spec *s, char *why, size_t len)
 {
-	char buf[SCHEDULE_SPEC_MODES_MAX], key[128], *save = NULL;
+	char buf[SCHEDULE_SPEC_MODES_MAX], key[128], names[256], *save = NULL;
 
 	if (s->selector.kind == BY_NONE)
-		return fail(why, len, "a schedule needs a selector, one of " SCHEDULE_SELECTOR_KEYS),
+		return fail(why, len, "a schedule needs a selector; give one of "
+			    SCHEDULE_SELECTOR_KEYS),
 		       SF_SELECTOR;
 	if (!s->modes[0])
-		return fail(why, len, "modes must list the modes to record, such as cpu, alloc"),
+		return fail(why, len, "modes must list the modes to record; give some, such as "
+			    "cpu, alloc"),
 		       SF_MODES;
 	snprintf(buf, sizeof(buf), "%s", s->modes);
 	for (char *m = strtok_r(buf, ",", &save); m; m = strtok_r(NULL, ",", &save)) {
 		const struct event_def *ev = event_find(m);
 
 		if (!ev)
-			return fail(why, len, "mode '%.32s' is not one nprof has", m), SF_MODES;
+			return fail(why, len, "mode '%.32s' is not one nprof has; use one of: %s", m,
+				    event_names(EVENT_IN_ENGINE | EVENT_IN_AGENT, names,
+						sizeof(names))), SF_MODES;
 		if (!config_mode_allowed(c, NULL, (enum event_id)(ev - event_defs), key,
 					 sizeof(key)))
 			return fail(why, len, "mode %s is switched off by the operator (%s in "
-				    "nprofd.conf)", ev->name, key), SF_MODES;
+				    "nprofd.conf); record another, or ask an admin to switch it on",
+				    ev->name, key), SF_MODES;
 	}
 	if (!span_ok(SF_DURATION, s->duration_ns, SCHEDULE_SPAN_MIN_NS, c->duration_max_ns,
 		     " ([instances] duration_max)", why, len))
 		return SF_DURATION;
 	if (!s->every_ns)
-		return fail(why, len, "every is required: a duration such as \"60s\""), SF_EVERY;
+		return fail(why, len, "every is required; give a duration such as \"60s\""),
+		       SF_EVERY;
 	if (!span_ok(SF_EVERY, s->every_ns, SCHEDULE_SPAN_MIN_NS, SCHEDULE_EVERY_MAX_NS, "", why,
 		     len))
 		return SF_EVERY;
@@ -164,11 +172,12 @@ static enum schedule_field first_fault(const struct daemon_config *c,
 		return SF_KEEP;
 	if (!(s->budget > 0 && s->budget <= 1))
 		return fail(why, len, "budget must be a share of one CPU above 0%% and at most "
-			    "100%%, such as \"1%%\" or \"0.5%%\""), SF_BUDGET;
+			    "100%%; give one such as \"1%%\" or \"0.5%%\""), SF_BUDGET;
 	/* (between fields last: each one's own fault is named first) */
 	if (s->every_ns < s->duration_ns)
 		return fail(why, len, "every (the period) must be at least duration (each "
-			    "recording's length)"), SF_EVERY;
+			    "recording's length); give a longer every or a shorter duration"),
+		       SF_EVERY;
 	return SF_COUNT;
 }
 
