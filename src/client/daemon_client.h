@@ -3,11 +3,12 @@
  * socket, where the kernel vouches for who we are (SO_PEERCRED): no token
  * is sent. The socket is $NPROF_SOCKET when set, else
  * DAEMON_SOCKET_DEFAULT; with $NPROF_HOST, the daemon behind it passes
- * each request to that host's (docs/cluster.md). Plain HTTP/1.1 to one local socket is all it
- * needs, so it writes the request itself and reads the reply with
- * http_reply (fuzzed), not with libcurl: every nprof command would load
- * libcurl and its thirty libraries at start-up (issue 24; libcurl is
- * nprofd's alone, for etcd and the other daemons over TLS).
+ * each request to that host's (docs/cluster.md). Plain HTTP/1.1 to one
+ * local socket is all it needs, so it writes the request itself and
+ * reads the reply with http_reply (fuzzed), not with libcurl: every
+ * nprof command would load libcurl and its thirty libraries at start-up
+ * (issue 24; libcurl is nprofd's alone, for etcd and the other daemons
+ * over TLS).
  *
  * Every call is bounded: DAEMON_TIMEOUT_S for the whole exchange of a
  * JSON call; a download (converted on the way, or a core file of

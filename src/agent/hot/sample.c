@@ -19,7 +19,6 @@ struct unwind_row_cache hot_rows;
 __thread struct hot_thread hot_self __attribute__((tls_model("initial-exec")));
 _Atomic uint64_t hot_cpu_fds[HOT_CPU_SLOTS];
 
-
 /* Takes a stripe with room for need bytes, starting at the tid's own so
  * that one thread's records usually stay in order. NULL (the drop
  * counted) when every stripe is busy or full. */

@@ -140,6 +140,9 @@ void api_reply_file(struct reply *rp, int fd, const char *format, const char *ba
  * its start, or -errno. A file gone since arts was read is left out. */
 int api_parts_file(struct daemon *d, const struct artifact *arts, const char *const *roots,
 		   size_t n);
+/* One part of such a file, appended to out: len bytes of buf, or all of
+ * fd when buf is NULL, under root (NULL: none). 0, or -errno. */
+int api_parts_append(int out, const char *root, int fd, const char *buf, size_t len);
 
 /* inline=1|0|true|false, or absent: else false after a 400. */
 bool api_inline_valid(const char *inl, struct reply *rp);

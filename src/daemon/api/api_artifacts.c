@@ -606,43 +606,52 @@ void api_artifact_delete(struct daemon *d, struct request *rq, struct reply *rp)
 	}
 }
 
+int api_parts_append(int out, const char *root, int fd, const char *buf, size_t len)
+{
+	char head[PARTS_LINE_MAX + 32];
+	struct stat st;
+	off_t at = 0;
+	int n;
+
+	if (!buf) {
+		if (fstat(fd, &st) < 0)
+			return -errno;
+		len = (size_t)st.st_size;
+	}
+	n = snprintf(head, sizeof(head), "%zu%s%.*s\n", len, root ? "\t" : "", PARTS_LINE_MAX - 2,
+		     root ? root : "");
+	if (write(out, head, (size_t)n) != n)
+		return errno ? -errno : -EIO;
+	if (buf)
+		return write(out, buf, len) == (ssize_t)len ? 0 : errno ? -errno : -EIO;
+	while (at < (off_t)len)
+		if (sendfile(out, fd, &at, len - (size_t)at) <= 0)
+			return errno ? -errno : -EIO;
+	return 0;
+}
+
 int api_parts_file(struct daemon *d, const struct artifact *arts, const char *const *roots,
 		   size_t n)
 {
-	int out = open(d->artifacts_dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600), err;
+	int out = open(d->artifacts_dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600), err = 0;
+	struct stat st;
 
 	if (out < 0)
 		return -errno;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && !err; i++) {
 		int fd = api_open_stored(d, &arts[i]);
-		struct stat st;
-		char head[PARTS_LINE_MAX + 32];
-		int len;
-		off_t at = 0;
 
-		/* one gone since it was listed (retention) is left out */
+		/* one gone since it was listed (retention), or empty, is left out */
 		if (fd < 0)
 			continue;
-		if (fstat(fd, &st) < 0 || !st.st_size) {
-			close(fd);
-			continue;
-		}
-		len = snprintf(head, sizeof(head), "%lld%s%.*s\n", (long long)st.st_size,
-			       roots && roots[i] ? "\t" : "", PARTS_LINE_MAX - 2,
-			       roots && roots[i] ? roots[i] : "");
-		if (write(out, head, (size_t)len) != len)
-			goto fail;
-		while (at < st.st_size)
-			if (sendfile(out, fd, &at, (size_t)(st.st_size - at)) <= 0) {
-				close(fd);
-				goto fail;
-			}
+		if (fstat(fd, &st) == 0 && st.st_size)
+			err = api_parts_append(out, roots ? roots[i] : NULL, fd, NULL, 0);
 		close(fd);
+	}
+	if (err < 0) {
+		close(out);
+		return err;
 	}
 	lseek(out, 0, SEEK_SET);
 	return out;
-fail:
-	err = errno ? -errno : -EIO;
-	close(out);
-	return err;
 }

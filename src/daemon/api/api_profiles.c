@@ -176,31 +176,6 @@ static void reply_none(struct reply *rp, const char *key, const struct profile_r
 		    r->service, r->mode, range);
 }
 
-/* One part of a parts file (api_parts_file's form): len bytes from
- * buf, or the whole of fd when buf is NULL, under root. 0 or -errno. */
-static int append_part(int out, const char *root, int fd, const char *buf, size_t len)
-{
-	char head[PARTS_LINE_MAX + 32];
-	struct stat st;
-	off_t at = 0;
-	int n;
-
-	if (!buf) {
-		if (fstat(fd, &st) < 0)
-			return -errno;
-		len = (size_t)st.st_size;
-	}
-	n = snprintf(head, sizeof(head), "%zu\t%.*s\n", len, PARTS_LINE_MAX - 2, root);
-	if (write(out, head, (size_t)n) != n)
-		return errno ? -errno : -EIO;
-	if (buf)
-		return write(out, buf, len) == (ssize_t)len ? 0 : errno ? -errno : -EIO;
-	while (at < (off_t)len)
-		if (sendfile(out, fd, &at, len - (size_t)at) <= 0)
-			return errno ? -errno : -EIO;
-	return 0;
-}
-
 /* GET /api/v1/profiles?host=*: this host's merge and every other's
  * (api_cluster_gather), each under its root "[host NAME]", merged in
  * turn. A host that has none in that range adds nothing; one that
@@ -216,10 +191,9 @@ static void every_host(struct daemon *d, struct request *rq, struct reply *rp,
 	json_t *hosts = NULL;
 	char self_buf[256], root[PARTS_LINE_MAX], what[160], base[160];
 	const char *self = api_cluster_self(d, self_buf, sizeof(self_buf));
+	static const char *const keys[] = { "format", "inline" }, *const values[] = { "pprof", "0" };
 	size_t ng = 0, merged = 0;
 	int parts = -1, mine = -1, all = -1, out, err;
-
-	static const char *const keys[] = { "format", "inline" }, *const values[] = { "pprof", "0" };
 
 	if (api_cluster_gather(d, rq, rp, keys, values, 2, NULL, 0, &g, &ng, &hosts) < 0)
 		return;
@@ -240,7 +214,7 @@ static void every_host(struct daemon *d, struct request *rq, struct reply *rp,
 		if ((mine = api_run_nprof(d, argv, arts[0].worker_uid, parts, -1, what, rp)) < 0)
 			goto out;
 		profile_host_root_name(root, sizeof(root), self);
-		if ((err = append_part(all, root, mine, NULL, 0)) < 0)
+		if ((err = api_parts_append(all, root, mine, NULL, 0)) < 0)
 			goto fail;
 		merged++;
 	}
@@ -248,7 +222,7 @@ static void every_host(struct daemon *d, struct request *rq, struct reply *rp,
 		if (g[i].status != 200)
 			continue;
 		profile_host_root_name(root, sizeof(root), g[i].name);
-		if ((err = append_part(all, root, -1, g[i].body ? g[i].body : "", g[i].len)) < 0)
+		if ((err = api_parts_append(all, root, -1, g[i].body ? g[i].body : "", g[i].len)) < 0)
 			goto fail;
 		merged++;
 	}

@@ -190,7 +190,6 @@ out:
  * registry unread), and the reply is partial. */
 static void create_everywhere(struct daemon *d, struct request *rq, struct reply *rp, json_t *body)
 {
-	struct reply mine = { .status = 200, .fd = -1 };
 	struct gathered *g = NULL;
 	json_t *hosts = NULL, *made = json_array(), *unanswered = json_array(), *j;
 	char self_buf[256], *text;
@@ -202,13 +201,13 @@ static void create_everywhere(struct daemon *d, struct request *rq, struct reply
 		reply_error(rp, 500, NULL, "out of memory");
 		goto out;
 	}
-	create_here(d, rq, &mine, body);
-	if (mine.status != 201) {
-		*rp = mine;
+	create_here(d, rq, rp, body);
+	if (rp->status != 201)
 		goto out;
-	}
-	json_object_set_new(mine.json, "host", json_string(self));
-	json_array_append_new(made, mine.json);
+	/* this host's, into the list of every host's */
+	json_object_set_new(rp->json, "host", json_string(self));
+	json_array_append_new(made, rp->json);
+	rp->json = NULL;
 	if (api_cluster_gather(d, rq, rp, NULL, NULL, 0, text, strlen(text), &g, &n, &hosts) < 0) {
 		/* made here already: said, with why no other host was asked */
 		json_array_append_new(unanswered, json_pack("{ss ss}", "host", "*", "error",
@@ -259,8 +258,8 @@ void api_schedule_create(struct daemon *d, struct request *rq, struct reply *rp)
 	host = json_string_value(json_object_get(body, "host"));
 	if (json_object_get(body, "host") && (!host || !host[0] ||
 	    (query_host && strcmp(query_host, host)))) {
-		reply_error(rp, 400, "host", "host: a host's name, or \"*\" for every host (and as "
-			    "?host= says, when both are given)");
+		reply_error(rp, 400, "host", "host must be a host's name or \"*\" (every host), and "
+			    "what ?host= says when both are given; give one GET /api/v1/hosts lists");
 		goto out;
 	}
 	if (!host)

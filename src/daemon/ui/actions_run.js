@@ -45,41 +45,35 @@ export function runner(box, targets, refresh) {
 		while (log.children.length > LOG_LINES) log.removeChild(log.lastChild);
 	}
 
-	// Runs fn(w) on each target, once at a time for button b (key).
-	async function each(key, b, fn) {
-		const ts = targets();
+	// Runs fn(g) on each of groups, once at a time for button b (key);
+	// each failure one line, named by name(g).
+	async function runOn(key, b, groups, name, fn) {
 		await once(box.id + key, [b], async () => {
 			showErr(err, '');
 			const errs = [];
-			await Promise.all(ts.map(async w => {
-				try { await fn(w); } catch (e) { errs.push(`${w.name} (pid ${w.pid}): ${e.message}`); }
+			await Promise.all(groups.map(async g => {
+				try { await fn(g); } catch (e) { errs.push(`${name(g)}: ${e.message}`); }
 			}));
 			showErr(err, errs.join(' · '));
 		});
 		refresh();
 	}
 
+	// Runs fn(w) on each target.
+	const each = (key, b, fn) => runOn(key, b, targets(), w => `${w.name} (pid ${w.pid})`, fn);
+
 	// Runs fn(ws) once for each host's targets (one request a host: a
 	// service profile takes workers of its daemon's host alone).
-	async function eachHost(key, b, fn) {
+	const eachHost = (key, b, fn) => {
 		const byHost = new Map();
 		for (const w of targets()) {
 			const k = remote(w) ? w.host : '';
 			if (!byHost.has(k)) byHost.set(k, []);
 			byHost.get(k).push(w);
 		}
-		await once(box.id + key, [b], async () => {
-			showErr(err, '');
-			const errs = [];
-			await Promise.all([...byHost.values()].map(async ws => {
-				try { await fn(ws); } catch (e) {
-					errs.push(`${ws.length} workers${remote(ws[0]) ? ' on ' + ws[0].host : ''}: ${e.message}`);
-				}
-			}));
-			showErr(err, errs.join(' · '));
-		});
-		refresh();
-	}
+		return runOn(key, b, [...byHost.values()],
+			ws => `${ws.length} workers${remote(ws[0]) ? ' on ' + ws[0].host : ''}`, fn);
+	};
 
 	// fn for each(): POST /api/v1/workers/ID/PATH, its outcome logged as text.
 	const act = (path, body, text) => async w => {
