@@ -179,9 +179,14 @@ async function main() {
 	const hovers = [];
 	for (let k = 0; k < 21; k++)
 		hovers.push(await measure(() => hover(page, 1 + (k % 6), (k + 0.5) / 21)));
-	hovers.sort((a, b) => a.ms - b.ms);
-	const h = hovers[10];
-	ok(h.share < 0.05 && h.result !== '', `100k stacks: a hover takes ${describe(h)} (median of 21)`, h.result);
+	// Some of the 21 points lie past a row's last frame (4 here): those
+	// show nothing, cost little, and are not hovers of a frame. The median
+	// is of those that showed one; most must.
+	const shown = hovers.filter(x => x.result !== '').sort((a, b) => a.ms - b.ms);
+	const h = shown[Math.floor(shown.length / 2)];
+	ok(shown.length >= 11 && h.share < 0.05,
+		`100k stacks: a hover takes ${h ? describe(h) : '?'} (median of the ${shown.length} of 21 that showed a frame)`,
+		h ? h.result : '');
 	const z = await measure(() => click(page, 2, 0.3));
 	ok(z.share < 0.5, `100k stacks: zoom redraws in ${describe(z)}`);
 	const sr = await measure(() => search(page, 'method_1[0-9]\\b'));
